@@ -1,0 +1,169 @@
+//! The crawl log (pipeline: written by the crawl loop, read by reports,
+//! `explain` and `eval`): one [`PageRecord`] per fetch attempt, as
+//! `DIR/pages.jsonl` (contract: DESIGN.md §3; field meanings in docs/reports.md).
+
+use std::io::{BufRead, Write};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::dedup::Decision;
+use crate::error::{Error, Result};
+
+/// The parts of a URL's priority (weight x component each; see `[frontier]`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScoreComponents {
+    /// -depth.
+    pub depth: f64,
+    /// -(parent's duplicate penalty).
+    pub parent_dup: f64,
+    /// -(host duplicate rate so far).
+    pub host_dup_rate: f64,
+    /// 1 / (1 + pages fetched from the host).
+    pub host_novelty: f64,
+    /// Topic relevance (focused crawls; 0 otherwise).
+    pub relevance: f64,
+    /// ln(1 + known in-links).
+    pub inlinks: f64,
+    /// -(mirror penalty) when the URL's host is an established mirror.
+    #[serde(default)]
+    pub mirror: f64,
+}
+
+/// One fetch attempt, as a line of `pages.jsonl`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PageRecord {
+    /// The URL as discovered (before canonicalization).
+    pub url: String,
+    /// Its canonical form (the seen-set key).
+    pub canonical: String,
+    /// The URL the content came from after redirects (same as `canonical` without).
+    pub final_url: String,
+    /// HTTP status (0 when no response was received).
+    pub status: u16,
+    /// Link hops from a seed.
+    pub depth: u32,
+    /// Canonical URL of the page the link was found on (None for seeds).
+    pub parent: Option<String>,
+    /// RFC 3339 UTC time the fetch started.
+    pub fetched_at: String,
+    /// Body bytes read.
+    pub bytes: u64,
+    /// Media type of the response, lower-cased, no parameters.
+    pub content_type: Option<String>,
+    /// BLAKE3 of the raw body, hex.
+    pub content_hash: Option<String>,
+    /// BLAKE3 of the normalized visible text, hex.
+    pub text_hash: Option<String>,
+    /// 64-bit simhash, 16 lowercase hex digits.
+    pub simhash: Option<String>,
+    /// What was decided.
+    pub decision: Decision,
+    /// Canonical URL of the page this one duplicates.
+    pub dup_of: Option<String>,
+    /// Hamming distance to `dup_of` (0 for exact duplicates).
+    pub distance: Option<u32>,
+    /// Priority the URL had when it was taken from the frontier.
+    pub priority: f64,
+    /// The priority's parts.
+    pub score: ScoreComponents,
+    /// Response time in milliseconds (headers and body).
+    pub latency_ms: Option<u64>,
+    /// The politeness delay applied before this request to its host, ms.
+    pub delay_ms: Option<u64>,
+    /// robots.txt verdict for the URL: "allow" or "disallow".
+    pub robots: Option<String>,
+    /// Error or reason text (for error, too_large, disallowed, ...).
+    pub error: Option<String>,
+    /// Out-links found on the page (after scope checks).
+    #[serde(default)]
+    pub outlinks: u32,
+    /// Topic relevance of the page (focused crawls).
+    #[serde(default)]
+    pub relevance: Option<f64>,
+}
+
+/// Appends [`PageRecord`]s to a `pages.jsonl` file, one JSON object per line.
+pub struct CrawlLogWriter<W: Write> {
+    out: W,
+    line: Vec<u8>,
+}
+
+impl<W: Write> CrawlLogWriter<W> {
+    /// Wrap a writer (use a `BufWriter` around a file).
+    pub fn new(out: W) -> Self {
+        CrawlLogWriter {
+            out,
+            line: Vec::with_capacity(512),
+        }
+    }
+
+    /// Append one record as a line.
+    pub fn write(&mut self, rec: &PageRecord) -> std::io::Result<()> {
+        self.line.clear();
+        serde_json::to_writer(&mut self.line, rec).map_err(std::io::Error::other)?;
+        self.line.push(b'\n');
+        self.out.write_all(&self.line)
+    }
+
+    /// Flush the underlying writer.
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// Read every record of a `pages.jsonl`. A truncated last line (a killed
+/// crawl) is skipped; any other bad line is an error naming its line number.
+pub fn read_log(path: &Path) -> Result<Vec<PageRecord>> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut lines = std::io::BufReader::new(file).lines().enumerate().peekable();
+    let mut out = Vec::new();
+    while let Some((i, line)) = lines.next() {
+        let line = line.map_err(|e| Error::io(path, e))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str(&line) {
+            Ok(rec) => out.push(rec),
+            Err(_) if lines.peek().is_none() => break,
+            Err(e) => {
+                return Err(Error::InvalidInput(format!(
+                    "{}:{}: bad record: {e}",
+                    path.display(),
+                    i + 1
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_truncated_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pages.jsonl");
+        let rec = PageRecord {
+            url: "http://a.test/x".into(),
+            canonical: "http://a.test/x".into(),
+            decision: Decision::NearDuplicate,
+            dup_of: Some("http://b.test/x".into()),
+            distance: Some(2),
+            ..Default::default()
+        };
+        let mut w = CrawlLogWriter::new(std::fs::File::create(&path).unwrap());
+        w.write(&rec).unwrap();
+        w.write(&rec).unwrap();
+        w.flush().unwrap();
+        drop(w);
+        let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"{\"url\":\"http://a.te").unwrap();
+        let back = read_log(&path).unwrap();
+        assert_eq!(back, vec![rec.clone(), rec]);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("\"decision\":\"near_duplicate\""));
+    }
+}

@@ -1,0 +1,43 @@
+//! Errors of the library (beside every stage). Per-URL outcomes (404,
+//! disallowed, too large, redirect loop) are data recorded in the crawl log,
+//! not errors: an [`Error`] means a whole operation could not be done.
+
+use std::path::PathBuf;
+
+/// Everything that can make a simcrawl operation fail.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The configuration is invalid (bad usage: exit code 2).
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    /// Input given by the user is invalid (bad usage: exit code 2).
+    #[error("{0}")]
+    InvalidInput(String),
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// Whether this error is the user's input (exit code 2) rather than a
+    /// failure of simcrawl or its environment (exit code 1).
+    pub fn is_usage(&self) -> bool {
+        matches!(self, Error::Config(_) | Error::InvalidInput(_))
+    }
+
+    /// An [`Error::Io`] for `path`.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// `Result` with the library's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,2 @@
+//! Evaluation harness (beside the pipeline): precision and recall of each
+//! near-duplicate detector against exact shingle resemblance.

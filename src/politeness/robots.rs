@@ -1,0 +1,1 @@
+//! robots.txt (RFC 9309): parsing, matching, and what a fetch status means.
