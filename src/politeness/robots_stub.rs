@@ -77,7 +77,7 @@ impl Robots {
         let agent = agent.to_ascii_lowercase();
         self.groups
             .iter()
-            .find(|g| g.agents.iter().any(|a| *a == agent))
+            .find(|g| g.agents.contains(&agent))
             .or_else(|| self.groups.iter().find(|g| g.agents.iter().any(|a| a == "*")))
     }
 
