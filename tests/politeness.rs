@@ -76,6 +76,11 @@ async fn respond(server: &Server, host: &str, authority: &str, path: &str) -> Re
             Body::from(server.bomb.clone()),
         )
             .into_response(),
+        (_, p) if p.starts_with("/slow/") => {
+            // Slower than the 100 ms delay: only the in-flight limit keeps these apart.
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            html("<p>slow</p>")
+        }
         (_, p) if p.starts_with("/p/") => {
             tokio::time::sleep(Duration::from_millis(10)).await;
             html(&format!("<title>{host}{p}</title>"))
@@ -207,6 +212,7 @@ async fn politeness_holds_against_a_local_server() {
     }
     urls.extend([u("d.test", "/limited"), u("d.test", "/p/0"), u("d.test", "/p/1")]);
     urls.extend([u("e.test", "/loop/1"), u("e.test", "/big"), u("e.test", "/bomb"), u("e.test", "/redir")]);
+    urls.extend((0..3).map(|i| u("f.test", &format!("/slow/{i}"))));
     let queue = Arc::new(Mutex::new(urls.into_iter().collect::<VecDeque<_>>()));
     let results = Arc::new(Mutex::new(HashMap::new()));
 
@@ -271,6 +277,7 @@ async fn politeness_holds_against_a_local_server() {
     }
     assert_eq!(by_host["a.test"].len(), 10, "robots.txt + 8 pages + /p/7 again via e.test/redir");
     assert_eq!(by_host["b.test"].len(), 6, "robots.txt + 5 pages");
+    assert_eq!(by_host["f.test"].len(), 4, "robots.txt + 3 slow pages");
 
     // Disallowed URLs never requested; the 503-robots host not crawled.
     assert!(!log.iter().any(|h| h.path.starts_with("/private") || h.path.starts_with("/no")));
