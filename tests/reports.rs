@@ -562,3 +562,23 @@ fn online_detector_establishes_and_demotes() {
     f.records.iter().for_each(|r| online.observe(r));
     assert_eq!(online.penalty_for("http://b.test/news/n9.html"), None);
 }
+
+/// `tests/data/mirror-fixture/pages.jsonl` is the standard fixture, stored so
+/// `scripts/browser-test.sh` and people can render it without Rust code.
+/// Regenerate with `UPDATE_FIXTURES=1 cargo test --test tests stored_fixture`.
+#[test]
+fn stored_fixture_is_current() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/mirror-fixture");
+    let tmp = tempfile::tempdir().unwrap();
+    standard().write(tmp.path());
+    let fresh = std::fs::read(tmp.path().join("pages.jsonl")).unwrap();
+    if std::env::var_os("UPDATE_FIXTURES").is_some() {
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("pages.jsonl"), &fresh).unwrap();
+    }
+    let stored = std::fs::read(dir.join("pages.jsonl")).unwrap();
+    assert!(
+        stored == fresh,
+        "tests/data/mirror-fixture/pages.jsonl is stale: rerun with UPDATE_FIXTURES=1"
+    );
+}
