@@ -124,6 +124,25 @@ pub struct MirrorPair {
     pub examples: Vec<ExamplePair>,
 }
 
+/// A mirror pair between two copies of one original host.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImpliedPair {
+    /// Host of side A.
+    pub host_a: String,
+    /// Path prefix on side A.
+    pub prefix_a: String,
+    /// Host of side B.
+    pub host_b: String,
+    /// Path prefix on side B.
+    pub prefix_b: String,
+    /// Classification (full or partial).
+    pub kind: MirrorKind,
+    /// (exact + near) / compared.
+    pub score: f64,
+    /// The original host both sides mirror.
+    pub via: String,
+}
+
 /// A group of hosts joined by mirror pairs, with the host to keep.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MirrorSet {
@@ -159,6 +178,9 @@ pub struct MirrorReport {
     pub candidates: u64,
     /// Verified pairs: mirrors (full, partial) first, then overlap; by score.
     pub pairs: Vec<MirrorPair>,
+    /// Mirror pairs between two copies of the same original, left out of
+    /// `pairs` (they follow from the two pairs with the original).
+    pub implied: Vec<ImpliedPair>,
     /// Mirror sets (from full and partial pairs), largest first.
     pub sets: Vec<MirrorSet>,
     /// How `sets[].canonical` was chosen.
@@ -659,6 +681,7 @@ pub fn detect(records: &[PageRecord], settings: &MirrorSettings) -> MirrorReport
     });
 
     let sets = mirror_sets(records, &pairs);
+    let (pairs, implied) = split_implied(pairs);
     MirrorReport {
         min_sample: settings.min_sample,
         min_score: settings.min_score,
@@ -667,9 +690,44 @@ pub fn detect(records: &[PageRecord], settings: &MirrorSettings) -> MirrorReport
         matches,
         candidates: total_candidates,
         pairs,
+        implied,
         sets,
         canonical_rule: CANONICAL_RULE.to_string(),
     }
+}
+
+/// Move out mirror pairs between two copies of the same original: when X and
+/// Y both mirror Z (Z on side A of both pairs), the pair X~Y follows from them.
+fn split_implied(pairs: Vec<MirrorPair>) -> (Vec<MirrorPair>, Vec<ImpliedPair>) {
+    let mut originals: HashMap<&str, Vec<&str>> = HashMap::new();
+    for p in pairs.iter().filter(|p| p.kind.is_mirror()) {
+        originals.entry(&p.host_b).or_default().push(&p.host_a);
+    }
+    let via = |p: &MirrorPair| -> Option<String> {
+        if !p.kind.is_mirror() {
+            return None;
+        }
+        let (of_a, of_b) = (originals.get(p.host_a.as_str())?, originals.get(p.host_b.as_str())?);
+        of_a.iter().filter(|z| of_b.contains(z)).min().map(|z| z.to_string())
+    };
+    let vias: Vec<Option<String>> = pairs.iter().map(via).collect();
+    let mut kept = Vec::new();
+    let mut implied = Vec::new();
+    for (p, v) in pairs.into_iter().zip(vias) {
+        match v {
+            Some(via) => implied.push(ImpliedPair {
+                host_a: p.host_a,
+                prefix_a: p.prefix_a,
+                host_b: p.host_b,
+                prefix_b: p.prefix_b,
+                kind: p.kind,
+                score: p.score,
+                via,
+            }),
+            None => kept.push(p),
+        }
+    }
+    (kept, implied)
 }
 
 fn swap_sides(p: &mut MirrorPair) {

@@ -245,6 +245,42 @@ fn mirrors_found_exactly_with_prefixes() {
     assert_eq!(r.sets[0].canonical, "b.test", "most in-links wins");
 }
 
+/// o.test is copied whole by m1.test and m2.test; for some paths m2's copy
+/// is fetched first, so duplicate matches also join m1 and m2 directly.
+fn two_copies() -> Fixture {
+    let mut f = Fixture::default();
+    let paths: Vec<String> = (0..10).map(|i| format!("/p{i}.html")).collect();
+    for (i, p) in paths.iter().enumerate() {
+        if i % 3 == 0 {
+            f.page(&format!("http://m2.test{p}"), p);
+        }
+        f.page(&format!("http://o.test{p}"), p);
+    }
+    for (i, p) in paths.iter().enumerate() {
+        f.page(&format!("http://m1.test{p}"), p);
+        if i % 3 != 0 {
+            f.page(&format!("http://m2.test{p}"), p);
+        }
+    }
+    f
+}
+
+#[test]
+fn copies_of_one_original_give_an_implied_pair() {
+    let f = two_copies();
+    let r = mirror::detect(&f.records, &settings());
+    let keys: Vec<_> = mirror_keys(&r).into_iter().map(|k| (k.0, k.2)).collect();
+    assert_eq!(
+        keys,
+        vec![("o.test".into(), "m1.test".into()), ("o.test".into(), "m2.test".into())],
+        "{:#?}",
+        r.pairs
+    );
+    assert_eq!(r.implied.len(), 1, "{:#?}", r.implied);
+    assert_eq!(r.implied[0].via, "o.test");
+    assert_eq!(r.sets[0].hosts.len(), 3);
+}
+
 #[test]
 fn mirrors_need_sample_and_score() {
     let f = standard();
@@ -500,6 +536,11 @@ fn json_matches_documented_fields() {
             serde_json::from_str(&std::fs::read_to_string(paths.dir.join(name)).unwrap()).unwrap();
         let mut got = BTreeSet::new();
         json_paths(&v, "", &mut got);
+        if name == "mirrors.json" {
+            // The standard fixture has no implied pair; this one has.
+            let other = mirror::detect(&two_copies().records, &settings());
+            json_paths(&serde_json::to_value(&other).unwrap(), "", &mut got);
+        }
         let doc = docs.get(name).cloned().unwrap_or_default();
         let undocumented: Vec<_> = got.difference(&doc).collect();
         let missing: Vec<_> = doc.difference(&got).collect();
