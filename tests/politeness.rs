@@ -128,7 +128,7 @@ async fn start_server() -> (u16, Arc<Server>) {
 /// What the mini crawl loop below made of one URL.
 #[derive(Debug)]
 enum Outcome {
-    Fetched { chain: Vec<Url>, resp: FetchResponse },
+    Fetched { chain: Vec<Url>, resp: Box<FetchResponse> },
     Disallowed,
     RobotsUnavailable,
     Skipped(NotReady),
@@ -171,7 +171,7 @@ async fn crawl_one(pol: &Politeness, fetcher: &dyn Fetcher, retry: &RetryPolicy,
             Ok(resp) => {
                 return Outcome::Fetched {
                     chain: chain.hops().to_vec(),
-                    resp,
+                    resp: Box::new(resp),
                 }
             }
         }
@@ -211,7 +211,12 @@ async fn politeness_holds_against_a_local_server() {
         urls.push(u("c.test", &format!("/p/{i}")));
     }
     urls.extend([u("d.test", "/limited"), u("d.test", "/p/0"), u("d.test", "/p/1")]);
-    urls.extend([u("e.test", "/loop/1"), u("e.test", "/big"), u("e.test", "/bomb"), u("e.test", "/redir")]);
+    urls.extend([
+        u("e.test", "/loop/1"),
+        u("e.test", "/big"),
+        u("e.test", "/bomb"),
+        u("e.test", "/redir"),
+    ]);
     urls.extend((0..3).map(|i| u("f.test", &format!("/slow/{i}"))));
     let queue = Arc::new(Mutex::new(urls.into_iter().collect::<VecDeque<_>>()));
     let results = Arc::new(Mutex::new(HashMap::new()));
@@ -275,12 +280,18 @@ async fn politeness_holds_against_a_local_server() {
             assert!(pair[1].start >= pair[0].end, "{host}: two requests in flight");
         }
     }
-    assert_eq!(by_host["a.test"].len(), 10, "robots.txt + 8 pages + /p/7 again via e.test/redir");
+    assert_eq!(
+        by_host["a.test"].len(),
+        10,
+        "robots.txt + 8 pages + /p/7 again via e.test/redir"
+    );
     assert_eq!(by_host["b.test"].len(), 6, "robots.txt + 5 pages");
     assert_eq!(by_host["f.test"].len(), 4, "robots.txt + 3 slow pages");
 
     // Disallowed URLs never requested; the 503-robots host not crawled.
-    assert!(!log.iter().any(|h| h.path.starts_with("/private") || h.path.starts_with("/no")));
+    assert!(!log
+        .iter()
+        .any(|h| h.path.starts_with("/private") || h.path.starts_with("/no")));
     assert!(matches!(outcome("a.test", "/private/1"), Outcome::Disallowed));
     assert!(matches!(outcome("b.test", "/no/1"), Outcome::Disallowed));
     let c_paths: Vec<&str> = by_host["c.test"].iter().map(|h| h.path.as_str()).collect();
@@ -323,7 +334,10 @@ async fn redirects_are_returned_not_followed_and_hosts_resolve_locally() {
     let url = Url::parse(&format!("http://e.test:{port}/loop/2")).unwrap();
     let resp = fetcher.fetch(&url).await.unwrap();
     assert_eq!(resp.status, 302);
-    assert_eq!(resp.location.as_deref(), Some(format!("http://e.test:{port}/loop/1").as_str()));
+    assert_eq!(
+        resp.location.as_deref(),
+        Some(format!("http://e.test:{port}/loop/1").as_str())
+    );
     assert_eq!(server.log.lock().len(), 1, "the client did not follow the redirect");
 
     let page = Url::parse(&format!("http://a.test:{port}/p/1")).unwrap();
