@@ -383,23 +383,31 @@ impl Frontier {
         }
         let mut g = self.inner.lock();
         let inner = &mut *g;
-        let mut batch: Vec<(u32, QueuedUrl)> = Vec::new();
-        let mut in_batch: HashMap<&str, usize> = HashMap::new();
+        // Everything this call writes goes into one store batch: new URLs,
+        // and queued URLs moved up by an extra in-link.
+        let mut new: Vec<QueuedUrl> = Vec::new();
+        let mut new_ids: Vec<u32> = Vec::new();
+        let mut moved: Vec<(QueueKey, QueuedUrl)> = Vec::new();
+        let mut moved_ids: Vec<u32> = Vec::new();
+        let mut in_batch: HashMap<&str, (bool, usize)> = HashMap::new();
         for (i, c) in cands.iter().enumerate() {
             if !checked[i] {
                 continue;
             }
             let canonical = c.url.as_str();
-            if let Some(&j) = in_batch.get(canonical) {
-                let (_, q) = &mut batch[j];
-                self.bump_inlinks(q);
+            if let Some(&(is_new, j)) = in_batch.get(canonical) {
+                self.bump_inlinks(if is_new { &mut new[j] } else { &mut moved[j].1 });
                 out[i] = Offer::AlreadySeen;
                 continue;
             }
             match self.store.url_state(canonical)? {
                 None => {}
                 Some(UrlState::Queued(key)) => {
-                    self.bump_queued(inner, canonical, &c.url, key)?;
+                    let (id, mut q) = self.take_queued(inner, canonical, &c.url, key)?;
+                    self.bump_inlinks(&mut q);
+                    in_batch.insert(canonical, (false, moved.len()));
+                    moved.push((key, q));
+                    moved_ids.push(id);
                     out[i] = Offer::AlreadySeen;
                     continue;
                 }
@@ -452,17 +460,29 @@ impl Frontier {
             if let Some((ph, _)) = pattern {
                 *inner.patterns.entry(ph).or_insert(0) += 1;
             }
-            in_batch.insert(canonical, batch.len());
-            batch.push((id, q));
+            in_batch.insert(canonical, (true, new.len()));
+            new.push(q);
+            new_ids.push(id);
         }
-        if !batch.is_empty() {
-            let urls: Vec<QueuedUrl> = batch.iter().map(|(_, q)| q.clone()).collect();
-            self.store.enqueue(&urls)?;
-            for (id, q) in batch {
-                inner.queued += 1;
-                self.place(&mut inner.hosts[id as usize], q);
-                self.reschedule(inner, id)?;
+        if new.is_empty() && moved.is_empty() {
+            return Ok(out);
+        }
+        drop(in_batch);
+        if let Err(e) = self.store.update_queue(&new, &moved) {
+            // The moved URLs are still in the store under their old keys.
+            for id in moved_ids {
+                inner.hosts[id as usize].disk_only += 1;
             }
+            return Err(e.into());
+        }
+        for (id, (_, q)) in moved_ids.into_iter().zip(moved) {
+            self.place(&mut inner.hosts[id as usize], q);
+            self.reschedule(inner, id)?;
+        }
+        for (id, q) in new_ids.into_iter().zip(new) {
+            inner.queued += 1;
+            self.place(&mut inner.hosts[id as usize], q);
+            self.reschedule(inner, id)?;
         }
         Ok(out)
     }
@@ -473,31 +493,32 @@ impl Frontier {
         q.priority = score(&q.components, &self.weights);
     }
 
-    /// One more in-link for a URL queued under `key`: re-score and move it.
-    fn bump_queued(&self, inner: &mut Inner, canonical: &str, url: &Url, key: QueueKey) -> Result<(), FrontierError> {
+    /// Take a URL queued under `key` out of its host's window (or out of
+    /// the host's on-disk count) to move it.
+    fn take_queued(
+        &self,
+        inner: &mut Inner,
+        canonical: &str,
+        url: &Url,
+        key: QueueKey,
+    ) -> Result<(u32, QueuedUrl), FrontierError> {
         let host = host_key(url);
         let id = inner.host_id(&host);
         let h = &mut inner.hosts[id as usize];
-        let mut q = match h.window.remove(&key) {
-            Some(q) => q,
-            None => match self.store.queued(&host, key)? {
-                Some(q) => {
-                    h.disk_only = h.disk_only.saturating_sub(1);
-                    q
-                }
-                None => {
-                    return Err(StoreError::Corrupt {
-                        key: canonical.to_string(),
-                        reason: "seen-set says queued but the queue entry is missing".into(),
-                    }
-                    .into())
-                }
-            },
-        };
-        self.bump_inlinks(&mut q);
-        self.store.reprioritize(key, &q)?;
-        self.place(h, q);
-        Ok(self.reschedule(inner, id)?)
+        if let Some(q) = h.window.remove(&key) {
+            return Ok((id, q));
+        }
+        match self.store.queued(&host, key)? {
+            Some(q) => {
+                h.disk_only = h.disk_only.saturating_sub(1);
+                Ok((id, q))
+            }
+            None => Err(StoreError::Corrupt {
+                key: canonical.to_string(),
+                reason: "seen-set says queued but the queue entry is missing".into(),
+            }
+            .into()),
+        }
     }
 
     /// Put a queued URL into the host's window if it belongs to the best

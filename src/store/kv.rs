@@ -9,6 +9,11 @@ use parking_lot::RwLock;
 
 use super::{BatchOp, StoreError};
 
+/// A raw `(key, value)` pair.
+pub type Entry = (Vec<u8>, Vec<u8>);
+/// A scan over raw entries in key order.
+pub type RawIter<'a> = Box<dyn Iterator<Item = Result<Entry, StoreError>> + 'a>;
+
 /// An ordered key-value backend. Batches are atomic (all or nothing after a crash).
 pub trait Backend: Send + Sync {
     /// A value of the `crawl` keyspace.
@@ -16,9 +21,9 @@ pub trait Backend: Send + Sync {
     /// Apply inserts and removes atomically.
     fn apply(&self, batch: Vec<BatchOp>) -> Result<(), StoreError>;
     /// Every `(key, value)` whose key starts with `prefix`, in key order.
-    fn scan(&self, prefix: &[u8]) -> Box<dyn Iterator<Item = Result<(Vec<u8>, Vec<u8>), StoreError>> + '_>;
+    fn scan(&self, prefix: &[u8]) -> RawIter<'_>;
     /// The greatest entry whose key starts with `prefix`.
-    fn last(&self, prefix: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>, StoreError>;
+    fn last(&self, prefix: &[u8]) -> Result<Option<Entry>, StoreError>;
     /// Whether the `crawl` keyspace is empty.
     fn is_empty(&self) -> Result<bool, StoreError>;
     /// A value of the `meta` keyspace.
@@ -82,7 +87,7 @@ impl Backend for SledBackend {
         self.crawl.apply_batch(b).map_err(backend)
     }
 
-    fn scan(&self, prefix: &[u8]) -> Box<dyn Iterator<Item = Result<(Vec<u8>, Vec<u8>), StoreError>> + '_> {
+    fn scan(&self, prefix: &[u8]) -> RawIter<'_> {
         Box::new(
             self.crawl
                 .scan_prefix(prefix)
@@ -90,7 +95,7 @@ impl Backend for SledBackend {
         )
     }
 
-    fn last(&self, prefix: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>, StoreError> {
+    fn last(&self, prefix: &[u8]) -> Result<Option<Entry>, StoreError> {
         let r = match prefix_end(prefix) {
             Some(end) => self.crawl.range(prefix.to_vec()..end).next_back(),
             None => self.crawl.range(prefix.to_vec()..).next_back(),
@@ -140,7 +145,7 @@ impl Backend for MemBackend {
         Ok(())
     }
 
-    fn scan(&self, prefix: &[u8]) -> Box<dyn Iterator<Item = Result<(Vec<u8>, Vec<u8>), StoreError>> + '_> {
+    fn scan(&self, prefix: &[u8]) -> RawIter<'_> {
         // Collected under the read lock: tests and small stores only.
         let m = self.crawl.read();
         let items: Vec<_> = m
@@ -151,7 +156,7 @@ impl Backend for MemBackend {
         Box::new(items.into_iter())
     }
 
-    fn last(&self, prefix: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>, StoreError> {
+    fn last(&self, prefix: &[u8]) -> Result<Option<Entry>, StoreError> {
         let m = self.crawl.read();
         let r = match prefix_end(prefix) {
             Some(end) => m.range(prefix.to_vec()..end).next_back(),

@@ -60,7 +60,7 @@ mod kv;
 
 use std::path::PathBuf;
 
-pub use kv::{Backend, MemBackend, SledBackend};
+pub use kv::{Backend, Entry, MemBackend, RawIter, SledBackend};
 
 use crate::crawllog::ScoreComponents;
 use crate::dedup::Decision;
@@ -278,11 +278,19 @@ pub trait Store: Send + Sync {
 
     /// The seen-set state of a canonical URL.
     fn url_state(&self, canonical: &str) -> Result<Option<UrlState>, StoreError>;
-    /// Queue new URLs: their queue entries and seen states `Queued`, in one batch.
-    fn enqueue(&self, urls: &[QueuedUrl]) -> Result<(), StoreError>;
-    /// Move a queued URL from `old` to its current key (priority or retry
-    /// changed); its state becomes `Queued` (also after being in flight).
-    fn reprioritize(&self, old: QueueKey, url: &QueuedUrl) -> Result<(), StoreError>;
+    /// Queue `new` URLs (queue entries, seen states `Queued`) and move
+    /// already-queued ones from their old key to their current one (priority
+    /// or retry count changed; state `Queued`, also after being in flight),
+    /// all in one atomic batch.
+    fn update_queue(&self, new: &[QueuedUrl], moved: &[(QueueKey, QueuedUrl)]) -> Result<(), StoreError>;
+    /// Queue new URLs ([`Store::update_queue`] with nothing moved).
+    fn enqueue(&self, urls: &[QueuedUrl]) -> Result<(), StoreError> {
+        self.update_queue(urls, &[])
+    }
+    /// Move one queued URL from `old` to its current key ([`Store::update_queue`]).
+    fn reprioritize(&self, old: QueueKey, url: &QueuedUrl) -> Result<(), StoreError> {
+        self.update_queue(&[], &[(old, url.clone())])
+    }
     /// Mark a queued URL in flight (its queue entry stays until `complete`).
     fn claim(&self, url: &QueuedUrl) -> Result<(), StoreError>;
     /// One queue entry.
@@ -551,6 +559,8 @@ pub type BatchOp = (Vec<u8>, Option<Vec<u8>>);
 pub struct KvStore<K: Backend> {
     kv: K,
     next_page_id: std::sync::atomic::AtomicU64,
+    /// The `pages` counter (kept in memory; written with every page).
+    pages: parking_lot::Mutex<u64>,
 }
 
 /// The embedded sled store (`DIR/store/`).
@@ -613,9 +623,14 @@ impl<K: Backend> KvStore<K> {
             }
             None => 1,
         };
+        let pages = match kv.get(PAGES_COUNTER)? {
+            None => 0,
+            Some(v) => be_u64(PAGES_COUNTER, &v)?,
+        };
         Ok(KvStore {
             kv,
             next_page_id: std::sync::atomic::AtomicU64::new(next),
+            pages: parking_lot::Mutex::new(pages),
         })
     }
 
@@ -650,22 +665,19 @@ impl<K: Backend> Store for KvStore<K> {
         }
     }
 
-    fn enqueue(&self, urls: &[QueuedUrl]) -> Result<(), StoreError> {
-        let mut batch = Vec::with_capacity(urls.len() * 2);
-        for u in urls {
+    fn update_queue(&self, new: &[QueuedUrl], moved: &[(QueueKey, QueuedUrl)]) -> Result<(), StoreError> {
+        let mut batch = Vec::with_capacity(new.len() * 2 + moved.len() * 3);
+        for u in new {
             batch.push((queue_key(&u.host, u.key()), Some(enc_queued(u))));
             batch.push((k1(S, u.canonical.as_bytes()), Some(enc_state(&UrlState::Queued(u.key())))));
         }
-        self.kv.apply(batch)
-    }
-
-    fn reprioritize(&self, old: QueueKey, url: &QueuedUrl) -> Result<(), StoreError> {
-        let mut batch = Vec::with_capacity(3);
-        if old != url.key() {
-            batch.push((queue_key(&url.host, old), None));
+        for (old, u) in moved {
+            if *old != u.key() {
+                batch.push((queue_key(&u.host, *old), None));
+            }
+            batch.push((queue_key(&u.host, u.key()), Some(enc_queued(u))));
+            batch.push((k1(S, u.canonical.as_bytes()), Some(enc_state(&UrlState::Queued(u.key())))));
         }
-        batch.push((queue_key(&url.host, url.key()), Some(enc_queued(url))));
-        batch.push((k1(S, url.canonical.as_bytes()), Some(enc_state(&UrlState::Queued(url.key())))));
         self.kv.apply(batch)
     }
 
@@ -716,9 +728,11 @@ impl<K: Backend> Store for KvStore<K> {
             }
         }
         batch.push((k1(HOST, url.host.as_bytes()), Some(enc_host(host))));
-        let pages = self.pages_recorded()? + 1;
-        batch.push((PAGES_COUNTER.to_vec(), Some(pages.to_be_bytes().to_vec())));
-        self.kv.apply(batch)
+        let mut count = self.pages.lock();
+        batch.push((PAGES_COUNTER.to_vec(), Some((*count + 1).to_be_bytes().to_vec())));
+        self.kv.apply(batch)?;
+        *count += 1;
+        Ok(())
     }
 
     fn record_alias(&self, alias: &str, canonical: &str) -> Result<bool, StoreError> {
@@ -761,10 +775,7 @@ impl<K: Backend> Store for KvStore<K> {
     }
 
     fn pages_recorded(&self) -> Result<u64, StoreError> {
-        match self.kv.get(PAGES_COUNTER)? {
-            None => Ok(0),
-            Some(v) => be_u64(PAGES_COUNTER, &v),
-        }
+        Ok(*self.pages.lock())
     }
 
     fn flush(&self) -> Result<(), StoreError> {
@@ -965,6 +976,13 @@ pub(crate) mod suite {
         assert_eq!(order, ["http://a.test/b", "http://a.test/a"]);
         assert_eq!(s.url_state(&b.canonical).unwrap(), Some(UrlState::Queued(b.key())));
         assert_eq!(s.queued("a.test", old).unwrap(), None);
+        // New and moved entries in one batch.
+        let c = qurl("a.test", "c", 2.0, 3);
+        let old = b.key();
+        b.priority = -1.0;
+        s.update_queue(std::slice::from_ref(&c), &[(old, b.clone())]).unwrap();
+        let order: Vec<_> = s.scan_queue("a.test", 10).unwrap().into_iter().map(|u| u.canonical).collect();
+        assert_eq!(order, ["http://a.test/c", "http://a.test/a", "http://a.test/b"]);
     }
 
     pub(crate) fn aliases_and_meta(s: &dyn Store) {
