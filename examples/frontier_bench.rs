@@ -35,7 +35,9 @@ fn run(store: Arc<dyn Store>, pages: u64) -> f64 {
     let mut done = 0u64;
     while done < pages {
         let now = Instant::now();
-        let NextUrl::Ready(q) = f.next(now).unwrap() else { panic!("frontier ran dry") };
+        let NextUrl::Ready(q) = f.next(now).unwrap() else {
+            panic!("frontier ran dry")
+        };
         let n: u64 = q.canonical.rsplit('/').next().unwrap().parse().unwrap();
         let cands: Vec<Candidate> = pre[n as usize % pre.len()]
             .iter()

@@ -134,7 +134,11 @@ pub fn decide(body_match: Option<PageId>, text_match: Option<PageId>, near: &[Ne
             distance: Some(0),
         };
     }
-    match near.iter().filter(|m| m.distance <= k).min_by_key(|m| (m.distance, m.page)) {
+    match near
+        .iter()
+        .filter(|m| m.distance <= k)
+        .min_by_key(|m| (m.distance, m.page))
+    {
         Some(m) => Verdict {
             decision: Decision::NearDuplicate,
             dup_of: Some(m.page),
@@ -250,7 +254,12 @@ impl ExactIndex {
     /// Look up, decide exactly, and insert in one step (online: the next page
     /// sees this one). Returns the exact verdict, or `None` when the page is
     /// not an exact duplicate and the near-duplicate index must be asked.
-    pub fn check_and_insert(&mut self, body: Option<&[u8; 32]>, text: Option<&[u8; 32]>, page: PageId) -> Option<Verdict> {
+    pub fn check_and_insert(
+        &mut self,
+        body: Option<&[u8; 32]>,
+        text: Option<&[u8; 32]>,
+        page: PageId,
+    ) -> Option<Verdict> {
         let (b, t) = self.lookup(body, text);
         self.insert(body, text, page);
         let v = decide(b, t, &[], 0);
@@ -272,9 +281,15 @@ mod policy_tests {
         ];
         assert_eq!(decide(Some(5), Some(6), &near, 3).dup_of, Some(5));
         let v = decide(None, Some(6), &near, 3);
-        assert_eq!((v.decision, v.dup_of, v.distance), (Decision::ExactDuplicate, Some(6), Some(0)));
+        assert_eq!(
+            (v.decision, v.dup_of, v.distance),
+            (Decision::ExactDuplicate, Some(6), Some(0))
+        );
         let v = decide(None, None, &near, 3);
-        assert_eq!((v.decision, v.dup_of, v.distance), (Decision::NearDuplicate, Some(3), Some(1)));
+        assert_eq!(
+            (v.decision, v.dup_of, v.distance),
+            (Decision::NearDuplicate, Some(3), Some(1))
+        );
         // Matches beyond k are ignored.
         assert_eq!(decide(None, None, &near[3..], 3), Verdict::plain(Decision::New));
         assert_eq!(decide(None, None, &[], 3).parent_dup(), ParentDup::None);
@@ -285,7 +300,9 @@ mod policy_tests {
     fn near_penalty_grows_as_distance_shrinks() {
         let s = Settings::default();
         let k = s.simhash.k;
-        let p: Vec<f64> = (0..=k + 1).map(|d| parent_dup_penalty(ParentDup::Near(d), k, &s.dedup)).collect();
+        let p: Vec<f64> = (0..=k + 1)
+            .map(|d| parent_dup_penalty(ParentDup::Near(d), k, &s.dedup))
+            .collect();
         assert_eq!(p[0], s.dedup.near_penalty);
         assert!(p.windows(2).all(|w| w[0] > w[1]), "{p:?}");
         assert_eq!(p[k as usize + 1], 0.0);
@@ -301,7 +318,8 @@ mod policy_tests {
             distance: Some(2),
         };
         let new = Verdict::plain(Decision::New);
-        let engine = |p: &str| DedupPolicyEngine::new(&Settings::from_layers(&[], &[format!("dedup.policy={p}")]).unwrap());
+        let engine =
+            |p: &str| DedupPolicyEngine::new(&Settings::from_layers(&[], &[format!("dedup.policy={p}")]).unwrap());
         assert_eq!(engine("drop").out_links(&dup), None);
         assert_eq!(engine("drop").out_links(&new), Some(ParentDup::None));
         assert_eq!(engine("deprioritize").out_links(&dup), Some(ParentDup::Near(2)));

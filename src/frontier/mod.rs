@@ -48,10 +48,10 @@ use std::time::Instant;
 use parking_lot::Mutex;
 use url::Url;
 
-pub use crate::crawllog::ScoreComponents;
-pub use crate::dedup::ParentDup;
 use crate::config::{FrontierSettings, Settings};
+pub use crate::crawllog::ScoreComponents;
 use crate::dedup::DedupPolicyEngine;
+pub use crate::dedup::ParentDup;
 pub use crate::store::QueuedUrl;
 use crate::store::{HostStats, PageId, QueueKey, Store, StoreError, StoredPage, UrlState};
 use scope::{digit_pattern, host_key, Rejection, ScopeRules};
@@ -366,7 +366,11 @@ impl Frontier {
         let mut out: Vec<Offer> = Vec::with_capacity(cands.len());
         let mut checked: Vec<bool> = Vec::with_capacity(cands.len());
         for c in cands {
-            match if check_scope { self.rules.check(&c.url, c.depth) } else { Ok(()) } {
+            match if check_scope {
+                self.rules.check(&c.url, c.depth)
+            } else {
+                Ok(())
+            } {
                 Ok(()) => {
                     out.push(Offer::Enqueued);
                     checked.push(true);
@@ -639,7 +643,11 @@ impl Frontier {
             }
             inner.waiting.pop();
         }
-        Ok(if inner.queued > 0 { NextUrl::Busy } else { NextUrl::Empty })
+        Ok(if inner.queued > 0 {
+            NextUrl::Busy
+        } else {
+            NextUrl::Empty
+        })
     }
 
     /// The politeness layer's verdict: `host` (a [`QueuedUrl::host`]) may be

@@ -70,7 +70,10 @@ impl std::fmt::Display for TrapReason {
         match self {
             TrapReason::TooLong => f.write_str("longer than max_url_length"),
             TrapReason::PathRepetition { segment, count } => {
-                write!(f, "path segment `{segment}` repeated {count} times (max_path_repetition)")
+                write!(
+                    f,
+                    "path segment `{segment}` repeated {count} times (max_path_repetition)"
+                )
             }
             TrapReason::PatternCap { pattern } => write!(f, "too many URLs like {pattern} (max_urls_per_pattern)"),
         }

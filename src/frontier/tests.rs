@@ -85,7 +85,10 @@ fn scope_same_host() {
 
 #[test]
 fn scope_same_domain() {
-    let r = rules(&["crawl.scope=same-domain"], &["http://www.a.test/", "http://127.0.0.1:8080/"]);
+    let r = rules(
+        &["crawl.scope=same-domain"],
+        &["http://www.a.test/", "http://127.0.0.1:8080/"],
+    );
     assert_eq!(r.check(&u("http://deep.sub.a.test/x"), 1), Ok(()));
     assert_eq!(r.check(&u("http://a.test/"), 1), Ok(()));
     assert_eq!(r.check(&u("http://b.test/"), 1), oos(ScopeReason::OtherDomain));
@@ -98,11 +101,17 @@ fn scope_same_domain() {
 
 #[test]
 fn scope_surt_prefixes() {
-    assert_eq!(surt(&u("http://mirror-a.test/docs/x?q=1")), "http://(test,mirror-a,)/docs/x?q=1");
+    assert_eq!(
+        surt(&u("http://mirror-a.test/docs/x?q=1")),
+        "http://(test,mirror-a,)/docs/x?q=1"
+    );
     assert_eq!(surt(&u("http://a.test:8080/")), "http://(test,a,:8080)/");
     assert_eq!(surt(&u("http://10.0.0.1/")), "http://(10.0.0.1,)/");
     let r = rules(
-        &["crawl.scope=surt", r#"crawl.surt_prefixes=["http://(test,mirror-a,)/docs/"]"#],
+        &[
+            "crawl.scope=surt",
+            r#"crawl.surt_prefixes=["http://(test,mirror-a,)/docs/"]"#,
+        ],
         &["http://x.test/"],
     );
     assert_eq!(r.check(&u("http://mirror-a.test/docs/a"), 1), Ok(()));
@@ -163,7 +172,10 @@ fn trap_calendar_pattern_cap_per_pattern() {
     assert_eq!(outcomes.iter().filter(|o| **o == Offer::Enqueued).count(), 5);
     assert!(matches!(&outcomes[5], Offer::Trap(TrapReason::PatternCap { pattern }) if pattern == "a.test/cal/#/#/"));
     // Another pattern and URLs without digits are not affected.
-    assert_eq!(f.offer(link("http://a.test/cal/2024/01/event", 1)).unwrap(), Offer::Enqueued);
+    assert_eq!(
+        f.offer(link("http://a.test/cal/2024/01/event", 1)).unwrap(),
+        Offer::Enqueued
+    );
     assert_eq!(f.offer(link("http://a.test/about", 1)).unwrap(), Offer::Enqueued);
 }
 
@@ -172,10 +184,16 @@ fn max_pages_per_host() {
     let s = settings(&["crawl.max_pages_per_host=3"]);
     let f = frontier_with(&s, &["http://a.test/"]);
     let offers = f
-        .offer_many(&(0..5).map(|i| link(&format!("http://a.test/p{i}"), 1)).collect::<Vec<_>>())
+        .offer_many(
+            &(0..5)
+                .map(|i| link(&format!("http://a.test/p{i}"), 1))
+                .collect::<Vec<_>>(),
+        )
         .unwrap();
     assert_eq!(offers[..2], [Offer::Enqueued, Offer::Enqueued]);
-    assert!(offers[2..].iter().all(|o| *o == Offer::OutOfScope(ScopeReason::HostFull)));
+    assert!(offers[2..]
+        .iter()
+        .all(|o| *o == Offer::OutOfScope(ScopeReason::HostFull)));
     assert_eq!(f.offer(link("http://b.test/p", 1)).unwrap(), Offer::Enqueued);
 }
 
@@ -197,7 +215,10 @@ fn each_component_moves_priority_the_right_way() {
     let f = frontier_with(&s, &["http://a.test/"]);
     let base = enqueued(&f, link("http://a.test/base", 1));
     let explained: f64 = explain(&base.components, f.weights()).iter().map(|e| e.3).sum();
-    assert!((explained - base.priority).abs() < 1e-12, "explain sums to the priority");
+    assert!(
+        (explained - base.priority).abs() < 1e-12,
+        "explain sums to the priority"
+    );
 
     let deeper = enqueued(&f, link("http://a.test/deeper", 2));
     assert!(deeper.priority < base.priority && deeper.components.depth == -2.0);
@@ -277,7 +298,10 @@ fn ready_hosts_are_served_best_url_first() {
     f.offer(c).unwrap();
     f.offer(link("http://c.test/", 2)).unwrap();
     let order: Vec<String> = drain(&f).into_iter().map(|q| q.canonical).collect();
-    assert_eq!(order, ["http://b.test/relevant", "http://c.test/", "http://a.test/deep"]);
+    assert_eq!(
+        order,
+        ["http://b.test/relevant", "http://c.test/", "http://a.test/deep"]
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -288,7 +312,11 @@ fn seen_set_blocks_repeats_and_aliases() {
     let s = settings(&[]);
     let f = frontier_with(&s, &["http://a.test/"]);
     let offers = f
-        .offer_many(&[link("http://a.test/x", 1), link("http://a.test/x", 1), link("http://a.test/", 1)])
+        .offer_many(&[
+            link("http://a.test/x", 1),
+            link("http://a.test/x", 1),
+            link("http://a.test/", 1),
+        ])
         .unwrap();
     assert_eq!(offers, [Offer::Enqueued, Offer::AlreadySeen, Offer::AlreadySeen]);
     assert!(f.record_alias("http://a.test/x/", "http://a.test/x").unwrap());
@@ -340,13 +368,24 @@ fn window_refills_from_store_in_priority_order() {
 fn host_waits_for_politeness_and_in_flight_limit() {
     let s = settings(&[]);
     let f = frontier_with(&s, &["http://a.test/"]);
-    f.offer_many(&[link("http://a.test/1", 1), link("http://a.test/2", 1)]).unwrap();
+    f.offer_many(&[link("http://a.test/1", 1), link("http://a.test/2", 1)])
+        .unwrap();
     let t0 = Instant::now();
-    let NextUrl::Ready(q) = f.next(t0).unwrap() else { panic!() };
+    let NextUrl::Ready(q) = f.next(t0).unwrap() else {
+        panic!()
+    };
     assert_eq!(f.in_flight(), 1);
-    assert_eq!(f.next(t0).unwrap(), NextUrl::Busy, "one in flight per host, not ready until told");
+    assert_eq!(
+        f.next(t0).unwrap(),
+        NextUrl::Busy,
+        "one in flight per host, not ready until told"
+    );
     f.complete(&q, &page_for(&f, &q, Decision::New), None).unwrap();
-    assert_eq!(f.next(t0).unwrap(), NextUrl::Busy, "complete alone does not make the host ready");
+    assert_eq!(
+        f.next(t0).unwrap(),
+        NextUrl::Busy,
+        "complete alone does not make the host ready"
+    );
     let later = t0 + Duration::from_secs(1);
     f.set_host_ready("a.test", later).unwrap();
     assert_eq!(f.next(t0).unwrap(), NextUrl::Wait(later));
@@ -354,7 +393,8 @@ fn host_waits_for_politeness_and_in_flight_limit() {
     // max_in_flight_per_host = 2: two handouts once the host is told it is ready again.
     let s = settings(&["politeness.max_in_flight_per_host=2"]);
     let f = frontier_with(&s, &["http://a.test/"]);
-    f.offer_many(&[link("http://a.test/1", 1), link("http://a.test/2", 1)]).unwrap();
+    f.offer_many(&[link("http://a.test/1", 1), link("http://a.test/2", 1)])
+        .unwrap();
     let t1 = Instant::now();
     assert!(matches!(f.next(t1).unwrap(), NextUrl::Ready(_)));
     f.set_host_ready("a.test", t1).unwrap();
@@ -368,12 +408,16 @@ fn requeue_counts_retries_and_delays_host() {
     let s = settings(&[]);
     let f = frontier_with(&s, &["http://a.test/"]);
     let t0 = Instant::now();
-    let NextUrl::Ready(q) = f.next(t0).unwrap() else { panic!() };
+    let NextUrl::Ready(q) = f.next(t0).unwrap() else {
+        panic!()
+    };
     let later = t0 + Duration::from_secs(5);
     f.requeue(q.clone(), later).unwrap();
     assert_eq!(f.len(), 1);
     assert_eq!(f.next(t0).unwrap(), NextUrl::Wait(later));
-    let NextUrl::Ready(again) = f.next(later).unwrap() else { panic!() };
+    let NextUrl::Ready(again) = f.next(later).unwrap() else {
+        panic!()
+    };
     assert_eq!((again.canonical.as_str(), again.retries), (q.canonical.as_str(), 1));
     assert!(matches!(f.complete(&q, &page_for(&f, &q, Decision::New), None), Ok(())));
     assert!(matches!(
@@ -442,12 +486,20 @@ fn resume_requeues_in_flight_urls() {
             Frontier::new(store.clone(), &s, &[u("http://a.test/")]),
             Err(FrontierError::ExistingCrawl)
         ));
-        f.offer_many(&[link("http://a.test/1", 1), link("http://b.test/2", 1), link("http://b.test/3", 1)])
-            .unwrap();
+        f.offer_many(&[
+            link("http://a.test/1", 1),
+            link("http://b.test/2", 1),
+            link("http://b.test/3", 1),
+        ])
+        .unwrap();
         let t = Instant::now();
-        let NextUrl::Ready(a) = f.next(t).unwrap() else { panic!() };
+        let NextUrl::Ready(a) = f.next(t).unwrap() else {
+            panic!()
+        };
         f.complete(&a, &page_for(&f, &a, Decision::New), None).unwrap();
-        let NextUrl::Ready(b) = f.next(t).unwrap() else { panic!() };
+        let NextUrl::Ready(b) = f.next(t).unwrap() else {
+            panic!()
+        };
         done = a.canonical;
         flying = b.canonical;
         store.flush().unwrap();
@@ -503,9 +555,16 @@ fn kill_crawl(f: &Frontier, stop_after: Option<usize>) -> usize {
 #[test]
 #[ignore = "run by kill_minus_nine_loses_nothing in a child process"]
 fn kill_child() {
-    let Ok(dir) = std::env::var("SIMCRAWL_KILL_DIR") else { return };
+    let Ok(dir) = std::env::var("SIMCRAWL_KILL_DIR") else {
+        return;
+    };
     let store: Arc<dyn Store> = Arc::new(SledStore::open(std::path::Path::new(&dir)).unwrap());
-    let f = Frontier::new(store, &settings(&["crawl.max_urls_per_pattern=0"]), &[u("http://h0.test/0")]).unwrap();
+    let f = Frontier::new(
+        store,
+        &settings(&["crawl.max_urls_per_pattern=0"]),
+        &[u("http://h0.test/0")],
+    )
+    .unwrap();
     kill_crawl(&f, Some(137));
     unreachable!("the child aborts mid-crawl");
 }
@@ -514,7 +573,13 @@ fn kill_child() {
 fn kill_minus_nine_loses_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let status = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "frontier::tests::kill_child", "--ignored", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "frontier::tests::kill_child",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env("SIMCRAWL_KILL_DIR", dir.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -543,4 +608,57 @@ fn kill_minus_nine_loses_nothing() {
     canon.dedup();
     assert_eq!(canon.len(), 400, "no page recorded twice");
     assert_eq!(store.pages_recorded().unwrap(), 400);
+}
+
+#[test]
+fn concurrent_workers_record_each_page_once() {
+    let s = settings(&["crawl.max_urls_per_pattern=0", "politeness.max_in_flight_per_host=2"]);
+    let store: Arc<dyn Store> = Arc::new(MemStore::new());
+    let f = Arc::new(Frontier::new(store.clone(), &s, &[u("http://h0.test/0")]).unwrap());
+    let workers: Vec<_> = (0..4)
+        .map(|_| {
+            let f = f.clone();
+            std::thread::spawn(move || loop {
+                let now = Instant::now();
+                match f.next(now).unwrap() {
+                    NextUrl::Ready(q) => {
+                        f.set_host_ready(&q.host, now).unwrap();
+                        let n: u64 = q.canonical.rsplit('/').next().unwrap().parse().unwrap();
+                        f.offer_many(&kill_links(n)).unwrap();
+                        f.complete(&q, &page_for(&f, &q, Decision::New), None).unwrap();
+                    }
+                    NextUrl::Empty if f.in_flight() == 0 => return,
+                    _ => std::thread::yield_now(),
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().unwrap();
+    }
+    assert_eq!(store.pages_recorded().unwrap(), 400);
+    let mut canon: Vec<String> = store.iter_pages().map(|p| p.unwrap().canonical).collect();
+    canon.sort();
+    canon.dedup();
+    assert_eq!(canon.len(), 400);
+}
+
+#[test]
+fn repeated_links_in_one_batch_count_each_in_link() {
+    let s = settings(&[]);
+    let f = frontier_with(&s, &["http://a.test/"]);
+    f.offer(link("http://a.test/x", 1)).unwrap();
+    let offers = f
+        .offer_many(&[
+            link("http://a.test/x", 1),
+            link("http://a.test/x", 1),
+            link("http://a.test/y", 1),
+        ])
+        .unwrap();
+    assert_eq!(offers, [Offer::AlreadySeen, Offer::AlreadySeen, Offer::Enqueued]);
+    let x = drain(&f)
+        .into_iter()
+        .find(|q| q.canonical == "http://a.test/x")
+        .unwrap();
+    assert_eq!(x.inlinks, 3);
 }

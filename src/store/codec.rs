@@ -81,9 +81,17 @@ impl<'a> Dec<'a> {
         Dec { buf, pos: 0 }
     }
     fn take(&mut self, n: usize) -> DecResult<&'a [u8]> {
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len()).ok_or_else(|| {
-            format!("truncated: need {n} bytes at offset {}, value has {}", self.pos, self.buf.len())
-        })?;
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&e| e <= self.buf.len())
+            .ok_or_else(|| {
+                format!(
+                    "truncated: need {n} bytes at offset {}, value has {}",
+                    self.pos,
+                    self.buf.len()
+                )
+            })?;
         let s = &self.buf[self.pos..end];
         self.pos = end;
         Ok(s)
@@ -178,7 +186,13 @@ mod tests {
     #[test]
     fn round_trip_and_truncation_is_an_error() {
         let mut e = Enc::default();
-        e.u8(7).varint(300).u64(42).f64(-1.5).str("héllo").opt_str(None).opt_hash(Some(&[9; 32]));
+        e.u8(7)
+            .varint(300)
+            .u64(42)
+            .f64(-1.5)
+            .str("héllo")
+            .opt_str(None)
+            .opt_hash(Some(&[9; 32]));
         let mut d = Dec::new(&e.buf);
         assert_eq!(d.u8().unwrap(), 7);
         assert_eq!(d.varint().unwrap(), 300);

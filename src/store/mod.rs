@@ -428,7 +428,15 @@ fn enc_queued(u: &QueuedUrl) -> Vec<u8> {
         .varint(u64::from(u.depth))
         .opt_str(u.parent.as_deref());
     let c = &u.components;
-    for v in [c.depth, c.parent_dup, c.host_dup_rate, c.host_novelty, c.relevance, c.inlinks, c.mirror] {
+    for v in [
+        c.depth,
+        c.parent_dup,
+        c.host_dup_rate,
+        c.host_novelty,
+        c.relevance,
+        c.inlinks,
+        c.mirror,
+    ] {
         e.f64(v);
     }
     e.f64(u.priority)
@@ -516,7 +524,9 @@ fn dec_page(d: &mut Dec<'_>) -> codec::DecResult<StoredPage> {
         depth: d.u32()?,
         decision: {
             let t = d.u8()?;
-            *DECISIONS.get(usize::from(t)).ok_or_else(|| format!("unknown decision tag {t}"))?
+            *DECISIONS
+                .get(usize::from(t))
+                .ok_or_else(|| format!("unknown decision tag {t}"))?
         },
         dup_of: d.opt_u64()?,
         distance: d
@@ -597,7 +607,10 @@ impl<K: Backend> KvStore<K> {
                 let got = if v.len() == 4 {
                     u32::from_be_bytes([v[0], v[1], v[2], v[3]])
                 } else {
-                    return Err(corrupt(b"meta:format_version", format!("{} bytes, expected 4", v.len())));
+                    return Err(corrupt(
+                        b"meta:format_version",
+                        format!("{} bytes, expected 4", v.len()),
+                    ));
                 };
                 if got != FORMAT_VERSION {
                     return Err(StoreError::Version {
@@ -669,14 +682,20 @@ impl<K: Backend> Store for KvStore<K> {
         let mut batch = Vec::with_capacity(new.len() * 2 + moved.len() * 3);
         for u in new {
             batch.push((queue_key(&u.host, u.key()), Some(enc_queued(u))));
-            batch.push((k1(S, u.canonical.as_bytes()), Some(enc_state(&UrlState::Queued(u.key())))));
+            batch.push((
+                k1(S, u.canonical.as_bytes()),
+                Some(enc_state(&UrlState::Queued(u.key()))),
+            ));
         }
         for (old, u) in moved {
             if *old != u.key() {
                 batch.push((queue_key(&u.host, *old), None));
             }
             batch.push((queue_key(&u.host, u.key()), Some(enc_queued(u))));
-            batch.push((k1(S, u.canonical.as_bytes()), Some(enc_state(&UrlState::Queued(u.key())))));
+            batch.push((
+                k1(S, u.canonical.as_bytes()),
+                Some(enc_state(&UrlState::Queued(u.key()))),
+            ));
         }
         self.kv.apply(batch)
     }
@@ -702,7 +721,13 @@ impl<K: Backend> Store for KvStore<K> {
             .collect()
     }
 
-    fn complete(&self, url: &QueuedUrl, page: &StoredPage, body: Option<&[u8]>, host: &HostStats) -> Result<(), StoreError> {
+    fn complete(
+        &self,
+        url: &QueuedUrl,
+        page: &StoredPage,
+        body: Option<&[u8]>,
+        host: &HostStats,
+    ) -> Result<(), StoreError> {
         if let Some(UrlState::Done(id)) = self.url_state(&url.canonical)? {
             return Err(StoreError::AlreadyDone {
                 url: url.canonical.clone(),
@@ -714,7 +739,10 @@ impl<K: Backend> Store for KvStore<K> {
         if let Some(b) = body {
             batch.push((id_key(B, page.id), Some(b.to_vec())));
         }
-        batch.push((k1(S, url.canonical.as_bytes()), Some(enc_state(&UrlState::Done(page.id)))));
+        batch.push((
+            k1(S, url.canonical.as_bytes()),
+            Some(enc_state(&UrlState::Done(page.id))),
+        ));
         batch.push((queue_key(&url.host, url.key()), None));
         if let (Decision::New, Some(fp)) = (page.decision, page.simhash) {
             batch.push((id_key(F, page.id), Some(fp.to_be_bytes().to_vec())));
@@ -902,7 +930,12 @@ pub(crate) mod suite {
             qurl("b.test", "x", 100.0, 7),
         ];
         s.enqueue(&urls).unwrap();
-        let got: Vec<String> = s.scan_queue("a.test", 10).unwrap().into_iter().map(|u| u.canonical).collect();
+        let got: Vec<String> = s
+            .scan_queue("a.test", 10)
+            .unwrap()
+            .into_iter()
+            .map(|u| u.canonical)
+            .collect();
         assert_eq!(
             got,
             ["high", "mid", "mid-later", "neg", "low"].map(|p| format!("http://a.test/{p}"))
@@ -972,7 +1005,12 @@ pub(crate) mod suite {
         let old = b.key();
         b.priority = 3.0;
         s.reprioritize(old, &b).unwrap();
-        let order: Vec<_> = s.scan_queue("a.test", 10).unwrap().into_iter().map(|u| u.canonical).collect();
+        let order: Vec<_> = s
+            .scan_queue("a.test", 10)
+            .unwrap()
+            .into_iter()
+            .map(|u| u.canonical)
+            .collect();
         assert_eq!(order, ["http://a.test/b", "http://a.test/a"]);
         assert_eq!(s.url_state(&b.canonical).unwrap(), Some(UrlState::Queued(b.key())));
         assert_eq!(s.queued("a.test", old).unwrap(), None);
@@ -981,7 +1019,12 @@ pub(crate) mod suite {
         let old = b.key();
         b.priority = -1.0;
         s.update_queue(std::slice::from_ref(&c), &[(old, b.clone())]).unwrap();
-        let order: Vec<_> = s.scan_queue("a.test", 10).unwrap().into_iter().map(|u| u.canonical).collect();
+        let order: Vec<_> = s
+            .scan_queue("a.test", 10)
+            .unwrap()
+            .into_iter()
+            .map(|u| u.canonical)
+            .collect();
         assert_eq!(order, ["http://a.test/c", "http://a.test/a", "http://a.test/b"]);
     }
 
