@@ -3,7 +3,7 @@
 //! (Redis Cluster, DESIGN.md §7) will later sit, and its two implementations:
 //! [`SledStore`] (embedded sled 0.34, the default, in `DIR/store/`) and
 //! [`MemStore`] (in memory, for tests). Both are [`KvStore`] over a small
-//! ordered key-value [`Backend`]; one test suite ([`store_suite!`]) runs
+//! ordered key-value [`Backend`]; one test suite (`store_suite!`, in the tests) runs
 //! against every implementation.
 //!
 //! # What is stored
