@@ -196,13 +196,17 @@ fn variant_chrome(seed: u64, p: usize, kind: VariantKind, body: &Text) -> Chrome
             c.ad = (c.ad + 1 + rng.below(ADS as usize - 1) as u64) % ADS;
             c.large_ad = true;
         }
-        VariantKind::Timestamp => loop {
-            let t = time_string(&mut rng);
-            if t != c.time {
-                c.time = t;
-                break;
+        VariantKind::Timestamp => {
+            // Same date, another time of day: "YYYY-MM-DD HH:MM UTC".
+            let date = c.time[..10].to_string();
+            loop {
+                let t = format!("{date} {:02}:{:02} UTC", rng.below(24), rng.below(60));
+                if t != c.time {
+                    c.time = t;
+                    break;
+                }
             }
-        },
+        }
         VariantKind::Counter => c.counter += 1 + rng.below(5000) as u64,
         VariantKind::EditedWords => {
             let n = rng.range(2, 5);
@@ -222,10 +226,10 @@ fn variant_chrome(seed: u64, p: usize, kind: VariantKind, body: &Text) -> Chrome
     c
 }
 
-/// Renders the text of ad `ad` (small: ~18 words; large: ~160 words).
+/// Renders the text of ad `ad` (small: 12 words; large: 160 words).
 fn push_ad(out: &mut String, seed: u64, ad: u64, large: bool) {
     let mut rng = Rng::for_stream(&[seed, stream::AD, ad]);
-    let n = if large { 160 } else { 18 };
+    let n = if large { 160 } else { 12 };
     out.push_str("Sponsored:");
     for i in 0..n {
         out.push(' ');
@@ -239,8 +243,12 @@ fn push_ad(out: &mut String, seed: u64, ad: u64, large: bool) {
     out.push('.');
 }
 
+/// The main text of article-like page `id` in `space`: 300-800 words;
+/// blog posts (which have near-duplicate copies) 550-800, so that a small
+/// change stays a small fraction of the page.
 fn article_text(seed: u64, space: u64, id: usize) -> Text {
-    text::text(&mut Rng::for_stream(&[seed, space, id as u64]), topic_of(id), 300, 800)
+    let min = if space == stream::POST { 550 } else { 300 };
+    text::text(&mut Rng::for_stream(&[seed, space, id as u64]), topic_of(id), min, 800)
 }
 
 /// The title of article-like page `id` in `space`.
@@ -655,9 +663,9 @@ impl TestWeb {
         let ch = chrome(seed, stream::NEWS, i);
         let mut s = String::with_capacity(body.words.len() * 9 + 2048);
         page_start(&mut s, &title);
-        let _ = write!(
+        let _ = writeln!(
             s,
-            "<div class=\"masthead\"><a href=\"http://www.news.test:{port}/\">The Daily Test</a> | <a href=\"../../\">News</a> | <a href=\"../\">{t}</a></div>\n"
+            "<div class=\"masthead\"><a href=\"http://www.news.test:{port}/\">The Daily Test</a> | <a href=\"../../\">News</a> | <a href=\"../\">{t}</a></div>"
         );
         push_meta(&mut s, "Published", &ch, "visits");
         let _ = writeln!(s, "<h1>{title}</h1>");
@@ -885,9 +893,9 @@ impl TestWeb {
             "<div class=\"main-content\"><h1>Function <code>{name}</code></h1>\n<pre>pub fn {name}(input: &amp;[u8]) -&gt; Result&lt;Output, Error&gt;</pre>\n<!--tw:main--><p>"
         );
         text::push_capitalized(&mut s, &text::sentence_words(&mut rng, 4, words));
-        let _ = write!(
+        let _ = writeln!(
             s,
-            ".</p><!--/tw:main--><p><a href=\"/api/m{}/\">Back to the module</a></p></div>\n",
+            ".</p><!--/tw:main--><p><a href=\"/api/m{}/\">Back to the module</a></p></div>",
             i / PER_MODULE
         );
         s.push_str(foot);

@@ -13,7 +13,7 @@ pub(crate) struct Rng(u64);
 impl Rng {
     /// A generator for the stream named by `parts` (seed, kind, id, ...).
     pub(crate) fn for_stream(parts: &[u64]) -> Rng {
-        let mut s = 0x5EED_0F_7E57_3EB5_u64;
+        let mut s = 0x005E_ED0F_7E57_3EB5_u64;
         for &p in parts {
             s = mix64(s ^ p);
         }
@@ -833,11 +833,13 @@ pub(crate) fn push_capitalized(out: &mut String, w: &str) {
 pub(crate) fn render_paragraphs(out: &mut String, text: &Text, edits: &[(usize, &'static str)]) {
     out.push_str("<p>");
     let mut sentence_start = true;
+    let mut paragraph_start = true;
     for (i, (&w, &end)) in text.words.iter().zip(&text.ends).enumerate() {
         let w = edits.iter().find(|(j, _)| *j == i).map_or(w, |(_, e)| *e);
-        if !sentence_start {
+        if !paragraph_start {
             out.push(' ');
         }
+        paragraph_start = end == 2;
         if sentence_start {
             push_capitalized(out, w);
         } else {
@@ -892,6 +894,17 @@ mod tests {
         // splitmix64 seeded with 0: first output is 0xE220A8397B1DCDAF.
         let mut r = Rng(0);
         assert_eq!(r.next_u64(), 0xE220_A839_7B1D_CDAF);
+    }
+
+    #[test]
+    fn paragraphs_are_sentences_separated_by_spaces() {
+        let t = Text {
+            words: vec!["one", "two", "three", "four", "five"],
+            ends: vec![0, 1, 0, 2, 2],
+        };
+        let mut out = String::new();
+        render_paragraphs(&mut out, &t, &[(2, "zebra")]);
+        assert_eq!(out, "<p>One two. Zebra four.</p>\n<p>Five.</p>\n");
     }
 
     #[test]
