@@ -296,6 +296,33 @@ async fn unknown_hosts_and_paths_are_404() {
     assert_eq!(fetch(&client, server.addr, "WWW.NEWS.TEST", "/").await.status, 200);
 }
 
+/// A request is logged when it starts; its end is set once the response is sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_log_shows_requests_in_flight() {
+    let web = Arc::new(TestWeb::new(TestWebOptions {
+        seed: 1,
+        pages: 50,
+        slow_ms: 400,
+    }));
+    let server = RunningTestWeb::start(web, "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let addr = server.addr;
+    let slow = tokio::spawn(async move { fetch(&client(), addr, "Errors.Test", "/slow").await.status });
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let during = server.requests();
+    assert_eq!(during.len(), 1);
+    assert_eq!(
+        (during[0].host.as_str(), during[0].target.as_str()),
+        ("errors.test", "/slow")
+    );
+    assert_eq!(during[0].end, None, "the slow request is still in flight");
+    assert_eq!(slow.await.unwrap(), 200);
+    let after = server.requests();
+    let took = after[0].end.expect("finished") - after[0].start;
+    assert!(took >= Duration::from_millis(400), "{took:?}");
+}
+
 /// `simcrawl testweb --addr 127.0.0.1:0 --truth FILE` prints its address,
 /// writes the truth and serves until killed.
 #[tokio::test]

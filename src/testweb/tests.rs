@@ -207,7 +207,7 @@ fn large_sizes_have_cheap_truth() {
 
 #[test]
 #[ignore = "timing; run with --ignored --nocapture"]
-fn scratch_timing() {
+fn page_generation_timing() {
     let w = web(1, 20_000);
     let t = w.truth(80);
     let pages: Vec<_> = t

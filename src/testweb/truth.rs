@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::generate::{
-    self, article_title, blog_slashless, news_alias_href, news_alias_link, news_in_topic, robots, robots_host_pages,
-    stream, topic_of, AliasForm, ERROR_PATHS, PER_LIST, PER_MODULE, TRAP_LINKS, VARIANT_KINDS,
+    self, blog_slashless, news_alias_href, news_alias_link, news_in_topic, robots, robots_host_pages, topic_of,
+    AliasForm, ERROR_PATHS, PER_LIST, PER_MODULE, TRAP_LINKS, VARIANT_KINDS,
 };
 use super::{TestWeb, BIG_BODY_BYTES, HOSTS, TOPICS};
 
@@ -242,10 +242,11 @@ pub struct GroundTruth {
     pub disallowed: Vec<String>,
     /// Infinite URL spaces.
     pub traps: Vec<TrapTruth>,
-    /// Canonical pages reachable and allowed from the seeds: every page that
-    /// is not an alias, not disallowed, not robots.txt, and not a calendar
-    /// page other than the trap entry. A crawl that fetches all of these
-    /// (and nothing disallowed) is complete.
+    /// Canonical URLs reachable and allowed from the seeds: every listed
+    /// page that is not an alias, not disallowed, not robots.txt, and not a
+    /// calendar page other than the trap entry. Includes redirects, their
+    /// targets and error pages (a crawler requests them too). A crawl that
+    /// requests all of these (and nothing disallowed) is complete.
     pub reachable: Vec<String>,
 }
 
@@ -389,7 +390,6 @@ impl TestWeb {
                 continue;
             }
             let path = format!("/mirror{}", orig.path);
-            let url = b.url("archive.test", &path);
             let p = b.push("archive.test", &path, 200, PageKind::Mirror);
             p.topic = orig.topic.clone();
             match orig.canonical_of {
@@ -401,7 +401,6 @@ impl TestWeb {
                 }
                 None => p.exact_dup_of = Some(orig.url.clone()),
             }
-            let _ = url;
             archive_pages += 1;
         }
 
@@ -616,7 +615,6 @@ impl TestWeb {
                 front: b.url(h, "/"),
             })
             .collect();
-        let _ = article_title(seed, stream::NEWS, 0);
 
         GroundTruth {
             seed,
