@@ -287,11 +287,34 @@ fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+fn testweb(args: TestwebArgs) -> anyhow::Result<ExitCode> {
+    let addr: std::net::SocketAddr = args.addr.parse().map_err(|e| {
+        simcrawl::Error::InvalidInput(format!(
+            "--addr {:?}: {e} (expected IP:PORT, e.g. 127.0.0.1:8080)",
+            args.addr
+        ))
+    })?;
+    let opts = simcrawl::testweb::TestWebOptions {
+        seed: args.seed,
+        pages: args.pages,
+        ..Default::default()
+    };
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let mut stdout = std::io::stdout();
+    runtime.block_on(simcrawl::testweb::run_cli(
+        opts,
+        addr,
+        args.truth.as_deref(),
+        &mut stdout,
+    ))?;
+    Ok(ExitCode::SUCCESS)
+}
+
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Demo(_) => not_built("demo"),
         Command::Crawl(_) => not_built("crawl"),
-        Command::Testweb(_) => not_built("testweb"),
+        Command::Testweb(args) => testweb(args),
         Command::Canon(_) => not_built("canon"),
         Command::Robots(_) => not_built("robots"),
         Command::Fingerprint(_) => not_built("fingerprint"),

@@ -4,3 +4,4 @@
 mod cli;
 mod politeness;
 mod reports;
+mod testweb;
