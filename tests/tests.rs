@@ -1,4 +1,6 @@
 //! End-to-end tests of simcrawl, one binary for all (see docs/STYLE.md).
 //! Each module tests one part against the built-in test web or real files.
 
+mod canon;
 mod cli;
+mod robots;
