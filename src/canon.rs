@@ -383,7 +383,10 @@ pub fn normalize_pct(s: &str, out: &mut String) -> bool {
     let mut needs_change = false;
     while i < bytes.len() {
         if bytes[i] == b'%' {
-            match (bytes.get(i + 1).and_then(|&b| hex_val(b)), bytes.get(i + 2).and_then(|&b| hex_val(b))) {
+            match (
+                bytes.get(i + 1).and_then(|&b| hex_val(b)),
+                bytes.get(i + 2).and_then(|&b| hex_val(b)),
+            ) {
                 (Some(h), Some(l)) => {
                     let v = h * 16 + l;
                     if is_unreserved(v) || bytes[i + 1].is_ascii_lowercase() || bytes[i + 2].is_ascii_lowercase() {
@@ -413,7 +416,10 @@ pub fn normalize_pct(s: &str, out: &mut String) -> bool {
     while i < bytes.len() {
         let b = bytes[i];
         if b == b'%' {
-            if let (Some(h), Some(l)) = (bytes.get(i + 1).and_then(|&b| hex_val(b)), bytes.get(i + 2).and_then(|&b| hex_val(b))) {
+            if let (Some(h), Some(l)) = (
+                bytes.get(i + 1).and_then(|&b| hex_val(b)),
+                bytes.get(i + 2).and_then(|&b| hex_val(b)),
+            ) {
                 let v = h * 16 + l;
                 if is_unreserved(v) {
                     buf.push(v);
@@ -524,7 +530,10 @@ mod tests {
         let base = Url::parse("http://a/b/c").unwrap();
         assert_eq!(c.resolve(&base, " ../d#x ").unwrap().as_str(), "http://a/d");
         for href in ["mailto:x@y", "javascript:void(0)", "data:text/html,hi", "ftp://a/"] {
-            assert!(matches!(c.resolve(&base, href), Err(CanonError::UnsupportedScheme(_))), "{href}");
+            assert!(
+                matches!(c.resolve(&base, href), Err(CanonError::UnsupportedScheme(_))),
+                "{href}"
+            );
         }
         assert_eq!(c.resolve(&base, "  "), Err(CanonError::Empty));
     }

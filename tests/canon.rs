@@ -27,7 +27,11 @@ fn canon_table() {
             continue;
         }
         let cols: Vec<&str> = line.split('\t').collect();
-        assert!(cols.len() == 4 || cols.len() == 5, "canon.tsv line {}: 4 or 5 columns", n + 1);
+        assert!(
+            cols.len() == 4 || cols.len() == 5,
+            "canon.tsv line {}: 4 or 5 columns",
+            n + 1
+        );
         let (input, expected, prof, why) = (cols[0], cols[1], cols[2], cols[3]);
         let c = Canonicalizer::with_profile(profile(prof));
         let got = match cols.get(4) {
@@ -38,18 +42,31 @@ fn canon_table() {
             Ok(u) => {
                 // Every canonical URL is a fixed point, as a Url and as text.
                 assert_eq!(c.canonicalize(&u), u, "line {}: not idempotent", n + 1);
-                assert_eq!(c.parse(u.as_str()).as_ref(), Ok(&u), "line {}: text not a fixed point", n + 1);
+                assert_eq!(
+                    c.parse(u.as_str()).as_ref(),
+                    Ok(&u),
+                    "line {}: text not a fixed point",
+                    n + 1
+                );
                 u.to_string()
             }
             Err(_) => "error".to_string(),
         };
         if got != expected {
-            failures.push(format!("line {}: {input:?} ({prof}): got {got:?}, expected {expected:?} — {why}", n + 1));
+            failures.push(format!(
+                "line {}: {input:?} ({prof}): got {got:?}, expected {expected:?} — {why}",
+                n + 1
+            ));
         }
         rows += 1;
     }
     assert!(rows >= 80, "canon.tsv has {rows} rows");
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -60,7 +77,9 @@ fn settings_are_honoured() {
     s.drop_params = vec!["ref*".into(), "x".into()];
     let c = Canonicalizer::new(&s);
     assert_eq!(
-        c.parse("http://a/index.html?b=1&referrer=q&X=2&a=3&utm_source=s").unwrap().as_str(),
+        c.parse("http://a/index.html?b=1&referrer=q&X=2&a=3&utm_source=s")
+            .unwrap()
+            .as_str(),
         "http://a/index.html?b=1&a=3&utm_source=s"
     );
 }
@@ -121,9 +140,21 @@ fn cli_prints_one_line_per_input_and_exits_2_on_invalid() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "http://a.test/x/?a=2&b=1\nhttp://b.test/~\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "http://a.test/x/?a=2&b=1\nhttp://b.test/~\n"
+    );
 
-    let out = simcrawl().args(["canon", "--profile", "rfc3986", "http://A.test/x/index.html?", "not a url"]).output().unwrap();
+    let out = simcrawl()
+        .args([
+            "canon",
+            "--profile",
+            "rfc3986",
+            "http://A.test/x/index.html?",
+            "not a url",
+        ])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = stdout.lines().collect();
@@ -134,10 +165,22 @@ fn cli_prints_one_line_per_input_and_exits_2_on_invalid() {
 
 #[test]
 fn cli_resolves_against_base() {
-    let out = simcrawl().args(["canon", "--base", "http://a.test/p/q.html", "../r/index.htm", "mailto:x@y"]).output().unwrap();
+    let out = simcrawl()
+        .args([
+            "canon",
+            "--base",
+            "http://a.test/p/q.html",
+            "../r/index.htm",
+            "mailto:x@y",
+        ])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.starts_with("http://a.test/r/\nerror: unsupported scheme"), "{stdout}");
+    assert!(
+        stdout.starts_with("http://a.test/r/\nerror: unsupported scheme"),
+        "{stdout}"
+    );
     let out = simcrawl().args(["canon", "--base", "nope", "x"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }

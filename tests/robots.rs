@@ -42,7 +42,11 @@ fn table() -> Table {
 }
 
 fn url_of(s: &str) -> Url {
-    let full = if s.starts_with('/') { format!("http://www.example.com{s}") } else { s.to_string() };
+    let full = if s.starts_with('/') {
+        format!("http://www.example.com{s}")
+    } else {
+        s.to_string()
+    };
     Url::parse(&full).expect("URL in robots.toml")
 }
 
@@ -53,7 +57,11 @@ fn robots_table() {
     let canon = Canonicalizer::with_profile(CanonProfile::Rfc3986);
     let mut failures = Vec::new();
     for (i, c) in t.case.iter().enumerate() {
-        assert!(c.expected == "allow" || c.expected == "disallow", "case {i}: expected {:?}", c.expected);
+        assert!(
+            c.expected == "allow" || c.expected == "disallow",
+            "case {i}: expected {:?}",
+            c.expected
+        );
         let want = c.expected == "allow";
         let robots = Robots::parse(c.robots.as_bytes(), DEFAULT_MAX_BYTES);
         let rules = robots.for_agent(&c.agent);
@@ -72,22 +80,37 @@ fn robots_table() {
             }
         }
     }
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
 fn crawl_delay_table() {
     for d in table().delay {
         let robots = Robots::parse(d.robots.as_bytes(), DEFAULT_MAX_BYTES);
-        let got = robots.crawl_delay(&d.agent).map_or("none".to_string(), |s| s.to_string());
+        let got = robots
+            .crawl_delay(&d.agent)
+            .map_or("none".to_string(), |s| s.to_string());
         assert_eq!(got, d.expected, "{}", d.why);
-        assert_eq!(robots.for_agent(&d.agent).crawl_delay(), robots.crawl_delay(&d.agent), "{}", d.why);
+        assert_eq!(
+            robots.for_agent(&d.agent).crawl_delay(),
+            robots.crawl_delay(&d.agent),
+            "{}",
+            d.why
+        );
     }
 }
 
 #[test]
 fn sitemaps_are_global() {
-    let r = Robots::parse(b"Sitemap: http://a.test/s1.xml\nUser-agent: x\nSitemap: http://a.test/s2.xml\n", 1000);
+    let r = Robots::parse(
+        b"Sitemap: http://a.test/s1.xml\nUser-agent: x\nSitemap: http://a.test/s2.xml\n",
+        1000,
+    );
     assert_eq!(r.sitemaps(), ["http://a.test/s1.xml", "http://a.test/s2.xml"]);
 }
 
@@ -111,7 +134,9 @@ fn hostile_huge_line_and_binary() {
     body.extend(std::iter::repeat_n(b'a', 2_000_000));
     let r = Robots::parse(&body, DEFAULT_MAX_BYTES);
     assert!(r.is_allowed("x", &url_of("/aaa")), "the cut line is dropped");
-    let binary: Vec<u8> = (0..100_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    let binary: Vec<u8> = (0..100_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
     let r = Robots::parse(&binary, DEFAULT_MAX_BYTES);
     let _ = r.is_allowed("x", &url_of("/x"));
     // Invalid UTF-8 in a pattern is matched octet by octet (percent-encoded).
@@ -141,7 +166,10 @@ fn hostile_million_rules() {
 
 #[test]
 fn pathological_wildcards_are_linear() {
-    let r = Robots::parse(b"User-agent: *\nDisallow: /*a*a*a*a*a*a*a*a*a*a*a*a*b\nDisallow: /*a*a*a*a*a*a*a*a*c$\n", 1000);
+    let r = Robots::parse(
+        b"User-agent: *\nDisallow: /*a*a*a*a*a*a*a*a*a*a*a*a*b\nDisallow: /*a*a*a*a*a*a*a*a*c$\n",
+        1000,
+    );
     let path = format!("/{}", "a".repeat(15_000));
     let u = url_of(&path);
     let rules = r.for_agent("x");
@@ -213,10 +241,22 @@ fn run(args: &[&str]) -> (Option<i32>, String) {
 #[test]
 fn cli_status_answers() {
     let u = "http://a.test/x";
-    assert_eq!(run(&["robots", "--status", "503", "--agent", "x", u]), (Some(0), "disallow\n".into()));
-    assert_eq!(run(&["robots", "--status", "404", "--agent", "x", u]), (Some(0), "allow\n".into()));
-    assert_eq!(run(&["robots", "--status", "unreachable", "--agent", "x", u]), (Some(0), "disallow\n".into()));
-    assert_eq!(run(&["robots", "--status", "429", "--agent", "x", u]), (Some(0), "disallow\n".into()));
+    assert_eq!(
+        run(&["robots", "--status", "503", "--agent", "x", u]),
+        (Some(0), "disallow\n".into())
+    );
+    assert_eq!(
+        run(&["robots", "--status", "404", "--agent", "x", u]),
+        (Some(0), "allow\n".into())
+    );
+    assert_eq!(
+        run(&["robots", "--status", "unreachable", "--agent", "x", u]),
+        (Some(0), "disallow\n".into())
+    );
+    assert_eq!(
+        run(&["robots", "--status", "429", "--agent", "x", u]),
+        (Some(0), "disallow\n".into())
+    );
     assert_eq!(run(&["robots", "--status", "200", "--agent", "x", u]).0, Some(2));
     assert_eq!(run(&["robots", "--status", "abc", "--agent", "x", u]).0, Some(2));
     assert_eq!(run(&["robots", "--agent", "x", u]).0, Some(2));
@@ -226,16 +266,45 @@ fn cli_status_answers() {
 fn cli_robots_file_and_crawl_delay() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("robots.txt");
-    std::fs::write(&file, "User-agent: *\nDisallow: /private\nCrawl-delay: 2.5\n\nUser-agent: simcrawl\nDisallow: /x\n").unwrap();
+    std::fs::write(
+        &file,
+        "User-agent: *\nDisallow: /private\nCrawl-delay: 2.5\n\nUser-agent: simcrawl\nDisallow: /x\n",
+    )
+    .unwrap();
     let f = file.to_str().unwrap();
     assert_eq!(
-        run(&["robots", "--robots", f, "--agent", "otherbot", "http://a.test/private/1", "http://a.test/x"]),
+        run(&[
+            "robots",
+            "--robots",
+            f,
+            "--agent",
+            "otherbot",
+            "http://a.test/private/1",
+            "http://a.test/x"
+        ]),
         (Some(0), "disallow\nallow\n".into())
     );
-    assert_eq!(run(&["robots", "--robots", f, "--agent", "otherbot", "--crawl-delay"]), (Some(0), "2.5\n".into()));
-    assert_eq!(run(&["robots", "--robots", f, "--agent", "SimCrawl", "--crawl-delay"]), (Some(0), "none\n".into()));
-    let (code, out) = run(&["robots", "--robots", f, "--agent", "simcrawl", "http://a.test/x", "nope"]);
+    assert_eq!(
+        run(&["robots", "--robots", f, "--agent", "otherbot", "--crawl-delay"]),
+        (Some(0), "2.5\n".into())
+    );
+    assert_eq!(
+        run(&["robots", "--robots", f, "--agent", "SimCrawl", "--crawl-delay"]),
+        (Some(0), "none\n".into())
+    );
+    let (code, out) = run(&[
+        "robots",
+        "--robots",
+        f,
+        "--agent",
+        "simcrawl",
+        "http://a.test/x",
+        "nope",
+    ]);
     assert_eq!(code, Some(2));
     assert!(out.starts_with("disallow\nerror: "), "{out}");
-    assert_eq!(run(&["robots", "--robots", "/no/such/file", "--agent", "x", "http://a.test/"]).0, Some(1));
+    assert_eq!(
+        run(&["robots", "--robots", "/no/such/file", "--agent", "x", "http://a.test/"]).0,
+        Some(1)
+    );
 }

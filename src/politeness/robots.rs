@@ -127,7 +127,10 @@ impl Pattern {
 fn push_normalized(s: &[u8], i: usize, in_query: &mut bool, out: &mut Vec<u8>) -> usize {
     let b = s[i];
     if b == b'%' {
-        if let (Some(h), Some(l)) = (s.get(i + 1).and_then(|&c| hex_val(c)), s.get(i + 2).and_then(|&c| hex_val(c))) {
+        if let (Some(h), Some(l)) = (
+            s.get(i + 1).and_then(|&c| hex_val(c)),
+            s.get(i + 2).and_then(|&c| hex_val(c)),
+        ) {
             let v = h * 16 + l;
             if is_unreserved(v) || v == b'*' || v == b'$' {
                 out.push(v);
@@ -236,7 +239,10 @@ fn product_token(s: &str) -> &str {
 
 fn trim_ws(s: &[u8]) -> &[u8] {
     let start = s.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(s.len());
-    let end = s.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(start, |e| e + 1);
+    let end = s
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(start, |e| e + 1);
     &s[start..end]
 }
 
@@ -248,7 +254,10 @@ impl Robots {
         if body.len() > max_bytes {
             body = &body[..max_bytes];
             // Drop the line the limit cut through.
-            let cut = body.iter().rposition(|&b| b == b'\n' || b == b'\r').map_or(0, |p| p + 1);
+            let cut = body
+                .iter()
+                .rposition(|&b| b == b'\n' || b == b'\r')
+                .map_or(0, |p| p + 1);
             body = &body[..cut];
         }
         let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
@@ -336,7 +345,9 @@ impl Robots {
         let token = product_token(agent_token.trim());
         let own = move |g: &Group| {
             !token.is_empty()
-                && g.agents.iter().any(|a| matches!(a, AgentToken::Token(t) if t.eq_ignore_ascii_case(token)))
+                && g.agents
+                    .iter()
+                    .any(|a| matches!(a, AgentToken::Token(t) if t.eq_ignore_ascii_case(token)))
         };
         let has_own = self.groups.iter().any(own);
         self.groups.iter().filter(move |g| {
@@ -359,7 +370,7 @@ impl Robots {
             return false;
         }
         let target = target_of(url);
-        let target = normalize_target(&target);
+        let target = normalize_target(target);
         let mut best: Option<(usize, bool)> = None;
         for group in self.groups_for(agent_token) {
             for rule in &group.rules {
@@ -388,7 +399,10 @@ impl Robots {
 
     /// The rules for one crawler, merged and sorted for fast repeated checks.
     pub fn for_agent(&self, agent_token: &str) -> AgentRules {
-        let mut rules: Vec<Rule> = self.groups_for(agent_token).flat_map(|g| g.rules.iter().cloned()).collect();
+        let mut rules: Vec<Rule> = self
+            .groups_for(agent_token)
+            .flat_map(|g| g.rules.iter().cloned())
+            .collect();
         // Most octets first; allow before disallow on a tie.
         rules.sort_by(|a, b| b.pattern.len.cmp(&a.pattern.len).then(b.allow.cmp(&a.allow)));
         AgentRules {
@@ -418,7 +432,7 @@ impl AgentRules {
             return false;
         }
         let target = target_of(url);
-        let target = normalize_target(&target);
+        let target = normalize_target(target);
         self.rules
             .iter()
             .find(|r| r.pattern.matches(&target))
@@ -517,9 +531,16 @@ pub fn run_cli(
             let code = if s.eq_ignore_ascii_case("unreachable") {
                 None
             } else {
-                Some(s.parse::<u16>().ok().filter(|c| (100..=599).contains(c)).ok_or_else(|| {
-                    Error::InvalidInput(format!("--status `{s}`: expected an HTTP status 100..=599 or `unreachable`"))
-                })?)
+                Some(
+                    s.parse::<u16>()
+                        .ok()
+                        .filter(|c| (100..=599).contains(c))
+                        .ok_or_else(|| {
+                            Error::InvalidInput(format!(
+                                "--status `{s}`: expected an HTTP status 100..=599 or `unreachable`"
+                            ))
+                        })?,
+                )
             };
             let policy = policy_for_status(code);
             policy.robots().ok_or_else(|| {
@@ -564,7 +585,11 @@ mod tests {
         let robots = Robots::parse(body.as_bytes(), DEFAULT_MAX_BYTES);
         let u = Url::parse(url).unwrap();
         let a = robots.is_allowed(agent, &u);
-        assert_eq!(a, robots.for_agent(agent).is_allowed(&u), "Robots and AgentRules disagree");
+        assert_eq!(
+            a,
+            robots.for_agent(agent).is_allowed(&u),
+            "Robots and AgentRules disagree"
+        );
         a
     }
 
