@@ -105,6 +105,9 @@ struct CanonArgs {
     /// Canonicalization profile.
     #[arg(long, value_enum, default_value = "crawler")]
     profile: ProfileArg,
+    /// Resolve relative inputs against this page URL (as links on that page).
+    #[arg(long)]
+    base: Option<String>,
     /// URLs to canonicalize.
     #[arg(required = true)]
     urls: Vec<String>,
@@ -310,13 +313,36 @@ fn testweb(args: TestwebArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+fn canon(args: CanonArgs) -> anyhow::Result<ExitCode> {
+    let profile = match args.profile {
+        ProfileArg::Rfc3986 => simcrawl::config::CanonProfile::Rfc3986,
+        ProfileArg::Crawler => simcrawl::config::CanonProfile::Crawler,
+    };
+    let mut out = std::io::stdout().lock();
+    let all_ok = simcrawl::canon::run_cli(profile, args.base.as_deref(), &args.urls, &mut out)?;
+    Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(2) })
+}
+
+fn robots(args: RobotsArgs) -> anyhow::Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    let all_ok = simcrawl::politeness::robots::run_cli(
+        args.robots.as_deref(),
+        args.status.as_deref(),
+        &args.agent,
+        args.crawl_delay,
+        &args.urls,
+        &mut out,
+    )?;
+    Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(2) })
+}
+
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Demo(_) => not_built("demo"),
         Command::Crawl(_) => not_built("crawl"),
         Command::Testweb(args) => testweb(args),
-        Command::Canon(_) => not_built("canon"),
-        Command::Robots(_) => not_built("robots"),
+        Command::Canon(args) => canon(args),
+        Command::Robots(args) => robots(args),
         Command::Fingerprint(_) => not_built("fingerprint"),
         Command::Hamming(_) => not_built("hamming"),
         Command::Near(_) => not_built("near"),

@@ -17,7 +17,6 @@
 
 mod host;
 pub mod robots;
-mod robots_stub;
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
@@ -31,7 +30,7 @@ use url::Url;
 use crate::config::{PolitenessSettings, Settings};
 use crate::fetch::{FetchError, FetchResponse, Fetcher, RedirectChain};
 use host::{HostState, StartRefused};
-pub use robots_stub::Robots;
+pub use robots::Robots;
 
 /// Shards of the per-host map (a power of two).
 const SHARDS: usize = 64;
