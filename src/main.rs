@@ -336,10 +336,63 @@ fn robots(args: RobotsArgs) -> anyhow::Result<ExitCode> {
     Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(2) })
 }
 
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")
+}
+
+fn crawl(args: CrawlArgs) -> anyhow::Result<ExitCode> {
+    let mut overrides = args.set.clone();
+    if let Some(n) = args.max_pages {
+        overrides.push(format!("crawl.max_pages={n}"));
+    }
+    let settings = simcrawl::Settings::load(Some(&args.config), &overrides)?;
+    let seeds = match &args.seeds {
+        Some(path) => simcrawl::crawl::read_seeds(path)?,
+        None if args.resume => Vec::new(),
+        None => return Err(simcrawl::Error::InvalidInput("--seeds FILE is required for a new crawl".into()).into()),
+    };
+    let opts = simcrawl::crawl::CrawlOptions {
+        resume: args.resume,
+        progress: true,
+        ..simcrawl::crawl::CrawlOptions::new(&args.out, seeds)
+    };
+    let summary = runtime()?.block_on(simcrawl::crawl::run(settings, opts, async {
+        let _ = tokio::signal::ctrl_c().await;
+        eprintln!("simcrawl: stopping (in-flight fetches finish; --resume continues)");
+    }))?;
+    let parts: Vec<String> = summary.by_decision.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    println!(
+        "crawl {:?}: {} pages this run, {} in all ({}), {} queued, {:.1} s",
+        summary.stop,
+        summary.pages,
+        summary.total_pages,
+        parts.join(", "),
+        summary.queued,
+        summary.elapsed.as_secs_f64()
+    );
+    println!("crawl log: {}", args.out.join(simcrawl::crawl::LOG_FILE).display());
+    if let Some(r) = &summary.reports {
+        println!("reports:   {}", r.dir.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
+    let result = runtime()?.block_on(simcrawl::demo::run(args.out, &[], true))?;
+    print!("{result}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn explain(args: ExplainArgs) -> anyhow::Result<ExitCode> {
+    let text = simcrawl::report::explain::explain(&args.crawl, &args.url, &simcrawl::Settings::default())?;
+    print!("{text}");
+    Ok(ExitCode::SUCCESS)
+}
+
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Demo(_) => not_built("demo"),
-        Command::Crawl(_) => not_built("crawl"),
+        Command::Demo(args) => demo(args),
+        Command::Crawl(args) => crawl(args),
         Command::Testweb(args) => testweb(args),
         Command::Canon(args) => canon(args),
         Command::Robots(args) => robots(args),
@@ -347,7 +400,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Hamming(_) => not_built("hamming"),
         Command::Near(_) => not_built("near"),
         Command::Report(args) => report(args),
-        Command::Explain(_) => not_built("explain"),
+        Command::Explain(args) => explain(args),
         Command::Eval(_) => not_built("eval"),
         Command::Bench(_) => not_built("bench"),
     }

@@ -3,6 +3,7 @@
 
 mod canon;
 mod cli;
+mod crawl;
 mod politeness;
 mod reports;
 mod robots;
