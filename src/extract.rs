@@ -421,13 +421,53 @@ fn is_heading(name: &str) -> bool {
 fn is_boilerplate(el: &scraper::node::Element) -> bool {
     match el.name() {
         "nav" | "header" | "footer" | "aside" => true,
-        _ => el.attr("role").is_some_and(|r| {
-            let r = r.trim();
-            ["navigation", "banner", "contentinfo", "complementary"]
-                .iter()
-                .any(|k| r.eq_ignore_ascii_case(k))
-        }),
+        "html" | "body" | "main" | "article" => false,
+        _ => {
+            el.attr("role").is_some_and(|r| {
+                let r = r.trim();
+                ["navigation", "banner", "contentinfo", "complementary"]
+                    .iter()
+                    .any(|k| r.eq_ignore_ascii_case(k))
+            }) || el.attr("class").is_some_and(boilerplate_name)
+                || el.attr("id").is_some_and(boilerplate_name)
+        }
     }
+}
+
+/// Class or id names that mark ads and navigation in the wild (after
+/// Readability's "unlikely candidates", kept to names that rarely wrap the
+/// main text): the attribute is split into words at whitespace, `-` and `_`
+/// and one word must be one of these, case-insensitively. `header` is left
+/// out on purpose: article headers hold the `<h1>`.
+fn boilerplate_name(value: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "ad",
+        "ads",
+        "adslot",
+        "adsbygoogle",
+        "advert",
+        "adverts",
+        "advertisement",
+        "advertising",
+        "sponsor",
+        "sponsored",
+        "promo",
+        "nav",
+        "navbar",
+        "navigation",
+        "menu",
+        "breadcrumb",
+        "breadcrumbs",
+        "sidebar",
+        "footer",
+        "cookie",
+        "cookies",
+        "share",
+        "social",
+    ];
+    value
+        .split(|c: char| c.is_ascii_whitespace() || c == '-' || c == '_')
+        .any(|w| WORDS.iter().any(|k| k.eq_ignore_ascii_case(w)))
 }
 
 /// `hidden`, `aria-hidden=true`, or an inline style with `display:none` /
@@ -689,6 +729,7 @@ mod tests {
 <noscript>enable js</noscript><template><p>tpl</p></template>
 <p>Link to <a href="x.html"><img alt="an image"> text</a>.</p>
 <footer>Copyright 2024</footer>
+<div class="ad-slot">Sponsored: buy now</div><div id="main-sidebar">Related</div><div class="shadow padded">Kept</div>
 </body></html>"#;
 
     #[test]
@@ -711,6 +752,9 @@ mod tests {
                 ("After break", BlockKind::Body),
                 ("Link to text.", BlockKind::Body),
                 ("Copyright 2024", BlockKind::Boilerplate),
+                ("Sponsored: buy now", BlockKind::Boilerplate),
+                ("Related", BlockKind::Boilerplate),
+                ("Kept", BlockKind::Body),
             ]
         );
         let links: Vec<(&str, &str, bool)> =

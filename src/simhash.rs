@@ -286,6 +286,48 @@ mod tests {
         assert_eq!(to_hex(0xab), "00000000000000ab");
     }
 
+    #[test]
+    fn same_page_under_alias_urls_gets_the_same_fingerprint() {
+        // What differs between a page's URLs (session ids and tracking
+        // parameters in its own links, its canonical, its base) is not a
+        // feature: hrefs are never hashed, only visible text.
+        let page = |sid: &str, base: &str| {
+            format!(
+                "<html><head><title>Widgets</title><base href='{base}'><link rel=canonical href='{base}w?sid={sid}'>\
+                 </head><body><nav><a href='/?sid={sid}'>Home</a></nav><h1>Blue widgets</h1><p>Blue widgets are \
+                 <a href='/w/blue?sid={sid}&utm_source=x'>cheap</a> and sturdy.</p></body></html>"
+            )
+        };
+        let st = crate::Settings::from_layers(&[], &[]).expect("defaults").features;
+        let fx = FeatureExtractor::new(&st);
+        let fps: Vec<u64> = [("a1", "http://shop.test/"), ("zz9", "http://shop.test/index.html"), ("", "https://SHOP.test:443/")]
+            .iter()
+            .map(|(sid, base)| fingerprint_html(&page(sid, base), &fx))
+            .collect();
+        assert!(fps.iter().all(|&f| f == fps[0]), "{fps:x?}");
+        // ...and the run is deterministic: a fresh extractor gives the same.
+        assert_eq!(fingerprint_html(&page("a1", "http://shop.test/"), &FeatureExtractor::new(&st)), fps[0]);
+    }
+
+    #[test]
+    fn cli_walks_directories_in_order() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let sub = dir.path().join("site");
+        std::fs::create_dir(&sub).expect("mkdir");
+        std::fs::write(sub.join("b.html"), "<p>second page about crawling</p>").expect("write");
+        std::fs::write(sub.join("a.txt"), "first page about robots").expect("write");
+        std::fs::write(sub.join("skip.bin"), [0u8, 1, 2]).expect("write");
+        let st = crate::Settings::from_layers(&[], &[]).expect("defaults").features;
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let run = fingerprint_paths(&[dir.path().to_path_buf()], &st, None, &mut out, &mut err).expect("run");
+        assert_eq!(run, FingerprintRun { ok: 2, failed: 0 });
+        let out = String::from_utf8(out).expect("utf8");
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert!(lines[0].ends_with("a.txt") && lines[1].ends_with("b.html"), "{out}");
+        assert!(lines.iter().all(|l| from_hex(&l[..16]).is_some() && &l[16..17] == "\t"));
+    }
+
     /// Brute-force oracle: V in f64 by the paper's words.
     fn oracle(items: &[(u64, f32)]) -> u64 {
         let mut v = [0i64; 64];
