@@ -10,7 +10,9 @@
 //! * Tokens: Unicode words (UAX #29) of each text block, case-folded
 //!   (`str::to_lowercase`). Stop words of the page's language are dropped
 //!   (`features.stop_words`), the rest stemmed with the Snowball stemmer of
-//!   that language (`features.stemming`, rust-stemmers).
+//!   that language (`features.stemming`, rust-stemmers). Tokens without a
+//!   letter (numbers, parts of dates and times) are not features: view
+//!   counters, timestamps and prices change between copies of one page.
 //! * Language: the primary subtag of `<html lang>` if a stemmer exists for
 //!   it; otherwise, with `features.detect_language`, the script (Cyrillic →
 //!   ru, Greek → el, Arabic → ar, Tamil → ta) or else the Latin-script
@@ -385,6 +387,11 @@ impl FeatureExtractor {
                 if s.stop_words && stop.contains(fold.as_str()) {
                     continue;
                 }
+                // Numbers (no letter at all) are not features: dates, view
+                // counters, prices change between copies of one page.
+                if !fold.chars().any(char::is_alphabetic) {
+                    continue;
+                }
                 let stem: &str = if s.stemming {
                     if !cache.contains_key(fold.as_str()) {
                         if cache.len() >= STEM_CACHE_MAX {
@@ -484,6 +491,8 @@ pub struct HostTemplate {
     pub weight: f32,
     /// Pages of the host observed when the snapshot was taken.
     pub pages: u32,
+    /// [`TemplateLearner::version`] of the host when the snapshot was taken.
+    pub version: u64,
 }
 
 impl HostTemplate {
@@ -516,6 +525,17 @@ struct HostStats {
     counts: FastMap<u64, u32>,
     /// Blocks with count >= min_pages (the only possible template blocks).
     candidates: FastSet<u64>,
+    /// XOR of the current template's block hashes (detects changes).
+    signature: u64,
+    /// Times the template's block set changed.
+    version: u64,
+}
+
+impl HostStats {
+    /// Count a block needs to be template now.
+    fn need(&self, min_pages: u32, min_fraction: f64) -> u32 {
+        ((min_fraction * f64::from(self.pages)).ceil() as u32).max(min_pages)
+    }
 }
 
 /// Blocks remembered per host before those seen on one page only are dropped.
@@ -589,6 +609,28 @@ impl TemplateLearner {
         if st.counts.len() > MAX_BLOCKS_PER_HOST {
             st.counts.retain(|_, c| *c > 1);
         }
+        if st.pages >= self.min_pages {
+            let need = st.need(self.min_pages, self.min_fraction);
+            let sig = st
+                .candidates
+                .iter()
+                .filter(|h| st.counts.get(h).is_some_and(|&c| c >= need))
+                .fold(0u64, |acc, h| acc ^ fmix64(*h));
+            if sig != st.signature {
+                st.signature = sig;
+                st.version += 1;
+            }
+        }
+    }
+
+    /// How many times the host's template (its set of template blocks) has
+    /// changed so far: 0 while the host has no template. Fingerprints
+    /// computed under an older version weighted some blocks that are now
+    /// cut; a crawl that wants exact consistency re-fingerprints a host's
+    /// earlier pages when this changes (it settles after a few dozen pages
+    /// on template-driven sites; see docs/fingerprints.md).
+    pub fn version(&self, host: &str) -> u64 {
+        self.shard(host).lock().get(host).map_or(0, |s| s.version)
     }
 
     /// The host's template now, or None when learning is off or the host has
@@ -602,17 +644,18 @@ impl TemplateLearner {
         if st.pages < self.min_pages {
             return None;
         }
-        let need = (self.min_fraction * f64::from(st.pages)).ceil() as u32;
+        let need = st.need(self.min_pages, self.min_fraction);
         let blocks = st
             .candidates
             .iter()
             .copied()
-            .filter(|h| st.counts.get(h).is_some_and(|&c| c >= need.max(self.min_pages)))
+            .filter(|h| st.counts.get(h).is_some_and(|&c| c >= need))
             .collect();
         Some(HostTemplate {
             blocks,
             weight: self.weight,
             pages: st.pages,
+            version: st.version,
         })
     }
 
@@ -724,6 +767,9 @@ mod tests {
             learner.observe("docs.test", d);
         }
         let t = learner.template("docs.test").expect("template after 5 pages");
+        assert_eq!(learner.version("docs.test"), t.version);
+        assert!(t.version >= 1);
+        assert_eq!(learner.pages("docs.test"), 5);
         assert_eq!(t.len(), 7, "top, five side list items and bottom are template: {t:?}");
         let fp = |d: &Extracted, t: Option<&HostTemplate>| simhash(&fx.features(d, t));
         let min_with = (0..5)
