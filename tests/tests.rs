@@ -3,3 +3,5 @@
 
 mod cli;
 mod fingerprint_cli;
+mod politeness;
+mod reports;
