@@ -54,18 +54,28 @@ fn page(size: usize, seed: u64) -> String {
     s.push_str("<script>window.dataLayer=window.dataLayer||[];function gtag(){dataLayer.push(arguments)}</script>");
     s.push_str("</head><body><header class=\"top\"><div class=\"nav\">");
     for i in 0..12 {
-        s.push_str(&format!("<a href=\"/section/{i}/index.html\" class=\"nav-link\">Section {i}</a> "));
+        s.push_str(&format!(
+            "<a href=\"/section/{i}/index.html\" class=\"nav-link\">Section {i}</a> "
+        ));
     }
     s.push_str("</div></header><aside class=\"side\"><ul>");
     for i in 0..20 {
-        s.push_str(&format!("<li><a href=\"/topic/{i}\">Topic {} {}</a></li>", words[i + 40], words[i + 60]));
+        s.push_str(&format!(
+            "<li><a href=\"/topic/{i}\">Topic {} {}</a></li>",
+            words[i + 40],
+            words[i + 60]
+        ));
     }
     s.push_str("</ul></aside><main><article>");
     let mut h = 0;
     while s.len() < size.saturating_sub(600) {
         if r.next() % 6 == 0 {
             h += 1;
-            s.push_str(&format!("<h2 id=\"s{h}\">{} {}</h2>", words[r.zipf(words.len())], words[r.zipf(words.len())]));
+            s.push_str(&format!(
+                "<h2 id=\"s{h}\">{} {}</h2>",
+                words[r.zipf(words.len())],
+                words[r.zipf(words.len())]
+            ));
         }
         s.push_str("<div class=\"para-wrapper\"><p class=\"para\">");
         let n = 40 + (r.next() % 60) as usize;
@@ -90,7 +100,9 @@ fn page(size: usize, seed: u64) -> String {
 }
 
 fn bench(c: &mut Criterion) {
-    let settings = simcrawl::Settings::from_layers(&[], &[]).expect("default config").features;
+    let settings = simcrawl::Settings::from_layers(&[], &[])
+        .expect("default config")
+        .features;
     let fx = FeatureExtractor::new(&settings);
     for (label, size) in [("10KB", 10usize << 10), ("100KB", 100 << 10), ("1MB", 1 << 20)] {
         let html = page(size, 42);
@@ -108,7 +120,9 @@ fn bench(c: &mut Criterion) {
         g.bench_with_input(BenchmarkId::new("3_features", label), &doc, |b, d| {
             b.iter(|| fx.features(black_box(d), None))
         });
-        g.bench_with_input(BenchmarkId::new("4_simhash", label), &feats, |b, f| b.iter(|| simhash(black_box(f))));
+        g.bench_with_input(BenchmarkId::new("4_simhash", label), &feats, |b, f| {
+            b.iter(|| simhash(black_box(f)))
+        });
         g.bench_with_input(BenchmarkId::new("5_after_parse", label), &parsed, |b, p| {
             b.iter(|| simhash(&fx.features(&extract_parsed(black_box(p), settings.max_text_bytes), None)))
         });

@@ -212,17 +212,51 @@ pub fn limit_nesting(html: &str) -> &str {
         }
         let end_tag = c == b'/';
         let start = if end_tag { i + 1 } else { i };
-        let name_len = b[start..].iter().take_while(|x| x.is_ascii_alphanumeric() || **x == b'-').count();
+        let name_len = b[start..]
+            .iter()
+            .take_while(|x| x.is_ascii_alphanumeric() || **x == b'-')
+            .count();
         if name_len == 0 || !b[start].is_ascii_alphabetic() {
             continue;
         }
         let name = &b[start..start + name_len];
         let ignored = |n: &[u8]| {
             const NAMES: &[&[u8]] = &[
-                b"area", b"base", b"br", b"col", b"embed", b"hr", b"img", b"input", b"link", b"meta", b"source",
-                b"track", b"wbr", b"param", b"keygen", b"p", b"li", b"dt", b"dd", b"option", b"optgroup", b"tr",
-                b"td", b"th", b"thead", b"tbody", b"tfoot", b"rb", b"rt", b"rp", b"colgroup", b"caption", b"html",
-                b"head", b"body",
+                b"area",
+                b"base",
+                b"br",
+                b"col",
+                b"embed",
+                b"hr",
+                b"img",
+                b"input",
+                b"link",
+                b"meta",
+                b"source",
+                b"track",
+                b"wbr",
+                b"param",
+                b"keygen",
+                b"p",
+                b"li",
+                b"dt",
+                b"dd",
+                b"option",
+                b"optgroup",
+                b"tr",
+                b"td",
+                b"th",
+                b"thead",
+                b"tbody",
+                b"tfoot",
+                b"rb",
+                b"rt",
+                b"rp",
+                b"colgroup",
+                b"caption",
+                b"html",
+                b"head",
+                b"body",
             ];
             NAMES.iter().any(|k| k.eq_ignore_ascii_case(n))
         };
@@ -299,7 +333,9 @@ pub fn extract_plain(text: &str, max_text_bytes: usize) -> Extracted {
 /// the first non-blank bytes: doctype, html, head, body or any tag).
 pub fn looks_like_html(bytes: &[u8]) -> bool {
     let head = &bytes[..bytes.len().min(1024)];
-    let start = head.iter().position(|b| !b.is_ascii_whitespace() && *b != 0xEF && *b != 0xBB && *b != 0xBF);
+    let start = head
+        .iter()
+        .position(|b| !b.is_ascii_whitespace() && *b != 0xEF && *b != 0xBB && *b != 0xBF);
     match start {
         Some(i) => head[i] == b'<',
         None => false,
@@ -476,10 +512,16 @@ fn is_hidden(el: &scraper::node::Element) -> bool {
     if el.attr("hidden").is_some() {
         return true;
     }
-    if el.attr("aria-hidden").is_some_and(|v| v.trim().eq_ignore_ascii_case("true")) {
+    if el
+        .attr("aria-hidden")
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+    {
         return true;
     }
-    if let Some(style) = el.attr("style").filter(|s| contains_ci(s, "none") || contains_ci(s, "hidden")) {
+    if let Some(style) = el
+        .attr("style")
+        .filter(|s| contains_ci(s, "none") || contains_ci(s, "hidden"))
+    {
         let compact: String = style
             .chars()
             .filter(|c| !c.is_whitespace())
@@ -491,7 +533,10 @@ fn is_hidden(el: &scraper::node::Element) -> bool {
 }
 
 fn contains_ci(haystack: &str, needle: &str) -> bool {
-    haystack.as_bytes().windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+    haystack
+        .as_bytes()
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
 }
 
 fn has_rel(el: &scraper::node::Element, token: &str) -> bool {
@@ -539,29 +584,25 @@ impl Walker {
     fn open(&mut self, el: &scraper::node::Element) {
         let name = el.name();
         match name {
-            "html" => {
-                if self.out.lang.is_none() {
-                    self.out.lang = el.attr("lang").map(str::trim).filter(|l| !l.is_empty()).map(String::from);
-                }
+            "html" if self.out.lang.is_none() => {
+                self.out.lang = el
+                    .attr("lang")
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .map(String::from);
             }
             "title" if self.in_title == 0 && self.out.title.is_none() && self.skip <= 1 => {
                 self.in_title += 1;
             }
-            "base" => {
-                if self.out.base_href.is_none() {
-                    self.out.base_href = el.attr("href").map(|h| h.trim().to_string());
-                }
+            "base" if self.out.base_href.is_none() => {
+                self.out.base_href = el.attr("href").map(|h| h.trim().to_string());
             }
-            "link" => {
-                if self.out.canonical.is_none() && has_rel(el, "canonical") {
-                    self.out.canonical = el.attr("href").map(|h| h.trim().to_string());
-                }
+            "link" if self.out.canonical.is_none() && has_rel(el, "canonical") => {
+                self.out.canonical = el.attr("href").map(|h| h.trim().to_string());
             }
-            "meta" => {
-                if el.attr("name").is_some_and(|n| n.trim().eq_ignore_ascii_case("robots")) {
-                    if let Some(c) = el.attr("content") {
-                        self.out.meta_robots = self.out.meta_robots.merge(parse_meta_robots(c));
-                    }
+            "meta" if el.attr("name").is_some_and(|n| n.trim().eq_ignore_ascii_case("robots")) => {
+                if let Some(c) = el.attr("content") {
+                    self.out.meta_robots = self.out.meta_robots.merge(parse_meta_robots(c));
                 }
             }
             "a" | "area" => {
@@ -757,8 +798,11 @@ mod tests {
                 ("Kept", BlockKind::Body),
             ]
         );
-        let links: Vec<(&str, &str, bool)> =
-            e.links.iter().map(|l| (l.href.as_str(), l.anchor.as_str(), l.nofollow)).collect();
+        let links: Vec<(&str, &str, bool)> = e
+            .links
+            .iter()
+            .map(|l| (l.href.as_str(), l.anchor.as_str(), l.nofollow))
+            .collect();
         assert_eq!(
             links,
             vec![
@@ -800,14 +844,27 @@ mod tests {
         let start = std::time::Instant::now();
         let e = extract_html(&deep, 1 << 20);
         assert!(e.truncated);
-        assert!(start.elapsed() < std::time::Duration::from_secs(5), "{:?}", start.elapsed());
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
         let ok = "<div>".repeat(500) + "deep text" + &"</div>".repeat(500);
         let e = extract_html(&ok, 1 << 20);
         assert!(!e.truncated && e.blocks.iter().any(|b| b.text == "deep text"));
         let scripted = format!("<div><script>{}</script>x</div>", "if (a<b) {}".repeat(5000));
         assert_eq!(limit_nesting(&scripted).len(), scripted.len());
 
-        for junk in ["", "<", "<<<>>>", "</p></div>", "<a href=", "\u{0}\u{feff}<p>x", "<title>t", "é<p>ü"] {
+        for junk in [
+            "",
+            "<",
+            "<<<>>>",
+            "</p></div>",
+            "<a href=",
+            "\u{0}\u{feff}<p>x",
+            "<title>t",
+            "é<p>ü",
+        ] {
             let _ = extract_html(junk, 16);
         }
         let multibyte = "ü".repeat(2000);

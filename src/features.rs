@@ -312,7 +312,10 @@ impl FeatureExtractor {
         if sc * 2 > words {
             return lang_id(["ru", "el", "ar", "ta"][si]);
         }
-        let (best, &bh) = hits.iter().enumerate().max_by_key(|(i, h)| (**h, std::cmp::Reverse(*i)))?;
+        let (best, &bh) = hits
+            .iter()
+            .enumerate()
+            .max_by_key(|(i, h)| (**h, std::cmp::Reverse(*i)))?;
         (bh >= 3 && bh * 20 >= words.min(400)).then_some(best)
     }
 
@@ -678,7 +681,10 @@ mod tests {
     #[test]
     fn tokens_fold_and_keep_stop_words() {
         let fx = FeatureExtractor::new(&settings());
-        let doc = extract_html("<title>The Title</title><nav>Menu</nav><p>Hello, WORLD of Ünïcode!</p>", 1 << 20);
+        let doc = extract_html(
+            "<title>The Title</title><nav>Menu</nav><p>Hello, WORLD of Ünïcode!</p>",
+            1 << 20,
+        );
         assert_eq!(fx.tokens(&doc), vec!["the", "title", "hello", "world", "of", "ünïcode"]);
     }
 
@@ -783,7 +789,10 @@ mod tests {
             .min()
             .unwrap();
         assert!(min_with > 3, "distinct pages apart with the template cut: {min_with}");
-        assert!(min_without <= 3, "without the cut the template dominates: {min_without}");
+        assert!(
+            min_without <= 3,
+            "without the cut the template dominates: {min_without}"
+        );
     }
 
     #[test]

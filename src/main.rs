@@ -280,9 +280,14 @@ fn fingerprint(args: FingerprintArgs) -> anyhow::Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let top = args.features.then_some(args.top);
-    let run = simcrawl::simhash::fingerprint_paths(&args.paths, &settings.features, top, &mut out, &mut std::io::stderr())?;
+    let run =
+        simcrawl::simhash::fingerprint_paths(&args.paths, &settings.features, top, &mut out, &mut std::io::stderr())?;
     std::io::Write::flush(&mut out)?;
-    Ok(if run.failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if run.failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {

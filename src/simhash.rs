@@ -176,10 +176,11 @@ fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) -> crate::Result<()> {
 pub fn extract_file(path: &Path, max_text_bytes: usize) -> crate::Result<Extracted> {
     let bytes = std::fs::read(path).map_err(|e| crate::Error::io(path, e))?;
     let text = String::from_utf8_lossy(&bytes);
-    let by_name = path
-        .extension()
-        .and_then(|x| x.to_str())
-        .is_some_and(|x| ["html", "htm", "xhtml", "shtml"].iter().any(|k| x.eq_ignore_ascii_case(k)));
+    let by_name = path.extension().and_then(|x| x.to_str()).is_some_and(|x| {
+        ["html", "htm", "xhtml", "shtml"]
+            .iter()
+            .any(|k| x.eq_ignore_ascii_case(k))
+    });
     Ok(if by_name || extract::looks_like_html(&bytes) {
         extract::extract_html(&text, max_text_bytes)
     } else {
@@ -189,7 +190,9 @@ pub fn extract_file(path: &Path, max_text_bytes: usize) -> crate::Result<Extract
 
 /// The "host" of a file for template learning: its parent directory.
 fn file_host(path: &Path) -> String {
-    path.parent().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default()
+    path.parent()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// What `simcrawl fingerprint` did: files written and files that failed.
@@ -300,13 +303,20 @@ mod tests {
         };
         let st = crate::Settings::from_layers(&[], &[]).expect("defaults").features;
         let fx = FeatureExtractor::new(&st);
-        let fps: Vec<u64> = [("a1", "http://shop.test/"), ("zz9", "http://shop.test/index.html"), ("", "https://SHOP.test:443/")]
-            .iter()
-            .map(|(sid, base)| fingerprint_html(&page(sid, base), &fx))
-            .collect();
+        let fps: Vec<u64> = [
+            ("a1", "http://shop.test/"),
+            ("zz9", "http://shop.test/index.html"),
+            ("", "https://SHOP.test:443/"),
+        ]
+        .iter()
+        .map(|(sid, base)| fingerprint_html(&page(sid, base), &fx))
+        .collect();
         assert!(fps.iter().all(|&f| f == fps[0]), "{fps:x?}");
         // ...and the run is deterministic: a fresh extractor gives the same.
-        assert_eq!(fingerprint_html(&page("a1", "http://shop.test/"), &FeatureExtractor::new(&st)), fps[0]);
+        assert_eq!(
+            fingerprint_html(&page("a1", "http://shop.test/"), &FeatureExtractor::new(&st)),
+            fps[0]
+        );
     }
 
     #[test]

@@ -18,7 +18,10 @@ fn parse(stdout: &[u8]) -> Vec<(u64, String)> {
         .map(|l| {
             let (hex, path) = l.split_once('\t').expect("tab-separated line");
             assert_eq!(hex.len(), 16, "{l}");
-            assert!(hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)), "{l}");
+            assert!(
+                hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)),
+                "{l}"
+            );
             (u64::from_str_radix(hex, 16).expect("hex"), path.to_string())
         })
         .collect()
@@ -31,7 +34,12 @@ fn directory_recurses_in_order_and_copies_match() {
     let rows = parse(&out.stdout);
     let names: Vec<&str> = rows.iter().map(|(_, p)| p.rsplit('/').next().unwrap_or("")).collect();
     assert_eq!(names, ["notes.txt", "other.html", "post-copy.html", "post.html"]);
-    let fp = |name: &str| rows.iter().find(|(_, p)| p.ends_with(name)).map(|(f, _)| *f).expect(name);
+    let fp = |name: &str| {
+        rows.iter()
+            .find(|(_, p)| p.ends_with(name))
+            .map(|(f, _)| *f)
+            .expect(name)
+    };
     // The copy differs in timestamp, view counter and ad: same fingerprint.
     assert!((fp("post.html") ^ fp("post-copy.html")).count_ones() <= 3);
     assert!((fp("post.html") ^ fp("other.html")).count_ones() > 3);
@@ -47,7 +55,10 @@ fn features_flag_lists_weighted_features() {
     let text = String::from_utf8_lossy(&out.stdout);
     let features: Vec<&str> = text.lines().filter(|l| l.starts_with(' ')).collect();
     assert_eq!(features.len(), 5, "{text}");
-    assert!(text.contains("\tnear\n") && text.contains("\tduplic\n"), "stemmed title words lead: {text}");
+    assert!(
+        text.contains("\tnear\n") && text.contains("\tduplic\n"),
+        "stemmed title words lead: {text}"
+    );
 }
 
 #[test]
