@@ -561,7 +561,14 @@ struct Walker {
     /// Index in `out.links` of the open `<a>` (anchor text goes there).
     anchor: Option<usize>,
     anchor_pending_space: bool,
+    /// Per open element: what `open` did (F_* bits), undone by `close`.
+    open_flags: Vec<u8>,
 }
+
+const F_SKIP: u8 = 1;
+const F_BLOCK: u8 = 2;
+const F_HEADING: u8 = 4;
+const F_BOILER: u8 = 8;
 
 impl Walker {
     fn new(max_text_bytes: usize) -> Self {
@@ -578,6 +585,7 @@ impl Walker {
             pending_space: false,
             anchor: None,
             anchor_pending_space: false,
+            open_flags: Vec::with_capacity(64),
         }
     }
 
@@ -629,22 +637,25 @@ impl Walker {
             }
             _ => {}
         }
+        let mut flags = 0u8;
         if is_skipped(name) || is_hidden(el) {
             self.skip += 1;
-            return;
+            flags |= F_SKIP;
+        } else if self.skip == 0 {
+            if is_block(name) {
+                self.flush();
+                flags |= F_BLOCK;
+            }
+            if is_heading(name) {
+                self.heading += 1;
+                flags |= F_HEADING;
+            }
+            if is_boilerplate(el) {
+                self.boilerplate += 1;
+                flags |= F_BOILER;
+            }
         }
-        if self.skip > 0 {
-            return;
-        }
-        if is_block(name) {
-            self.flush();
-        }
-        if is_heading(name) {
-            self.heading += 1;
-        }
-        if is_boilerplate(el) {
-            self.boilerplate += 1;
-        }
+        self.open_flags.push(flags);
     }
 
     fn close(&mut self, el: &scraper::node::Element) {
@@ -660,20 +671,18 @@ impl Walker {
         if name == "a" {
             self.anchor = None;
         }
-        if is_skipped(name) || is_hidden(el) {
+        // What `open` decided for this element (the walk is properly nested).
+        let flags = self.open_flags.pop().unwrap_or(0);
+        if flags & F_SKIP != 0 {
             self.skip = self.skip.saturating_sub(1);
-            return;
         }
-        if self.skip > 0 {
-            return;
-        }
-        if is_block(name) {
+        if flags & F_BLOCK != 0 {
             self.flush();
         }
-        if is_heading(name) {
+        if flags & F_HEADING != 0 {
             self.heading = self.heading.saturating_sub(1);
         }
-        if is_boilerplate(el) {
+        if flags & F_BOILER != 0 {
             self.boilerplate = self.boilerplate.saturating_sub(1);
         }
     }
