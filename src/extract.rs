@@ -302,28 +302,37 @@ pub fn limit_nesting(html: &str) -> &str {
 pub fn extract_plain(text: &str, max_text_bytes: usize) -> Extracted {
     let mut out = Extracted::default();
     let mut used = 0usize;
-    for para in text.split("\n\n") {
-        let mut s = String::new();
-        push_collapsed(&mut s, para, &mut false);
-        let s = s.trim();
-        if s.is_empty() {
+    let mut para = String::new();
+    let mut pending = false;
+    // Paragraphs end at blank lines (any line ending); a trailing empty
+    // "line" flushes the last one.
+    for line in text.lines().chain(std::iter::once("")) {
+        if !line.trim().is_empty() {
+            push_collapsed(&mut para, line, &mut pending);
+            pending = true;
+            continue;
+        }
+        pending = false;
+        if para.is_empty() {
             continue;
         }
         let room = max_text_bytes.saturating_sub(used);
-        if room == 0 {
-            out.truncated = true;
-            break;
-        }
-        let cut = floor_char_boundary(s, room);
-        if cut < s.len() {
+        let cut = floor_char_boundary(&para, room);
+        if cut < para.len() {
             out.truncated = true;
         }
         used += cut;
         if cut > 0 {
+            para.truncate(cut);
+            let text = para.trim_end().to_string();
             out.blocks.push(TextBlock {
-                text: s[..cut].to_string(),
+                text,
                 kind: BlockKind::Body,
             });
+        }
+        para.clear();
+        if out.truncated {
+            break;
         }
     }
     out
@@ -883,7 +892,7 @@ mod tests {
 
     #[test]
     fn plain_text_paragraphs() {
-        let e = extract_plain("Hello   world\nline two\n\n\n  Second para  ", 1 << 20);
+        let e = extract_plain("Hello   world\r\nline two\r\n \r\n\n  Second para  ", 1 << 20);
         let t: Vec<&str> = e.blocks.iter().map(|b| b.text.as_str()).collect();
         assert_eq!(t, vec!["Hello world line two", "Second para"]);
         let e = extract_plain(&"ab ".repeat(1000), 100);
