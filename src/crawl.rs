@@ -27,7 +27,6 @@
 //! page twice.
 
 use std::collections::{HashMap, HashSet};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -93,7 +92,7 @@ pub enum StopReason {
 }
 
 /// Counts of one crawl run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct CrawlSummary {
     /// Records written in this run.
     pub pages: u64,
@@ -846,13 +845,13 @@ impl Decider {
                 self.redirects.insert(q.canonical.clone(), target_s);
             }
             FetchedKind::Page(a) => {
-                let a = *a;
+                let mut a = *a;
                 rec.content_hash = Some(hex(a.hashes.body));
                 rec.text_hash = Some(hex(a.hashes.text));
                 rec.relevance = a.relevance;
                 page.content_hash = Some(a.hashes.body);
                 page.text_hash = Some(a.hashes.text);
-                body = a.body;
+                body = a.body.take();
                 let verdict = if a.noindex {
                     Verdict::plain(Decision::Noindex)
                 } else {

@@ -140,6 +140,12 @@ struct FingerprintArgs {
     /// How many features to print with --features.
     #[arg(long, default_value_t = 30)]
     top: usize,
+    /// Config file (TOML) laid over config/default.toml ([features] is used).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Override one config key for this run: SECTION.KEY=VALUE (repeatable).
+    #[arg(long = "set", value_name = "SECTION.KEY=VALUE")]
+    set: Vec<String>,
     /// Files or directories.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
@@ -272,6 +278,21 @@ fn not_built(what: &str) -> anyhow::Result<ExitCode> {
     Err(simcrawl::Error::InvalidInput(format!("`simcrawl {what}` is not built yet")).into())
 }
 
+fn fingerprint(args: FingerprintArgs) -> anyhow::Result<ExitCode> {
+    let settings = simcrawl::Settings::load(args.config.as_deref(), &args.set)?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let top = args.features.then_some(args.top);
+    let run =
+        simcrawl::simhash::fingerprint_paths(&args.paths, &settings.features, top, &mut out, &mut std::io::stderr())?;
+    std::io::Write::flush(&mut out)?;
+    Ok(if run.failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
 fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
     use simcrawl::report::{self, Format, ReportKind as Kind};
     let kind = match args.kind {
@@ -396,7 +417,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Testweb(args) => testweb(args),
         Command::Canon(args) => canon(args),
         Command::Robots(args) => robots(args),
-        Command::Fingerprint(_) => not_built("fingerprint"),
+        Command::Fingerprint(args) => fingerprint(args),
         Command::Hamming(_) => not_built("hamming"),
         Command::Near(_) => not_built("near"),
         Command::Report(args) => report(args),

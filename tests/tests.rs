@@ -4,6 +4,7 @@
 mod canon;
 mod cli;
 mod crawl;
+mod fingerprint_cli;
 mod politeness;
 mod reports;
 mod robots;
