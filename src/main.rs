@@ -254,6 +254,15 @@ enum BenchKind {
         /// Tables (design for k = 3: 4, 10, 16 or 20).
         #[arg(long, default_value_t = 10)]
         tables: usize,
+        /// Fingerprint distributions to run.
+        #[arg(long, value_enum, default_value = "both")]
+        workload: WorkloadArg,
+        /// Skip the BTreeSet-per-table baseline (very large n).
+        #[arg(long)]
+        no_btree: bool,
+        /// Queries checked against (and timed with) a brute-force scan.
+        #[arg(long, default_value_t = 200)]
+        brute_queries: usize,
     },
     /// The per-page path: parse, text, features, simhash.
     Pipeline,
@@ -263,6 +272,13 @@ enum BenchKind {
         #[arg(long, default_value_t = 20_000)]
         pages: usize,
     },
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+enum WorkloadArg {
+    Random,
+    Clustered,
+    Both,
 }
 
 fn not_built(what: &str) -> anyhow::Result<ExitCode> {
@@ -277,12 +293,29 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Canon(_) => not_built("canon"),
         Command::Robots(_) => not_built("robots"),
         Command::Fingerprint(_) => not_built("fingerprint"),
-        Command::Hamming(_) => not_built("hamming"),
+        Command::Hamming(a) => {
+            let stdout = std::io::stdout().lock();
+            simcrawl::index::batch::run_files(&a.fingerprints, &a.queries, a.k, a.tables, stdout)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Near(_) => not_built("near"),
         Command::Report(_) => not_built("report"),
         Command::Explain(_) => not_built("explain"),
         Command::Eval(_) => not_built("eval"),
-        Command::Bench(_) => not_built("bench"),
+        Command::Bench(b) => match b.which {
+            BenchKind::Index { n, queries, tables, workload, no_btree, brute_queries } => {
+                use simcrawl::index::bench::{Options, Shape};
+                let shapes = match workload {
+                    WorkloadArg::Random => vec![Shape::Random],
+                    WorkloadArg::Clustered => vec![Shape::Clustered],
+                    WorkloadArg::Both => vec![Shape::Random, Shape::Clustered],
+                };
+                let opts = Options { n, queries, tables, shapes, no_btree, brute_queries };
+                simcrawl::index::bench::run(&opts, &mut std::io::stdout().lock())?;
+                Ok(ExitCode::SUCCESS)
+            }
+            _ => not_built("bench"),
+        },
     }
 }
 
