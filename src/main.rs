@@ -263,6 +263,15 @@ enum BenchKind {
         /// Tables (design for k = 3: 4, 10, 16 or 20).
         #[arg(long, default_value_t = 10)]
         tables: usize,
+        /// Fingerprint distributions to run.
+        #[arg(long, value_enum, default_value = "both")]
+        workload: WorkloadArg,
+        /// Skip the BTreeSet-per-table baseline (very large n).
+        #[arg(long)]
+        no_btree: bool,
+        /// Queries checked against (and timed with) a brute-force scan.
+        #[arg(long, default_value_t = 200)]
+        brute_queries: usize,
     },
     /// The per-page path: parse, text, features, simhash.
     Pipeline,
@@ -272,6 +281,13 @@ enum BenchKind {
         #[arg(long, default_value_t = 20_000)]
         pages: usize,
     },
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+enum WorkloadArg {
+    Random,
+    Clustered,
+    Both,
 }
 
 fn not_built(what: &str) -> anyhow::Result<ExitCode> {
@@ -418,12 +434,29 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Canon(args) => canon(args),
         Command::Robots(args) => robots(args),
         Command::Fingerprint(args) => fingerprint(args),
-        Command::Hamming(_) => not_built("hamming"),
+        Command::Hamming(a) => {
+            let stdout = std::io::stdout().lock();
+            simcrawl::index::batch::run_files(&a.fingerprints, &a.queries, a.k, a.tables, stdout)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Near(_) => not_built("near"),
         Command::Report(args) => report(args),
         Command::Explain(args) => explain(args),
         Command::Eval(_) => not_built("eval"),
-        Command::Bench(_) => not_built("bench"),
+        Command::Bench(b) => match b.which {
+            BenchKind::Index { n, queries, tables, workload, no_btree, brute_queries } => {
+                use simcrawl::index::bench::{Options, Shape};
+                let shapes = match workload {
+                    WorkloadArg::Random => vec![Shape::Random],
+                    WorkloadArg::Clustered => vec![Shape::Clustered],
+                    WorkloadArg::Both => vec![Shape::Random, Shape::Clustered],
+                };
+                let opts = Options { n, queries, tables, shapes, no_btree, brute_queries };
+                simcrawl::index::bench::run(&opts, &mut std::io::stdout().lock())?;
+                Ok(ExitCode::SUCCESS)
+            }
+            _ => not_built("bench"),
+        },
     }
 }
 

@@ -183,7 +183,8 @@ async fn resume_after_kill_matches_an_uninterrupted_crawl() {
     let before = log_lines(&log);
     assert!(before >= 120, "the crawl recorded {before} pages before the kill");
     // Resume to the end.
-    let status = tokio::task::spawn_blocking(move || args(true).status().unwrap()).await.unwrap();
+    let mut resume = args(true);
+    let status = tokio::task::spawn_blocking(move || resume.status().unwrap()).await.unwrap();
     assert!(status.success());
     let resumed = read_log(&log).unwrap();
     assert_once(&resumed);
