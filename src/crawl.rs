@@ -386,6 +386,7 @@ async fn dispatch(
                 break;
             }
         };
+        tracing::trace!("frontier.next: {next:?}");
         let wait_until = match next {
             NextUrl::Ready(q) => {
                 shared.in_flight.fetch_add(1, Ordering::AcqRel);
@@ -434,29 +435,31 @@ async fn dispatch(
 async fn work(shared: &Arc<Shared>, q: QueuedUrl, tx: &mpsc::Sender<Fetched>) {
     let host = q.host.clone();
     let origin;
-    let fetched = match Url::parse(&q.canonical) {
+    let step = match Url::parse(&q.canonical) {
         Err(e) => {
             origin = None;
-            Some(outcome(&q, Decision::Error, 0, Some(format!("unparseable URL: {e}")), None))
+            Step::Record(outcome(&q, Decision::Error, 0, Some(format!("unparseable URL: {e}")), None))
         }
         Ok(url) => {
             origin = Some(Politeness::origin_key(&url));
             fetch_one(shared, &q, &url).await
         }
     };
-    // The host may be contacted again when politeness says so.
+    // The host may be contacted again when politeness says so (a retry
+    // pushes that later, never earlier: `requeue` keeps the later time).
     let ready = origin.map_or_else(std::time::Instant::now, |o| shared.politeness.next_ready(&o).into_std());
     if let Err(e) = shared.frontier.set_host_ready(&host, ready) {
         tracing::error!("frontier: {e}");
         shared.failed.store(true, Ordering::Relaxed);
     }
-    match fetched {
-        Some(f) => {
+    match step {
+        Step::Record(f) => {
             if tx.send(f).await.is_err() {
                 shared.in_flight.fetch_sub(1, Ordering::AcqRel);
             }
         }
-        None => {
+        Step::Retry(at) => {
+            requeue(shared, &q, at);
             shared.in_flight.fetch_sub(1, Ordering::AcqRel);
             shared.wake.notify_one();
         }
@@ -478,19 +481,27 @@ fn outcome(q: &QueuedUrl, decision: Decision, status: u16, error: Option<String>
     }
 }
 
-/// Robots, permit, request and analysis of one URL. `None` when the URL was
-/// re-queued for a retry.
-async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url) -> Option<Fetched> {
+/// What a worker does with its URL.
+enum Step {
+    /// Record this outcome (through the decider).
+    Record(Fetched),
+    /// Try again, not before this instant (retryable failure).
+    Retry(std::time::Instant),
+}
+
+/// Robots, permit, request and analysis of one URL.
+async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url) -> Step {
+    use Step::{Record, Retry};
     let s = &shared.settings;
     let mut robots = None;
     if s.politeness.respect_robots {
         match shared.politeness.check(&*shared.fetcher, url).await {
             RobotsVerdict::Allow => robots = Some("allow"),
             RobotsVerdict::Disallow => {
-                return Some(outcome(q, Decision::Disallowed, 0, Some("robots.txt".into()), Some("disallow")))
+                return Record(outcome(q, Decision::Disallowed, 0, Some("robots.txt".into()), Some("disallow")))
             }
             RobotsVerdict::Unavailable { .. } => {
-                return Some(outcome(
+                return Record(outcome(
                     q,
                     Decision::Disallowed,
                     0,
@@ -503,19 +514,15 @@ async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url) -> Option<Fet
     let permit = match shared.politeness.acquire(url).await {
         Ok(p) => p,
         Err(NotReady::Skip(reason)) => {
-            return Some(outcome(q, Decision::Disallowed, 0, Some(reason.to_string()), robots))
+            return Record(outcome(q, Decision::Disallowed, 0, Some(reason.to_string()), robots))
         }
         Err(NotReady::Wait { until, .. }) => {
             if q.retries < s.politeness.max_retries {
-                requeue(shared, q, until.into_std());
-                return None;
+                return Retry(until.into_std());
             }
-            return Some(outcome(q, Decision::Error, 0, Some("host parked after repeated failures".into()), robots));
+            return Record(outcome(q, Decision::Error, 0, Some("host parked after repeated failures".into()), robots));
         }
-        Err(NotReady::Busy) => {
-            requeue(shared, q, std::time::Instant::now());
-            return None;
-        }
+        Err(NotReady::Busy) => return Retry(std::time::Instant::now()),
     };
     let delay_ms = Some(permit.delay().as_millis() as u64);
     let fetched_at = SystemTime::now();
@@ -523,8 +530,7 @@ async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url) -> Option<Fet
     let outcome_of = RequestOutcome::of(&result);
     permit.finish(&outcome_of);
     if let Some(wait) = shared.retry.should_retry(&outcome_of, q.retries) {
-        requeue(shared, q, std::time::Instant::now() + wait);
-        return None;
+        return Retry(std::time::Instant::now() + wait);
     }
     let base = |status: u16, latency: Option<u64>, kind: FetchedKind| Fetched {
         q: q.clone(),
@@ -541,7 +547,7 @@ async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url) -> Option<Fet
     let resp = match result {
         Ok(r) => r,
         Err(e) => {
-            return Some(base(
+            return Record(base(
                 0,
                 None,
                 FetchedKind::Outcome { decision: Decision::Error, error: Some(e.to_string()), body_hash: None },
@@ -570,11 +576,11 @@ async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url) -> Option<Fet
                 body_hash: None,
             },
         };
-        return Some(f);
+        return Record(f);
     }
     if resp.status >= 400 || resp.status < 200 {
         f.kind = FetchedKind::Outcome { decision: Decision::Error, error: Some(format!("HTTP {}", resp.status)), body_hash: None };
-        return Some(f);
+        return Record(f);
     }
     if resp.truncated {
         f.kind = FetchedKind::Outcome {
@@ -582,7 +588,7 @@ async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url) -> Option<Fet
             error: Some(format!("body larger than fetch.max_body_bytes ({} bytes)", s.fetch.max_body_bytes)),
             body_hash: None,
         };
-        return Some(f);
+        return Record(f);
     }
     if !resp.is_parseable(&s.fetch.parse_content_types) {
         f.kind = FetchedKind::Outcome {
@@ -590,11 +596,11 @@ async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url) -> Option<Fet
             error: None,
             body_hash: Some(*blake3::hash(&resp.body).as_bytes()),
         };
-        return Some(f);
+        return Record(f);
     }
     // CPU work off the async threads, bounded to the number of cores.
     let Ok(_cpu) = shared.cpu.acquire().await else {
-        return Some(f);
+        return Record(f);
     };
     let (sh, page) = (shared.clone(), url.clone());
     let analysis = tokio::task::spawn_blocking(move || analyze(&sh, &page, resp)).await;
@@ -608,10 +614,11 @@ async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url) -> Option<Fet
             }
         }
     }
-    Some(f)
+    Record(f)
 }
 
 fn requeue(shared: &Shared, q: &QueuedUrl, at: std::time::Instant) {
+    tracing::debug!("requeue {} in {:?}", q.canonical, at.saturating_duration_since(std::time::Instant::now()));
     if let Err(e) = shared.frontier.requeue(q.clone(), at) {
         tracing::error!("frontier: {e}");
         shared.failed.store(true, Ordering::Relaxed);

@@ -136,6 +136,14 @@ pub fn score(truth: &GroundTruth, records: &[PageRecord], canon: &Canonicalizer,
     for pair in &truth.near_duplicate_pairs {
         all.union(&c(&pair.a), &c(&pair.b));
     }
+    // Calendar-trap pages are near duplicates of the trap's entry.
+    for trap in truth.traps.iter().filter(|t| t.kind == "calendar") {
+        let prefix = c(&trap.url_prefix);
+        let entry = c(&trap.entry);
+        for r in records.iter().filter(|r| r.canonical.starts_with(&prefix)) {
+            all.union(&r.canonical, &entry);
+        }
+    }
 
     let content = |d: Decision| matches!(d, Decision::New | Decision::ExactDuplicate | Decision::NearDuplicate);
     let mut out = TruthScore::default();

@@ -485,8 +485,8 @@ fn main() -> ExitCode {
             let chain: Vec<String> = err.chain().skip(1).map(|c| c.to_string()).collect();
             eprintln!("simcrawl: error: {}", chain.join(": "));
             let usage = err.chain().any(|c| {
-                c.downcast_ref::<simcrawl::Error>()
-                    .is_some_and(simcrawl::Error::is_usage)
+                c.downcast_ref::<simcrawl::Error>().is_some_and(simcrawl::Error::is_usage)
+                    || c.downcast_ref::<simcrawl::config::ConfigError>().is_some()
             });
             ExitCode::from(if usage { 2 } else { 1 })
         }

@@ -190,7 +190,9 @@ pub struct RobotsTruth {
 pub struct TrapTruth {
     /// Every URL starting with this is part of the trap.
     pub url_prefix: String,
-    /// `"calendar"`.
+    /// `"calendar"`. Every page of a calendar trap is a near duplicate of
+    /// every other (the month in the title is the only difference): a
+    /// crawler that calls them near duplicates is right.
     pub kind: String,
     /// The trap URL linked from outside it.
     pub entry: String,
