@@ -50,8 +50,8 @@ use crate::mirror::OnlineMirrors;
 use crate::politeness::{NotReady, Politeness, RequestOutcome, RetryPolicy, RobotsVerdict};
 use crate::report::{self, CrawlStats, ReportPaths};
 use crate::simhash;
-use crate::store::{PageId, SledStore, Store, StoredPage, UrlState};
 use crate::store::QueuedUrl;
+use crate::store::{PageId, SledStore, Store, StoredPage, UrlState};
 
 /// The store directory inside a crawl output directory.
 pub const STORE_DIR: &str = "store";
@@ -75,7 +75,13 @@ pub struct CrawlOptions {
 impl CrawlOptions {
     /// A fresh crawl of `seeds` into `out`.
     pub fn new(out: impl Into<PathBuf>, seeds: Vec<String>) -> Self {
-        CrawlOptions { out: out.into(), seeds, resume: false, progress: false, fetcher: None }
+        CrawlOptions {
+            out: out.into(),
+            seeds,
+            resume: false,
+            progress: false,
+            fetcher: None,
+        }
     }
 }
 
@@ -115,7 +121,10 @@ pub struct CrawlSummary {
 impl CrawlSummary {
     /// Records with this decision.
     pub fn count(&self, d: Decision) -> u64 {
-        self.by_decision.iter().find(|(k, _)| k == d.as_str()).map_or(0, |(_, n)| *n)
+        self.by_decision
+            .iter()
+            .find(|(k, _)| k == d.as_str())
+            .map_or(0, |(_, n)| *n)
     }
 }
 
@@ -157,7 +166,11 @@ struct Fetched {
 
 enum FetchedKind {
     /// No content to decide on: disallowed, error, too_large, not_html.
-    Outcome { decision: Decision, error: Option<String>, body_hash: Option<[u8; 32]> },
+    Outcome {
+        decision: Decision,
+        error: Option<String>,
+        body_hash: Option<[u8; 32]>,
+    },
     /// A 3xx with a usable target (canonical).
     Redirect { target: Url, location: String },
     /// Parsed content.
@@ -242,7 +255,11 @@ pub async fn run(
     } else {
         let mut seeds = Vec::new();
         for s in &opts.seeds {
-            seeds.push(canon.parse(s).map_err(|e| Error::InvalidInput(format!("seed {s:?}: {e}")))?);
+            seeds.push(
+                canon
+                    .parse(s)
+                    .map_err(|e| Error::InvalidInput(format!("seed {s:?}: {e}")))?,
+            );
         }
         if seeds.is_empty() {
             return Err(Error::InvalidInput("no seed URLs (give --seeds FILE)".into()));
@@ -438,7 +455,13 @@ async fn work(shared: &Arc<Shared>, q: QueuedUrl, tx: &mpsc::Sender<Fetched>) {
     let step = match Url::parse(&q.canonical) {
         Err(e) => {
             origin = None;
-            Step::Record(outcome(&q, Decision::Error, 0, Some(format!("unparseable URL: {e}")), None))
+            Step::Record(outcome(
+                &q,
+                Decision::Error,
+                0,
+                Some(format!("unparseable URL: {e}")),
+                None,
+            ))
         }
         Ok(url) => {
             origin = Some(Politeness::origin_key(&url));
@@ -466,7 +489,13 @@ async fn work(shared: &Arc<Shared>, q: QueuedUrl, tx: &mpsc::Sender<Fetched>) {
     }
 }
 
-fn outcome(q: &QueuedUrl, decision: Decision, status: u16, error: Option<String>, robots: Option<&'static str>) -> Fetched {
+fn outcome(
+    q: &QueuedUrl,
+    decision: Decision,
+    status: u16,
+    error: Option<String>,
+    robots: Option<&'static str>,
+) -> Fetched {
     Fetched {
         fetched_at: SystemTime::now(),
         latency_ms: None,
@@ -476,7 +505,11 @@ fn outcome(q: &QueuedUrl, decision: Decision, status: u16, error: Option<String>
         final_url: q.canonical.clone(),
         content_type: None,
         bytes: 0,
-        kind: FetchedKind::Outcome { decision, error, body_hash: None },
+        kind: FetchedKind::Outcome {
+            decision,
+            error,
+            body_hash: None,
+        },
         q: q.clone(),
     }
 }
@@ -498,7 +531,13 @@ async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url) -> Step {
         match shared.politeness.check(&*shared.fetcher, url).await {
             RobotsVerdict::Allow => robots = Some("allow"),
             RobotsVerdict::Disallow => {
-                return Record(outcome(q, Decision::Disallowed, 0, Some("robots.txt".into()), Some("disallow")))
+                return Record(outcome(
+                    q,
+                    Decision::Disallowed,
+                    0,
+                    Some("robots.txt".into()),
+                    Some("disallow"),
+                ))
             }
             RobotsVerdict::Unavailable { .. } => {
                 return Record(outcome(
@@ -520,7 +559,13 @@ async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url) -> Step {
             if q.retries < s.politeness.max_retries {
                 return Retry(until.into_std());
             }
-            return Record(outcome(q, Decision::Error, 0, Some("host parked after repeated failures".into()), robots));
+            return Record(outcome(
+                q,
+                Decision::Error,
+                0,
+                Some("host parked after repeated failures".into()),
+                robots,
+            ));
         }
         Err(NotReady::Busy) => return Retry(std::time::Instant::now()),
     };
@@ -550,16 +595,31 @@ async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url) -> Step {
             return Record(base(
                 0,
                 None,
-                FetchedKind::Outcome { decision: Decision::Error, error: Some(e.to_string()), body_hash: None },
+                FetchedKind::Outcome {
+                    decision: Decision::Error,
+                    error: Some(e.to_string()),
+                    body_hash: None,
+                },
             ))
         }
     };
     let latency = Some(resp.elapsed.as_millis() as u64);
-    let mut f = base(resp.status, latency, FetchedKind::Outcome { decision: Decision::Error, error: None, body_hash: None });
+    let mut f = base(
+        resp.status,
+        latency,
+        FetchedKind::Outcome {
+            decision: Decision::Error,
+            error: None,
+            body_hash: None,
+        },
+    );
     f.content_type = resp.content_type.clone();
     f.bytes = resp.body.len() as u64;
     if resp.is_redirect() {
-        let target = resp.location.as_deref().map(|loc| (loc.to_string(), shared.canon.resolve(url, loc)));
+        let target = resp
+            .location
+            .as_deref()
+            .map(|loc| (loc.to_string(), shared.canon.resolve(url, loc)));
         f.kind = match target {
             Some((location, Ok(target))) => {
                 f.final_url = target.to_string();
@@ -579,13 +639,20 @@ async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url) -> Step {
         return Record(f);
     }
     if resp.status >= 400 || resp.status < 200 {
-        f.kind = FetchedKind::Outcome { decision: Decision::Error, error: Some(format!("HTTP {}", resp.status)), body_hash: None };
+        f.kind = FetchedKind::Outcome {
+            decision: Decision::Error,
+            error: Some(format!("HTTP {}", resp.status)),
+            body_hash: None,
+        };
         return Record(f);
     }
     if resp.truncated {
         f.kind = FetchedKind::Outcome {
             decision: Decision::TooLarge,
-            error: Some(format!("body larger than fetch.max_body_bytes ({} bytes)", s.fetch.max_body_bytes)),
+            error: Some(format!(
+                "body larger than fetch.max_body_bytes ({} bytes)",
+                s.fetch.max_body_bytes
+            )),
             body_hash: None,
         };
         return Record(f);
@@ -618,7 +685,11 @@ async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url) -> Step {
 }
 
 fn requeue(shared: &Shared, q: &QueuedUrl, at: std::time::Instant) {
-    tracing::debug!("requeue {} in {:?}", q.canonical, at.saturating_duration_since(std::time::Instant::now()));
+    tracing::debug!(
+        "requeue {} in {:?}",
+        q.canonical,
+        at.saturating_duration_since(std::time::Instant::now())
+    );
     if let Err(e) = shared.frontier.requeue(q.clone(), at) {
         tracing::error!("frontier: {e}");
         shared.failed.store(true, Ordering::Relaxed);
@@ -661,7 +732,11 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
         }
     }
     // rel=canonical names the page's preferred URL: offer it like a link.
-    if let Some(c) = doc.canonical.as_deref().and_then(|c| shared.canon.resolve(&base, c).ok()) {
+    if let Some(c) = doc
+        .canonical
+        .as_deref()
+        .and_then(|c| shared.canon.resolve(&base, c).ok())
+    {
         if c.as_str() != url.as_str() && seen.insert(c.as_str().to_string()) {
             links.push((c, doc.canonical.clone().unwrap_or_default(), relevance.unwrap_or(0.0)));
         }
@@ -825,7 +900,11 @@ impl Decider {
         let mut body = None;
         let mut offers: Vec<Candidate> = Vec::new();
         match f.kind {
-            FetchedKind::Outcome { decision, error, body_hash } => {
+            FetchedKind::Outcome {
+                decision,
+                error,
+                body_hash,
+            } => {
                 rec.decision = decision;
                 rec.error = error;
                 rec.content_hash = body_hash.map(hex);
@@ -841,7 +920,10 @@ impl Decider {
                 } else if let Some(cycle) = self.cycle(&q.canonical, &target_s) {
                     rec.error = Some(format!("redirect loop: {cycle}"));
                 } else if hops > s.fetch.max_redirects {
-                    rec.error = Some(format!("more than fetch.max_redirects ({}) redirects", s.fetch.max_redirects));
+                    rec.error = Some(format!(
+                        "more than fetch.max_redirects ({}) redirects",
+                        s.fetch.max_redirects
+                    ));
                 } else {
                     self.hops.insert(target_s.clone(), hops);
                     let mut c = Candidate::new(target, q.depth);
@@ -874,7 +956,11 @@ impl Decider {
                 if let Some(of) = verdict.dup_of {
                     rec.dup_of = self.url_of(of)?;
                 }
-                let follow = if a.nofollow { None } else { self.policy.out_links(&verdict) };
+                let follow = if a.nofollow {
+                    None
+                } else {
+                    self.policy.out_links(&verdict)
+                };
                 match follow {
                     Some(pd) => {
                         for (u, written, relevance) in a.links {
@@ -920,13 +1006,23 @@ impl Decider {
     /// Exact body hash → exact text hash → nearest simhash within k; inserts
     /// a new page's fingerprint at once.
     fn decide(&mut self, id: PageId, a: &Analysis) -> Verdict {
-        if let Some(v) = self.exact.check_and_insert(Some(&a.hashes.body), Some(&a.hashes.text), id) {
+        if let Some(v) = self
+            .exact
+            .check_and_insert(Some(&a.hashes.body), Some(&a.hashes.text), id)
+        {
             return v;
         }
         let k = self.shared.settings.simhash.k;
         self.matches.clear();
         self.index.query(a.simhash, &mut self.matches);
-        let near: Vec<NearMatch> = self.matches.iter().map(|m| NearMatch { page: m.id, distance: m.distance }).collect();
+        let near: Vec<NearMatch> = self
+            .matches
+            .iter()
+            .map(|m| NearMatch {
+                page: m.id,
+                distance: m.distance,
+            })
+            .collect();
         let v = dedup::decide(None, None, &near, k);
         if v.decision == Decision::New {
             self.index.insert(a.simhash, id);
@@ -970,14 +1066,22 @@ impl Progress {
     fn new(enabled: bool, max_pages: u64) -> Self {
         use std::io::IsTerminal;
         let bar = (enabled && std::io::stderr().is_terminal()).then(|| {
-            let bar = if max_pages > 0 { indicatif::ProgressBar::new(max_pages) } else { indicatif::ProgressBar::no_length() };
+            let bar = if max_pages > 0 {
+                indicatif::ProgressBar::new(max_pages)
+            } else {
+                indicatif::ProgressBar::no_length()
+            };
             bar.set_style(
                 indicatif::ProgressStyle::with_template("{spinner} {elapsed_precise} {pos} pages {per_sec} {msg}")
                     .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
             );
             bar
         });
-        Progress { bar, started: std::time::Instant::now(), last_log: parking_lot::Mutex::new(std::time::Instant::now()) }
+        Progress {
+            bar,
+            started: std::time::Instant::now(),
+            last_log: parking_lot::Mutex::new(std::time::Instant::now()),
+        }
     }
 
     fn tick(&self, shared: &Shared) {

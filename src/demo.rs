@@ -77,7 +77,10 @@ struct UnionFind {
 
 impl UnionFind {
     fn new() -> Self {
-        UnionFind { parent: Vec::new(), ids: HashMap::new() }
+        UnionFind {
+            parent: Vec::new(),
+            ids: HashMap::new(),
+        }
     }
     fn id(&mut self, s: &str) -> usize {
         if let Some(&i) = self.ids.get(s) {
@@ -111,7 +114,12 @@ impl UnionFind {
 /// Score `records` (a crawl of the test web) against `truth`. URLs of the
 /// truth are canonicalized with `canon` (the crawl's canonicalizer) first;
 /// `requests` is the server's request log (for robots.txt violations).
-pub fn score(truth: &GroundTruth, records: &[PageRecord], canon: &Canonicalizer, requests: &[RequestLogEntry]) -> TruthScore {
+pub fn score(
+    truth: &GroundTruth,
+    records: &[PageRecord],
+    canon: &Canonicalizer,
+    requests: &[RequestLogEntry],
+) -> TruthScore {
     let c = |u: &str| canon.parse(u).map_or_else(|_| u.to_string(), |u| u.to_string());
     // Truth relations: `exact` = same bytes or same page under another URL;
     // `all` = exact plus near duplicates.
@@ -152,7 +160,11 @@ pub fn score(truth: &GroundTruth, records: &[PageRecord], canon: &Canonicalizer,
         let Some(of) = &r.dup_of else { continue };
         crawl_clusters.union(&r.canonical, of);
         let ok = all.same(&r.canonical, of);
-        let pr = if r.decision == Decision::ExactDuplicate { &mut out.exact } else { &mut out.near };
+        let pr = if r.decision == Decision::ExactDuplicate {
+            &mut out.exact
+        } else {
+            &mut out.near
+        };
         pr.decided += 1;
         if ok {
             pr.correct += 1;
@@ -177,14 +189,20 @@ pub fn score(truth: &GroundTruth, records: &[PageRecord], canon: &Canonicalizer,
             }
         }
         if let Some(first) = group.iter().find(|r| r.dup_of.is_none()) {
-            for r in group.iter().filter(|r| r.dup_of.is_none() && r.canonical != first.canonical) {
+            for r in group
+                .iter()
+                .filter(|r| r.dup_of.is_none() && r.canonical != first.canonical)
+            {
                 out.missed.push((r.canonical.clone(), first.canonical.clone()));
             }
         }
     }
     // Near recall: truth pairs whose pages were both crawled.
-    let crawled: std::collections::HashSet<&str> =
-        records.iter().filter(|r| content(r.decision)).map(|r| r.canonical.as_str()).collect();
+    let crawled: std::collections::HashSet<&str> = records
+        .iter()
+        .filter(|r| content(r.decision))
+        .map(|r| r.canonical.as_str())
+        .collect();
     for pair in &truth.near_duplicate_pairs {
         let (a, b) = (c(&pair.a), c(&pair.b));
         if crawled.contains(a.as_str()) && crawled.contains(b.as_str()) {
@@ -230,23 +248,39 @@ pub async fn run(out: Option<PathBuf>, overrides: &[String], progress: bool) -> 
     let out = match out {
         Some(o) => o,
         None => {
-            let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
+            let stamp = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis());
             std::env::temp_dir().join(format!("simcrawl-demo-{stamp}"))
         }
     };
     let web = Arc::new(TestWeb::new(TestWebOptions::default()));
     let hosts = web.hosts().len();
-    let server = RunningTestWeb::start(web, "127.0.0.1:0".parse().map_err(|_| Error::InvalidInput("address".into()))?)
-        .await
-        .map_err(|e| Error::io("127.0.0.1:0 (test web)", e))?;
+    let server = RunningTestWeb::start(
+        web,
+        "127.0.0.1:0"
+            .parse()
+            .map_err(|_| Error::InvalidInput("address".into()))?,
+    )
+    .await
+    .map_err(|e| Error::io("127.0.0.1:0 (test web)", e))?;
     let addr = server.addr;
-    let opts = CrawlOptions { progress, ..CrawlOptions::new(&out, server.seeds()) };
+    let opts = CrawlOptions {
+        progress,
+        ..CrawlOptions::new(&out, server.seeds())
+    };
     let canon = Canonicalizer::new(&settings.canon);
     let summary = crawl::run(settings, opts, std::future::pending()).await?;
     let records = crawllog::read_log(&out.join(crawl::LOG_FILE))?;
     let score = score(&server.truth(), &records, &canon, &server.requests());
     server.shutdown().await;
-    Ok(DemoResult { out, addr, summary, score, hosts })
+    Ok(DemoResult {
+        out,
+        addr,
+        summary,
+        score,
+        hosts,
+    })
 }
 
 impl std::fmt::Display for DemoResult {
@@ -261,7 +295,10 @@ impl std::fmt::Display for DemoResult {
         )?;
         let parts: Vec<String> = s.by_decision.iter().map(|(k, n)| format!("{k} {n}")).collect();
         writeln!(f, "  pages fetched     {} ({})", s.total_pages, parts.join(", "))?;
-        for (name, pr) in [("exact duplicates", &self.score.exact), ("near duplicates", &self.score.near)] {
+        for (name, pr) in [
+            ("exact duplicates", &self.score.exact),
+            ("near duplicates", &self.score.near),
+        ] {
             writeln!(
                 f,
                 "  {name:<17} precision {:.3} ({}/{} decisions right)  recall {:.3} ({}/{} found) vs ground truth",
@@ -273,7 +310,11 @@ impl std::fmt::Display for DemoResult {
                 pr.expected
             )?;
         }
-        writeln!(f, "  robots.txt        {} disallowed URLs requested", self.score.robots_violations.len())?;
+        writeln!(
+            f,
+            "  robots.txt        {} disallowed URLs requested",
+            self.score.robots_violations.len()
+        )?;
         let st = &s.stats;
         writeln!(
             f,

@@ -367,6 +367,30 @@ fn floor_char_boundary(s: &str, max: usize) -> usize {
 /// `pending_space` carries a space owed from the previous piece (a space is
 /// never written at the start of `buf`).
 fn push_collapsed(buf: &mut String, text: &str, pending_space: &mut bool) {
+    // (U+000B is whitespace to `char::is_whitespace`, not to `u8`'s.)
+    if text.is_ascii() && !text.as_bytes().contains(&0x0B) {
+        // Same result as the general path below; ASCII whitespace only.
+        let bytes = text.as_bytes();
+        if bytes.first().is_some_and(u8::is_ascii_whitespace) {
+            *pending_space = true;
+        }
+        for piece in text.split_ascii_whitespace() {
+            if *pending_space && !buf.is_empty() {
+                buf.push(' ');
+            }
+            buf.push_str(piece);
+            *pending_space = true;
+        }
+        // A space is owed only if the text ended in whitespace.
+        *pending_space = bytes.last().is_some_and(u8::is_ascii_whitespace)
+            || (*pending_space && bytes.iter().all(u8::is_ascii_whitespace));
+        return;
+    }
+    push_collapsed_general(buf, text, pending_space);
+}
+
+/// [`push_collapsed`] for any text (Unicode whitespace).
+fn push_collapsed_general(buf: &mut String, text: &str, pending_space: &mut bool) {
     let mut first = true;
     for piece in text.split(char::is_whitespace) {
         if !first {
@@ -467,15 +491,16 @@ fn is_boilerplate(el: &scraper::node::Element) -> bool {
     match el.name() {
         "nav" | "header" | "footer" | "aside" => true,
         "html" | "body" | "main" | "article" => false,
-        _ => {
-            el.attr("role").is_some_and(|r| {
-                let r = r.trim();
+        _ => el.attrs().any(|(name, value)| match name {
+            "role" => {
+                let r = value.trim();
                 ["navigation", "banner", "contentinfo", "complementary"]
                     .iter()
                     .any(|k| r.eq_ignore_ascii_case(k))
-            }) || el.attr("class").is_some_and(boilerplate_name)
-                || el.attr("id").is_some_and(boilerplate_name)
-        }
+            }
+            "class" | "id" => boilerplate_name(value),
+            _ => false,
+        }),
     }
 }
 
@@ -516,29 +541,27 @@ fn boilerplate_name(value: &str) -> bool {
 }
 
 /// `hidden`, `aria-hidden=true`, or an inline style with `display:none` /
-/// `visibility:hidden`.
+/// `visibility:hidden` (or `<input type=hidden>`).
 fn is_hidden(el: &scraper::node::Element) -> bool {
-    if el.attr("hidden").is_some() {
-        return true;
+    for (name, value) in el.attrs() {
+        match name {
+            "hidden" => return true,
+            "aria-hidden" if value.trim().eq_ignore_ascii_case("true") => return true,
+            "style" if contains_ci(value, "none") || contains_ci(value, "hidden") => {
+                let compact: String = value
+                    .chars()
+                    .filter(|c| !c.is_whitespace())
+                    .flat_map(char::to_lowercase)
+                    .collect();
+                if compact.contains("display:none") || compact.contains("visibility:hidden") {
+                    return true;
+                }
+            }
+            "type" if el.name() == "input" && value.eq_ignore_ascii_case("hidden") => return true,
+            _ => {}
+        }
     }
-    if el
-        .attr("aria-hidden")
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
-    {
-        return true;
-    }
-    if let Some(style) = el
-        .attr("style")
-        .filter(|s| contains_ci(s, "none") || contains_ci(s, "hidden"))
-    {
-        let compact: String = style
-            .chars()
-            .filter(|c| !c.is_whitespace())
-            .flat_map(char::to_lowercase)
-            .collect();
-        return compact.contains("display:none") || compact.contains("visibility:hidden");
-    }
-    el.name() == "input" && el.attr("type").is_some_and(|t| t.eq_ignore_ascii_case("hidden"))
+    false
 }
 
 fn contains_ci(haystack: &str, needle: &str) -> bool {
@@ -888,6 +911,24 @@ mod tests {
         let multibyte = "ü".repeat(2000);
         let e = extract_html(&format!("<p>{multibyte}</p>"), 1001);
         assert!(e.truncated && e.blocks[0].text.len() <= 1001);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn ascii_fast_path_collapses_like_the_general_path(
+            pieces in proptest::collection::vec("[ a-c\t\n\r\x0B\x0C]{0,6}", 0..6),
+            start in "[a ]{0,2}",
+            pending in proptest::bool::ANY,
+        ) {
+            let (mut a, mut b) = (start.clone(), start);
+            let (mut pa, mut pb) = (pending, pending);
+            for p in &pieces {
+                push_collapsed(&mut a, p, &mut pa);
+                push_collapsed_general(&mut b, p, &mut pb);
+                proptest::prop_assert_eq!(&a, &b);
+                proptest::prop_assert_eq!(pa, pb);
+            }
+        }
     }
 
     #[test]

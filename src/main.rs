@@ -374,7 +374,10 @@ fn robots(args: RobotsArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
 }
 
 fn crawl(args: CrawlArgs) -> anyhow::Result<ExitCode> {
@@ -444,14 +447,28 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Explain(args) => explain(args),
         Command::Eval(_) => not_built("eval"),
         Command::Bench(b) => match b.which {
-            BenchKind::Index { n, queries, tables, workload, no_btree, brute_queries } => {
+            BenchKind::Index {
+                n,
+                queries,
+                tables,
+                workload,
+                no_btree,
+                brute_queries,
+            } => {
                 use simcrawl::index::bench::{Options, Shape};
                 let shapes = match workload {
                     WorkloadArg::Random => vec![Shape::Random],
                     WorkloadArg::Clustered => vec![Shape::Clustered],
                     WorkloadArg::Both => vec![Shape::Random, Shape::Clustered],
                 };
-                let opts = Options { n, queries, tables, shapes, no_btree, brute_queries };
+                let opts = Options {
+                    n,
+                    queries,
+                    tables,
+                    shapes,
+                    no_btree,
+                    brute_queries,
+                };
                 simcrawl::index::bench::run(&opts, &mut std::io::stdout().lock())?;
                 Ok(ExitCode::SUCCESS)
             }
@@ -485,7 +502,8 @@ fn main() -> ExitCode {
             let chain: Vec<String> = err.chain().skip(1).map(|c| c.to_string()).collect();
             eprintln!("simcrawl: error: {}", chain.join(": "));
             let usage = err.chain().any(|c| {
-                c.downcast_ref::<simcrawl::Error>().is_some_and(simcrawl::Error::is_usage)
+                c.downcast_ref::<simcrawl::Error>()
+                    .is_some_and(simcrawl::Error::is_usage)
                     || c.downcast_ref::<simcrawl::config::ConfigError>().is_some()
             });
             ExitCode::from(if usage { 2 } else { 1 })

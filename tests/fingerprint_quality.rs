@@ -34,8 +34,13 @@ struct Corpus {
 }
 
 fn corpus(pages: usize) -> Corpus {
+    let seed = std::env::var("SIMCRAWL_QUALITY_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
     let web = TestWeb::new(TestWebOptions {
         pages,
+        seed,
         ..TestWebOptions::default()
     });
     let truth = web.truth(PORT);
@@ -65,7 +70,9 @@ fn shared_corpus() -> &'static Corpus {
 /// first (the two-pass mode of `simcrawl fingerprint`), then fingerprinted.
 fn fingerprints(c: &Corpus, overrides: &[&str]) -> HashMap<String, u64> {
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
-    let settings = simcrawl::Settings::from_layers(&[], &overrides).expect("settings").features;
+    let settings = simcrawl::Settings::from_layers(&[], &overrides)
+        .expect("settings")
+        .features;
     let fx = FeatureExtractor::new(&settings);
     let learner = TemplateLearner::new(&settings);
     for (host, doc) in c.docs.values() {
@@ -87,7 +94,10 @@ fn online_fingerprints(c: &Corpus) -> HashMap<String, u64> {
     for p in &c.truth.pages {
         if let Some((host, doc)) = c.docs.get(&p.url) {
             learner.observe(host, doc);
-            out.insert(p.url.clone(), simhash(&fx.features(doc, learner.template(host).as_ref())));
+            out.insert(
+                p.url.clone(),
+                simhash(&fx.features(doc, learner.template(host).as_ref())),
+            );
         }
     }
     out
@@ -132,17 +142,25 @@ fn groups(t: &GroundTruth, urls: &[&String]) -> HashMap<String, usize> {
             union(&p.url, of);
         }
     }
-    (0..urls.len()).map(|i| (urls[i].clone(), find(&mut parent, i))).collect()
+    (0..urls.len())
+        .map(|i| (urls[i].clone(), find(&mut parent, i)))
+        .collect()
 }
 
 #[test]
 fn near_duplicates_within_k_and_distinct_pages_beyond() {
-    let pages = std::env::var("SIMCRAWL_QUALITY_PAGES").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
+    let pages = std::env::var("SIMCRAWL_QUALITY_PAGES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300);
     let extra = std::env::var("SIMCRAWL_QUALITY_SET").unwrap_or_default();
     let extra: Vec<&str> = extra.split_whitespace().collect();
     let c = if pages == 300 { shared_corpus() } else { &corpus(pages) };
     let fps = fingerprints(c, &extra);
-    assert!(c.truth.near_duplicate_pairs.len() >= 10, "the test web has near-duplicate pairs");
+    assert!(
+        c.truth.near_duplicate_pairs.len() >= 10,
+        "the test web has near-duplicate pairs"
+    );
 
     // 1. Every near-duplicate variant within k of its original.
     let mut by_kind: BTreeMap<String, Vec<u32>> = BTreeMap::new();
@@ -169,7 +187,13 @@ fn near_duplicates_within_k_and_distinct_pages_beyond() {
     //    (index lists, tiny robots-test pages "Page 1", "Page 2", calendar
     //    pages) are reported below but not asserted: pages that differ only
     //    in numbers are near-duplicates by design (numbers are no features).
-    let articles = [PageKind::Article, PageKind::Variant, PageKind::Template, PageKind::Mirror, PageKind::Alias];
+    let articles = [
+        PageKind::Article,
+        PageKind::Variant,
+        PageKind::Template,
+        PageKind::Mirror,
+        PageKind::Alias,
+    ];
     let article_urls: std::collections::HashSet<&str> = c
         .truth
         .pages
@@ -237,11 +261,18 @@ fn near_duplicates_within_k_and_distinct_pages_beyond() {
     let mut distinct: BTreeMap<String, Vec<u32>> = BTreeMap::new();
     for p in &c.truth.distinct_pairs {
         if let (Some(a), Some(b)) = (fps.get(&p.a), fps.get(&p.b)) {
-            distinct.entry(format!("{:?}", p.kind)).or_default().push(hamming(*a, *b));
+            distinct
+                .entry(format!("{:?}", p.kind))
+                .or_default()
+                .push(hamming(*a, *b));
         }
     }
     for (kind, ds) in &distinct {
-        println!("  distinct {kind:<14} min {} {}", ds.iter().min().unwrap_or(&0), histogram(ds));
+        println!(
+            "  distinct {kind:<14} min {} {}",
+            ds.iter().min().unwrap_or(&0),
+            histogram(ds)
+        );
     }
 
     // 4. Ablations (printed, for docs/fingerprints.md): what each part of
@@ -334,7 +365,9 @@ fn a_page_under_its_many_urls_has_one_fingerprint() {
         for (u, f) in &served[1..] {
             // Byte-identical bodies on one host: identical fingerprints. (On
             // another host, a mirror, the learned template may differ.)
-            let same_host = url::Url::parse(u).ok().and_then(|x| x.host_str().map(str::to_ascii_lowercase))
+            let same_host = url::Url::parse(u)
+                .ok()
+                .and_then(|x| x.host_str().map(str::to_ascii_lowercase))
                 == url::Url::parse(served[0].0)
                     .ok()
                     .and_then(|x| x.host_str().map(str::to_ascii_lowercase));

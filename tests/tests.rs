@@ -5,6 +5,7 @@ mod canon;
 mod cli;
 mod crawl;
 mod fingerprint_cli;
+mod fingerprint_quality;
 mod politeness;
 mod reports;
 mod robots;

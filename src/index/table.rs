@@ -99,7 +99,11 @@ impl Table {
     /// Range of entries sharing the top `bits` bits with `pq`.
     #[inline]
     fn bucket(&self, pq: u64) -> std::ops::Range<usize> {
-        let b = if self.bits == 0 { 0 } else { (pq >> (64 - self.bits)) as usize };
+        let b = if self.bits == 0 {
+            0
+        } else {
+            (pq >> (64 - self.bits)) as usize
+        };
         // The directory has 2^bits + 1 entries, so b + 1 is in range.
         let lo = self.dir[b] as usize;
         let hi = self.dir[b + 1] as usize;
@@ -123,7 +127,11 @@ impl Table {
 
     #[inline]
     fn prefetch(&self, pq: u64) {
-        let b = if self.bits == 0 { 0 } else { (pq >> (64 - self.bits)) as usize };
+        let b = if self.bits == 0 {
+            0
+        } else {
+            (pq >> (64 - self.bits)) as usize
+        };
         prefetch(self.dir.as_ptr().wrapping_add(b));
     }
 
@@ -363,7 +371,12 @@ impl Run {
     /// Every `(fp, id)` of the run (first ids only).
     fn items(&self, geo: &Geometry) -> Vec<(u64, u64)> {
         match self.tables.first() {
-            Some(t) => t.keys.iter().zip(&self.ids).map(|(&k, &id)| (geo.specs[0].unpermute(k), id)).collect(),
+            Some(t) => t
+                .keys
+                .iter()
+                .zip(&self.ids)
+                .map(|(&k, &id)| (geo.specs[0].unpermute(k), id))
+                .collect(),
             None => Vec::new(),
         }
     }
@@ -538,7 +551,13 @@ impl LiveIndex {
             inner: Arc::new(Inner {
                 geo,
                 design,
-                state: RwLock::new(State { main, frozen: None, delta, extras: HashMap::new(), len: 0 }),
+                state: RwLock::new(State {
+                    main,
+                    frozen: None,
+                    delta,
+                    extras: HashMap::new(),
+                    len: 0,
+                }),
                 merger: Mutex::new(None),
             }),
         }
@@ -657,11 +676,15 @@ impl LiveIndex {
         let geo = &self.inner.geo;
         let st = self.inner.state.read();
         let before = out.len();
-        let mut examined = st.main.probe(geo, fp, |c, id, d| out.push(Match { fp: c, id, distance: d }));
+        let mut examined = st
+            .main
+            .probe(geo, fp, |c, id, d| out.push(Match { fp: c, id, distance: d }));
         if let Some(f) = &st.frozen {
             examined += f.probe(geo, fp, |c, id, d| out.push(Match { fp: c, id, distance: d }));
         }
-        examined += st.delta.probe(geo, fp, |c, id, d| out.push(Match { fp: c, id, distance: d }));
+        examined += st
+            .delta
+            .probe(geo, fp, |c, id, d| out.push(Match { fp: c, id, distance: d }));
         if !st.extras.is_empty() {
             let end = out.len();
             for i in before..end {
@@ -671,7 +694,10 @@ impl LiveIndex {
                 }
             }
         }
-        ProbeStats { examined, matches: out.len() - before }
+        ProbeStats {
+            examined,
+            matches: out.len() - before,
+        }
     }
 
     /// Queries a batch at once (prefetching across queries): appends
@@ -680,14 +706,17 @@ impl LiveIndex {
         let geo = &self.inner.geo;
         let st = self.inner.state.read();
         let before = out.len();
-        let mut examined =
-            st.main.probe_many(geo, fps, |qi, c, id, d| out.push((qi, Match { fp: c, id, distance: d })));
+        let mut examined = st.main.probe_many(geo, fps, |qi, c, id, d| {
+            out.push((qi, Match { fp: c, id, distance: d }))
+        });
         if st.frozen.is_some() || st.delta.len() > 0 {
             for (qi, &q) in fps.iter().enumerate() {
                 if let Some(f) = &st.frozen {
                     examined += f.probe(geo, q, |c, id, d| out.push((qi, Match { fp: c, id, distance: d })));
                 }
-                examined += st.delta.probe(geo, q, |c, id, d| out.push((qi, Match { fp: c, id, distance: d })));
+                examined += st
+                    .delta
+                    .probe(geo, q, |c, id, d| out.push((qi, Match { fp: c, id, distance: d })));
             }
         }
         if !st.extras.is_empty() {
@@ -770,7 +799,11 @@ mod tests {
         let mut v: Vec<Match> = items
             .iter()
             .filter(|(fp, _)| (fp ^ q).count_ones() <= k)
-            .map(|&(fp, id)| Match { fp, id, distance: (fp ^ q).count_ones() })
+            .map(|&(fp, id)| Match {
+                fp,
+                id,
+                distance: (fp ^ q).count_ones(),
+            })
             .collect();
         v.sort_unstable();
         v
@@ -869,7 +902,14 @@ mod tests {
         let st = idx.query_stats(0b1, &mut out);
         assert_eq!(out.len(), 1001);
         assert!(st.examined <= 2 * 10, "duplicates lengthened the probe: {st:?}");
-        assert_eq!(idx.nearest(0b1), Some(Match { fp: 0, id: 0, distance: 1 }));
+        assert_eq!(
+            idx.nearest(0b1),
+            Some(Match {
+                fp: 0,
+                id: 0,
+                distance: 1
+            })
+        );
         // A query far from 0 but sharing prefixes examines nothing of the crowd.
         let mut out = Vec::new();
         let st = idx.query_stats(0xF000_0000_0000_000F, &mut out);

@@ -14,7 +14,10 @@ use crate::error::{Error, Result};
 use crate::store::{SledStore, Store, UrlState};
 
 fn components(out: &mut String, c: &ScoreComponents, priority: f64, settings: &Settings) {
-    let _ = writeln!(out, "priority    {priority:.3} = sum of weight x component ([frontier] weights):");
+    let _ = writeln!(
+        out,
+        "priority    {priority:.3} = sum of weight x component ([frontier] weights):"
+    );
     for (name, value, weight, product) in crate::frontier::explain(c, &settings.frontier) {
         let _ = writeln!(out, "  {name:<14} {value:>8.3} x {weight:<6} = {product:>8.3}");
     }
@@ -26,7 +29,10 @@ fn explain_record(out: &mut String, r: &PageRecord, settings: &Settings) {
     let verdict = match (r.decision, &r.dup_of, r.distance) {
         (Decision::ExactDuplicate, Some(of), _) => format!("exact_duplicate of {of} (same body or same visible text)"),
         (Decision::NearDuplicate, Some(of), Some(d)) => {
-            format!("near_duplicate of {of} at Hamming distance {d} (k = {})", settings.simhash.k)
+            format!(
+                "near_duplicate of {of} at Hamming distance {d} (k = {})",
+                settings.simhash.k
+            )
         }
         (Decision::Redirect, _, _) => format!("redirect to {}", r.final_url),
         (d, _, _) => d.to_string(),
@@ -43,16 +49,25 @@ fn explain_record(out: &mut String, r: &PageRecord, settings: &Settings) {
         r.bytes,
         r.fetched_at,
         r.latency_ms.map_or(String::new(), |l| format!(", {l} ms")),
-        r.delay_ms.map_or(String::new(), |d| format!(", politeness delay {d} ms")),
+        r.delay_ms
+            .map_or(String::new(), |d| format!(", politeness delay {d} ms")),
     );
     let _ = writeln!(out, "robots.txt  {}", r.robots.as_deref().unwrap_or("not checked"));
     if let Some(fp) = &r.simhash {
         let _ = writeln!(out, "simhash     {fp}");
     }
-    let _ = writeln!(out, "parent      {} (depth {})", r.parent.as_deref().unwrap_or("(seed)"), r.depth);
+    let _ = writeln!(
+        out,
+        "parent      {} (depth {})",
+        r.parent.as_deref().unwrap_or("(seed)"),
+        r.depth
+    );
     components(out, &r.score, r.priority, settings);
     let links = if r.decision.is_duplicate() {
-        format!("{} enqueued (duplicate: [dedup] policy decides whether and how they are followed)", r.outlinks)
+        format!(
+            "{} enqueued (duplicate: [dedup] policy decides whether and how they are followed)",
+            r.outlinks
+        )
     } else {
         format!("{} enqueued", r.outlinks)
     };
@@ -63,22 +78,36 @@ fn explain_record(out: &mut String, r: &PageRecord, settings: &Settings) {
 pub fn explain(dir: &Path, url: &str, settings: &Settings) -> Result<String> {
     let log = dir.join(crate::crawl::LOG_FILE);
     if !log.exists() {
-        return Err(Error::InvalidInput(format!("{}: not a crawl directory (no pages.jsonl)", dir.display())));
+        return Err(Error::InvalidInput(format!(
+            "{}: not a crawl directory (no pages.jsonl)",
+            dir.display()
+        )));
     }
     let canon = Canonicalizer::new(&settings.canon);
     let canonical = canon.parse(url).map_or_else(|_| url.to_string(), |u| u.to_string());
     let records = crawllog::read_log(&log)?;
     let mut out = String::new();
-    let hits: Vec<&PageRecord> =
-        records.iter().filter(|r| r.canonical == canonical || r.url == url || r.canonical == url).collect();
+    let hits: Vec<&PageRecord> = records
+        .iter()
+        .filter(|r| r.canonical == canonical || r.url == url || r.canonical == url)
+        .collect();
     for r in &hits {
         explain_record(&mut out, r, settings);
     }
-    let duplicates: Vec<&PageRecord> = records.iter().filter(|r| r.dup_of.as_deref() == Some(&canonical)).collect();
+    let duplicates: Vec<&PageRecord> = records
+        .iter()
+        .filter(|r| r.dup_of.as_deref() == Some(&canonical))
+        .collect();
     if !duplicates.is_empty() {
         let _ = writeln!(out, "original of {} duplicate page(s):", duplicates.len());
         for r in duplicates.iter().take(20) {
-            let _ = writeln!(out, "  {} ({}{})", r.canonical, r.decision, r.distance.map_or(String::new(), |d| format!(", distance {d}")));
+            let _ = writeln!(
+                out,
+                "  {} ({}{})",
+                r.canonical,
+                r.decision,
+                r.distance.map_or(String::new(), |d| format!(", distance {d}"))
+            );
         }
     }
     if !hits.is_empty() {
@@ -89,20 +118,36 @@ pub fn explain(dir: &Path, url: &str, settings: &Settings) -> Result<String> {
     let store = SledStore::open(&store_dir)?;
     match store.url_state(&canonical)? {
         Some(UrlState::AliasOf(of)) => {
-            let _ = writeln!(out, "{canonical} is an alias of {of} (redirect or rel=canonical): explain that URL");
+            let _ = writeln!(
+                out,
+                "{canonical} is an alias of {of} (redirect or rel=canonical): explain that URL"
+            );
         }
         Some(UrlState::Queued(key)) | Some(UrlState::InFlight(key)) => {
-            let host = url::Url::parse(&canonical).map(|u| crate::frontier::scope::host_key(&u)).unwrap_or_default();
+            let host = url::Url::parse(&canonical)
+                .map(|u| crate::frontier::scope::host_key(&u))
+                .unwrap_or_default();
             let _ = writeln!(out, "url         {canonical}");
-            let _ = writeln!(out, "decision    not fetched yet: queued (the crawl stopped before reaching it)");
+            let _ = writeln!(
+                out,
+                "decision    not fetched yet: queued (the crawl stopped before reaching it)"
+            );
             if let Some(q) = store.queued(&host, key)? {
-                let _ = writeln!(out, "parent      {} (depth {})", q.parent.as_deref().unwrap_or("(seed)"), q.depth);
+                let _ = writeln!(
+                    out,
+                    "parent      {} (depth {})",
+                    q.parent.as_deref().unwrap_or("(seed)"),
+                    q.depth
+                );
                 let _ = writeln!(out, "in-links    {}", q.inlinks);
                 components(&mut out, &q.components, q.priority, settings);
             }
         }
         Some(UrlState::Done(id)) => {
-            let _ = writeln!(out, "{canonical} was recorded as page {id}, but its crawl log line is missing");
+            let _ = writeln!(
+                out,
+                "{canonical} was recorded as page {id}, but its crawl log line is missing"
+            );
         }
         None => {
             let _ = writeln!(

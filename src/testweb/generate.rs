@@ -578,7 +578,10 @@ impl TestWeb {
                     vec![("/".into(), "Home".into())]
                 };
                 // Seeded by the whole host and path, so every page has its own text.
-                let key = host.bytes().chain(path.bytes()).fold(0u64, |h, b| text::mix64(h ^ u64::from(b)));
+                let key = host
+                    .bytes()
+                    .chain(path.bytes())
+                    .fold(0u64, |h, b| text::mix64(h ^ u64::from(b)));
                 let mut rng = Rng::for_stream(&[seed, stream::LINKS, key]);
                 let para = text::sentence_words(&mut rng, (key % 5) as usize, 80);
                 html(200, simple_page(&format!("{host} {path}"), &para, &links))
