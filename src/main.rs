@@ -277,9 +277,18 @@ enum BenchKind {
     Pipeline,
     /// A full crawl of a local test web with politeness off.
     Crawl {
-        /// Pages of the test web.
+        /// Article pages of the test web.
         #[arg(long, default_value_t = 20_000)]
         pages: usize,
+        /// Fetches per crawler.
+        #[arg(long, default_value_t = 20_000)]
+        max_pages: u64,
+        /// The Scrapy peer script.
+        #[arg(long, default_value = "benches/peer_scrapy.sh")]
+        peer_script: PathBuf,
+        /// Skip the Scrapy peer.
+        #[arg(long)]
+        no_peer: bool,
     },
 }
 
@@ -472,7 +481,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 simcrawl::index::bench::run(&opts, &mut std::io::stdout().lock())?;
                 Ok(ExitCode::SUCCESS)
             }
-            _ => not_built("bench"),
+            BenchKind::Crawl {
+                pages,
+                max_pages,
+                peer_script,
+                no_peer,
+            } => {
+                let opts = simcrawl::bench::CrawlBenchOptions {
+                    pages,
+                    max_pages,
+                    peer_script: (!no_peer).then_some(peer_script),
+                };
+                simcrawl::bench::run_crawl_bench(&opts, &mut std::io::stdout().lock())?;
+                Ok(ExitCode::SUCCESS)
+            }
+            BenchKind::Pipeline => not_built("bench pipeline"),
         },
     }
 }

@@ -223,6 +223,7 @@ struct Inner {
     host_ids: HashMap<String, u32>,
     waiting: BinaryHeap<Reverse<(Instant, u64, u32)>>,
     ready: BinaryHeap<Reverse<(QueueKey, u64, u32)>>,
+    /// Duplicate pages fetched per digit pattern (calendar-trap detection).
     patterns: HashMap<u64, u32>,
     next_seq: u64,
     queued: u64,
@@ -322,11 +323,16 @@ impl Frontier {
                 let Ok(u) = Url::parse(&url) else { continue };
                 let id = inner.host_id(&host_key(&u));
                 inner.hosts[id as usize].admitted += 1;
-                if let Some(p) = digit_pattern(&u) {
-                    *inner.patterns.entry(pattern_hash(&p)).or_insert(0) += 1;
-                }
                 if let Some(k) = key {
                     in_flight.push((id, k));
+                }
+            }
+            for r in f.store.iter_pages() {
+                let page = r?;
+                if page.decision.is_duplicate() {
+                    if let Some(p) = Url::parse(&page.canonical).ok().and_then(|u| digit_pattern(&u)) {
+                        *inner.patterns.entry(pattern_hash(&p)).or_insert(0) += 1;
+                    }
                 }
             }
             for r in f.store.iter_queue() {
@@ -461,9 +467,6 @@ impl Frontier {
             };
             inner.next_seq += 1;
             inner.hosts[id as usize].admitted += 1;
-            if let Some((ph, _)) = pattern {
-                *inner.patterns.entry(ph).or_insert(0) += 1;
-            }
             in_batch.insert(canonical, (true, new.len()));
             new.push(q);
             new_ids.push(id);
@@ -693,6 +696,12 @@ impl Frontier {
             return Err(e.into());
         }
         h.stats = stats;
+        // A digit pattern that keeps serving duplicates is a trap (calendar).
+        if page.decision.is_duplicate() && self.max_urls_per_pattern > 0 {
+            if let Some(p) = Url::parse(&url.canonical).ok().and_then(|u| digit_pattern(&u)) {
+                *inner.patterns.entry(pattern_hash(&p)).or_insert(0) += 1;
+            }
+        }
         self.reschedule(inner, id)?;
         Ok(())
     }

@@ -42,8 +42,8 @@ pub enum TrapReason {
         /// How often it occurs.
         count: usize,
     },
-    /// More than `max_urls_per_pattern` URLs of the host share this
-    /// digit-free pattern (calendars, endless pagination).
+    /// `max_urls_per_pattern` pages of the host with this digit-free
+    /// pattern were duplicates already (calendars, endless pagination).
     PatternCap {
         /// The pattern (digit runs replaced by `#`).
         pattern: String,
@@ -75,7 +75,9 @@ impl std::fmt::Display for TrapReason {
                     "path segment `{segment}` repeated {count} times (max_path_repetition)"
                 )
             }
-            TrapReason::PatternCap { pattern } => write!(f, "too many URLs like {pattern} (max_urls_per_pattern)"),
+            TrapReason::PatternCap { pattern } => {
+                write!(f, "URLs like {pattern} keep serving duplicates (max_urls_per_pattern)")
+            }
         }
     }
 }
