@@ -217,7 +217,7 @@ fn near_duplicates_within_k_and_distinct_pages_beyond() {
         }
     }
     println!(
-        "all served HTML pages: {} groups; pairs within k: {all_close} (tiny robots-test and calendar pages that differ only in numbers)",
+        "all served HTML pages: {} groups; pairs within k: {all_close} (not asserted: small pages that differ only in numbers)",
         all_reps.len()
     );
     let urls: Vec<&String> = c.docs.keys().filter(|u| article_urls.contains(u.as_str())).collect();
