@@ -177,8 +177,20 @@ enum FetchedKind {
     Page(Box<Analysis>),
 }
 
+/// Early pages of a host are kept until its template settles (see
+/// [`Decider::refresh_provisional`]): at most this many per host...
+const PROVISIONAL_PER_HOST: usize = 48;
+/// ...and this many in all.
+const PROVISIONAL_MAX: usize = 20_000;
+
 /// The CPU work's result for one page.
 struct Analysis {
+    /// The template-learning key of the page's host.
+    host: String,
+    /// The parsed page, while its host is young (its template may change).
+    doc: Option<Extracted>,
+    /// The host template version the fingerprint was computed under.
+    template_version: u64,
     hashes: ContentHashes,
     simhash: u64,
     noindex: bool,
@@ -712,6 +724,7 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
     }
     let host = crate::frontier::scope::host_key(url);
     shared.templates.observe(&host, &doc);
+    let template_version = shared.templates.version(&host);
     let template = shared.templates.template(&host);
     let features = shared.fx.features(&doc, template.as_ref());
     let fp = simhash::simhash(&features);
@@ -741,7 +754,11 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
             links.push((c, doc.canonical.clone().unwrap_or_default(), relevance.unwrap_or(0.0)));
         }
     }
+    let young = (shared.templates.pages(&host) as usize) <= PROVISIONAL_PER_HOST;
     Analysis {
+        doc: young.then_some(doc),
+        host,
+        template_version,
         hashes,
         simhash: fp,
         noindex: meta.noindex,
@@ -760,6 +777,9 @@ struct Decider {
     exact: ExactIndex,
     policy: DedupPolicyEngine,
     mirrors: OnlineMirrors,
+    /// Young hosts' new pages, re-fingerprinted when the host template changes.
+    provisional: HashMap<String, Vec<Provisional>>,
+    provisional_len: usize,
     /// Redirect source → target (canonical), and hops leading to a URL.
     redirects: HashMap<String, String>,
     hops: HashMap<String, u32>,
@@ -768,6 +788,14 @@ struct Decider {
     /// URLs enqueued with a duplicate penalty (`deprioritize`).
     demoted: HashSet<String>,
     matches: Vec<Match>,
+}
+
+/// A new page of a young host, kept to be re-fingerprinted.
+struct Provisional {
+    id: PageId,
+    doc: Extracted,
+    fp: u64,
+    version: u64,
 }
 
 /// What the decider leaves for the crawl summary.
@@ -831,6 +859,8 @@ impl Decider {
             policy: DedupPolicyEngine::new(s),
             mirrors,
             redirects,
+            provisional: HashMap::new(),
+            provisional_len: 0,
             hops: HashMap::new(),
             dropped: HashSet::new(),
             demoted: HashSet::new(),
@@ -946,7 +976,10 @@ impl Decider {
                 } else {
                     rec.simhash = Some(simhash::to_hex(a.simhash));
                     page.simhash = Some(a.simhash);
-                    self.decide(id, &a)
+                    self.refresh_provisional(&a.host);
+                    let v = self.decide(id, &a);
+                    self.keep_provisional(id, &mut a, v.decision);
+                    v
                 };
                 rec.decision = verdict.decision;
                 rec.distance = verdict.distance;
@@ -1028,6 +1061,53 @@ impl Decider {
             self.index.insert(a.simhash, id);
         }
         v
+    }
+
+    /// A page fingerprinted before its host's template was learned carries the
+    /// template's weight; a copy fetched later does not, and would miss it.
+    /// So a young host's new pages are kept, and when the host's template
+    /// changes they are fingerprinted again and the new fingerprint is
+    /// indexed under the same page id (the old one stays: both name the page).
+    fn refresh_provisional(&mut self, host: &str) {
+        let shared = &self.shared;
+        let Some(list) = self.provisional.get_mut(host) else {
+            return;
+        };
+        let version = shared.templates.version(host);
+        if list.iter().all(|p| p.version == version) {
+            return;
+        }
+        let template = shared.templates.template(host);
+        for p in list.iter_mut().filter(|p| p.version != version) {
+            let fp = simhash::simhash(&shared.fx.features(&p.doc, template.as_ref()));
+            if fp != p.fp {
+                self.index.insert(fp, p.id);
+                p.fp = fp;
+            }
+            p.version = version;
+        }
+        // A host past its youth has a settled template: forget its pages.
+        if shared.templates.pages(host) as usize > 2 * PROVISIONAL_PER_HOST {
+            self.provisional_len -= list.len();
+            self.provisional.remove(host);
+        }
+    }
+
+    fn keep_provisional(&mut self, id: PageId, a: &mut Analysis, decision: Decision) {
+        if decision != Decision::New || self.provisional_len >= PROVISIONAL_MAX {
+            return;
+        }
+        let Some(doc) = a.doc.take() else { return };
+        let list = self.provisional.entry(a.host.clone()).or_default();
+        if list.len() < PROVISIONAL_PER_HOST {
+            list.push(Provisional {
+                id,
+                doc,
+                fp: a.simhash,
+                version: a.template_version,
+            });
+            self.provisional_len += 1;
+        }
     }
 
     /// The redirect cycle closed by `from → to`, if any.
