@@ -526,7 +526,9 @@ fn outcome(
     }
 }
 
-/// What a worker does with its URL.
+/// What a worker does with its URL. (Short-lived and moved once: boxing the
+/// large variant would cost an allocation per page for nothing.)
+#[allow(clippy::large_enum_variant)]
 enum Step {
     /// Record this outcome (through the decider).
     Record(Fetched),
@@ -751,7 +753,7 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
         .and_then(|c| shared.canon.resolve(&base, c).ok())
     {
         if c.as_str() != url.as_str() && seen.insert(c.as_str().to_string()) {
-            links.push((c, doc.canonical.clone().unwrap_or_default(), relevance.unwrap_or(0.0)));
+            links.push((c, doc.canonical.clone().unwrap_or_default(), 0.0));
         }
     }
     let young = (shared.templates.pages(&host) as usize) <= PROVISIONAL_PER_HOST;
@@ -765,7 +767,7 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
         nofollow: meta.nofollow,
         links,
         relevance,
-        body: s.output.store_bodies.then(|| resp.body),
+        body: s.output.store_bodies.then_some(resp.body),
     }
 }
 

@@ -368,7 +368,7 @@ mod tests {
         ) {
             // Cluster half the values under a few prefixes so ranges span blocks.
             for (i, x) in v.iter_mut().enumerate() {
-                if shared && i % 2 == 0 { *x = (q & !0xFFFF_FFFF_FFFu64) | (*x & 0xFFFF_FFFF_FFF); }
+                if shared && i % 2 == 0 { *x = (q & !0x0FFF_FFFF_FFFF_u64) | (*x & 0x0FFF_FFFF_FFFF); }
             }
             v.sort_unstable();
             v.dedup();

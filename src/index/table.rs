@@ -296,8 +296,8 @@ impl Run {
             pqs[i] = spec.permute(q);
             self.tables[i].prefetch(pqs[i]);
         }
-        for i in 0..nt {
-            examined += self.probe_table(geo, i, q, pqs[i], &mut emit);
+        for (i, &pq) in pqs.iter().enumerate().take(nt) {
+            examined += self.probe_table(geo, i, q, pq, &mut emit);
         }
         examined
     }
