@@ -583,6 +583,14 @@ async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url) -> Step {
         }
         Err(NotReady::Busy) => return Retry(std::time::Instant::now()),
     };
+    // The host may take its next request when politeness allows (the
+    // frontier's in-flight limit still holds); with one request in flight
+    // per host this changes nothing, with more it lets them overlap.
+    let ready = shared.politeness.next_ready(permit.origin()).into_std();
+    if let Err(e) = shared.frontier.set_host_ready(&q.host, ready) {
+        tracing::error!("frontier: {e}");
+        shared.failed.store(true, Ordering::Relaxed);
+    }
     let delay_ms = Some(permit.delay().as_millis() as u64);
     let fetched_at = SystemTime::now();
     let result = shared.fetcher.fetch(url).await;
