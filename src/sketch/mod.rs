@@ -11,9 +11,11 @@
 //!
 //! - [`minhash`]: shingles → k·s min-hashes → k super-shingle features (Broder §3).
 //! - [`bloom`]: Rabin content-defined chunks → Bloom filter; similarity and containment (Jain et al. §2).
+//! - [`near`]: a corpus's pages sketched once; pairs and clusters by each method (`simcrawl near`).
 
 pub mod bloom;
 pub mod minhash;
+pub mod near;
 
 pub use bloom::{BloomFilter, BloomSketcher, Chunker};
 pub use minhash::{MinHashSketch, MinHasher, SuperShingles};
