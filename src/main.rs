@@ -269,6 +269,24 @@ fn not_built(what: &str) -> anyhow::Result<ExitCode> {
     Err(simcrawl::Error::InvalidInput(format!("`simcrawl {what}` is not built yet")).into())
 }
 
+fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    use simcrawl::report::{self, Format, ReportKind as Kind};
+    let kind = match args.kind {
+        ReportKind::Summary => Kind::Summary,
+        ReportKind::Clusters => Kind::Clusters,
+        ReportKind::Mirrors => Kind::Mirrors,
+    };
+    let format = match args.format {
+        FormatArg::Json => Format::Json,
+        FormatArg::Csv => Format::Csv,
+        FormatArg::Html => Format::Html,
+    };
+    let text = report::render_crawl(kind, format, &args.crawl, &simcrawl::Settings::default())?;
+    let mut out = std::io::stdout().lock();
+    std::io::Write::write_all(&mut out, text.as_bytes()).context("writing to stdout")?;
+    Ok(ExitCode::SUCCESS)
+}
+
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Demo(_) => not_built("demo"),
@@ -279,7 +297,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Fingerprint(_) => not_built("fingerprint"),
         Command::Hamming(_) => not_built("hamming"),
         Command::Near(_) => not_built("near"),
-        Command::Report(_) => not_built("report"),
+        Command::Report(args) => report(args),
         Command::Explain(_) => not_built("explain"),
         Command::Eval(_) => not_built("eval"),
         Command::Bench(_) => not_built("bench"),

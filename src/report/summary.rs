@@ -1,0 +1,394 @@
+//! The crawl summary (reports stage): pages by decision, status and content
+//! type; a per-host table; what dedup saved; and the fingerprint statistics of
+//! Manku et al. §4.2 (Figure 2) showing how far from uniform the simhashes are.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use super::{csv_line, opt, CrawlStats};
+use crate::crawllog::PageRecord;
+use crate::dedup::Decision;
+use crate::mirror::{has_content, split_url};
+
+/// Every decision, in report order.
+pub const DECISIONS: [Decision; 9] = [
+    Decision::New,
+    Decision::ExactDuplicate,
+    Decision::NearDuplicate,
+    Decision::Disallowed,
+    Decision::Error,
+    Decision::TooLarge,
+    Decision::NotHtml,
+    Decision::Redirect,
+    Decision::Noindex,
+];
+
+/// Fingerprint histogram buckets (Manku Figure 2(b)).
+pub const BUCKETS: usize = 128;
+
+/// Records with one decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DecisionCount {
+    /// The decision (`pages.jsonl` spelling).
+    pub decision: String,
+    /// Records.
+    pub count: u64,
+}
+
+/// Records with one HTTP status.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatusCount {
+    /// HTTP status (0: no response).
+    pub status: u16,
+    /// Records.
+    pub count: u64,
+}
+
+/// Records with one content type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TypeCount {
+    /// Media type, or "none".
+    pub content_type: String,
+    /// Records.
+    pub count: u64,
+}
+
+/// One row of the per-host table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostRow {
+    /// Host (authority).
+    pub host: String,
+    /// Fetch attempts (records).
+    pub fetched: u64,
+    /// Pages with content (2xx with a hash or fingerprint).
+    pub pages: u64,
+    /// Exact and near duplicates.
+    pub duplicates: u64,
+    /// duplicates / pages (0 without pages).
+    pub duplicate_rate: f64,
+    /// Records decided `error` (network errors and HTTP 4xx/5xx).
+    pub errors: u64,
+    /// Records decided `disallowed` (robots.txt).
+    pub disallowed: u64,
+    /// Body bytes read.
+    pub bytes: u64,
+    /// Mean response time, ms (null when none recorded).
+    pub mean_latency_ms: Option<f64>,
+    /// Mean politeness delay applied before a request, ms (null when none).
+    pub mean_delay_ms: Option<f64>,
+}
+
+/// What dedup saved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DedupStats {
+    /// Exact and near duplicates fetched.
+    pub duplicates: u64,
+    /// Exact duplicates.
+    pub exact: u64,
+    /// Near duplicates.
+    pub near: u64,
+    /// duplicates / pages with content.
+    pub duplicate_rate: f64,
+    /// Out-links found on duplicate pages (the links dedup dropped or
+    /// demoted: an upper bound on fetches saved, derived from the log).
+    pub duplicate_outlinks: u64,
+    /// Fetched URLs that carried a mirror penalty (score.mirror < 0).
+    pub mirror_demoted_fetched: u64,
+    /// Fetches saved as counted by the crawl (dropped duplicate out-links +
+    /// mirror fetches saved), null without `crawl_stats.json`.
+    pub fetches_saved: Option<u64>,
+    /// The crawl's own counters (`crawl_stats.json`), null when absent.
+    pub crawl_stats: Option<CrawlStats>,
+}
+
+/// Fingerprint distribution (Manku §4.2, Figure 2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FingerprintStats {
+    /// Records with a simhash.
+    pub count: u64,
+    /// Distinct simhashes.
+    pub distinct: u64,
+    /// Simhashes equal to 0 (empty pages).
+    pub zero: u64,
+    /// 64 counts: `leading_bit[i]` = successive distinct sorted fingerprints
+    /// whose XOR has its leading 1-bit at position i (0 = most significant).
+    pub leading_bit: Vec<u64>,
+    /// For uniformly random fingerprints, the expected `leading_bit` counts.
+    pub leading_bit_uniform: Vec<f64>,
+    /// 128 counts: distinct fingerprints per equal-width bucket of the
+    /// 64-bit space (bucket = top 7 bits).
+    pub buckets: Vec<u64>,
+    /// Pearson chi-square of `buckets` against uniform (127 degrees of
+    /// freedom: about 127 ± 16 when uniform).
+    pub bucket_chi_square: f64,
+    /// Largest bucket / mean bucket.
+    pub bucket_max_ratio: f64,
+}
+
+/// The summary report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Records (fetch attempts) in `pages.jsonl`.
+    pub records: u64,
+    /// Pages with content.
+    pub pages: u64,
+    /// Distinct hosts.
+    pub hosts_count: u64,
+    /// Records per decision (every decision listed).
+    pub by_decision: Vec<DecisionCount>,
+    /// Records per HTTP status, ascending.
+    pub by_status: Vec<StatusCount>,
+    /// Records per content type, most first.
+    pub by_content_type: Vec<TypeCount>,
+    /// Per-host table, most fetched first.
+    pub hosts: Vec<HostRow>,
+    /// What dedup saved.
+    pub dedup: DedupStats,
+    /// Fingerprint distribution.
+    pub fingerprints: FingerprintStats,
+}
+
+#[derive(Default)]
+struct HostAcc {
+    row: Option<HostRow>,
+    latency: (u64, u64),
+    delay: (u64, u64),
+}
+
+/// Build the summary from the records (and the crawl's counters, if any).
+pub fn build(records: &[PageRecord], crawl_stats: Option<CrawlStats>) -> Summary {
+    let mut by_decision: HashMap<Decision, u64> = HashMap::new();
+    let mut by_status: BTreeMap<u16, u64> = BTreeMap::new();
+    let mut by_type: HashMap<&str, u64> = HashMap::new();
+    let mut hosts: HashMap<&str, HostAcc> = HashMap::new();
+    let (mut pages, mut exact, mut near, mut dup_links, mut mirror_demoted) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    let mut fps = Vec::new();
+    for r in records {
+        *by_decision.entry(r.decision).or_insert(0) += 1;
+        *by_status.entry(r.status).or_insert(0) += 1;
+        *by_type.entry(r.content_type.as_deref().unwrap_or("none")).or_insert(0) += 1;
+        let host = split_url(&r.canonical).map_or("(invalid url)", |(h, _)| h);
+        let acc = hosts.entry(host).or_default();
+        let row = acc.row.get_or_insert_with(|| HostRow {
+            host: host.to_string(),
+            fetched: 0,
+            pages: 0,
+            duplicates: 0,
+            duplicate_rate: 0.0,
+            errors: 0,
+            disallowed: 0,
+            bytes: 0,
+            mean_latency_ms: None,
+            mean_delay_ms: None,
+        });
+        row.fetched += 1;
+        row.bytes += r.bytes;
+        let content = has_content(r);
+        if content {
+            pages += 1;
+            row.pages += 1;
+        }
+        match r.decision {
+            Decision::ExactDuplicate => exact += 1,
+            Decision::NearDuplicate => near += 1,
+            Decision::Error => row.errors += 1,
+            Decision::Disallowed => row.disallowed += 1,
+            _ => {}
+        }
+        if r.decision.is_duplicate() {
+            row.duplicates += 1;
+            dup_links += u64::from(r.outlinks);
+        }
+        if r.score.mirror < 0.0 {
+            mirror_demoted += 1;
+        }
+        if let Some(ms) = r.latency_ms {
+            acc.latency = (acc.latency.0 + ms, acc.latency.1 + 1);
+        }
+        if let Some(ms) = r.delay_ms {
+            acc.delay = (acc.delay.0 + ms, acc.delay.1 + 1);
+        }
+        if let Some(fp) = r.simhash.as_deref().and_then(|h| u64::from_str_radix(h, 16).ok()) {
+            fps.push(fp);
+        }
+    }
+    let mean = |(sum, n): (u64, u64)| (n > 0).then(|| sum as f64 / n as f64);
+    let mut host_rows: Vec<HostRow> = hosts
+        .into_values()
+        .filter_map(|acc| {
+            let mut row = acc.row?;
+            row.duplicate_rate = rate(row.duplicates, row.pages);
+            row.mean_latency_ms = mean(acc.latency);
+            row.mean_delay_ms = mean(acc.delay);
+            Some(row)
+        })
+        .collect();
+    host_rows.sort_by(|a, b| b.fetched.cmp(&a.fetched).then_with(|| a.host.cmp(&b.host)));
+    let mut types: Vec<TypeCount> = by_type
+        .into_iter()
+        .map(|(t, count)| TypeCount {
+            content_type: t.to_string(),
+            count,
+        })
+        .collect();
+    types.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.content_type.cmp(&b.content_type)));
+    let fetches_saved = crawl_stats.as_ref().and_then(|s| {
+        (s.dup_links_dropped.is_some() || s.mirror_fetches_saved.is_some())
+            .then(|| s.dup_links_dropped.unwrap_or(0) + s.mirror_fetches_saved.unwrap_or(0))
+    });
+    Summary {
+        records: records.len() as u64,
+        pages,
+        hosts_count: host_rows.len() as u64,
+        by_decision: DECISIONS
+            .iter()
+            .map(|d| DecisionCount {
+                decision: d.as_str().to_string(),
+                count: by_decision.get(d).copied().unwrap_or(0),
+            })
+            .collect(),
+        by_status: by_status
+            .into_iter()
+            .map(|(status, count)| StatusCount { status, count })
+            .collect(),
+        by_content_type: types,
+        hosts: host_rows,
+        dedup: DedupStats {
+            duplicates: exact + near,
+            exact,
+            near,
+            duplicate_rate: rate(exact + near, pages),
+            duplicate_outlinks: dup_links,
+            mirror_demoted_fetched: mirror_demoted,
+            fetches_saved,
+            crawl_stats,
+        },
+        fingerprints: fingerprint_stats(fps),
+    }
+}
+
+fn rate(x: u64, n: u64) -> f64 {
+    if n == 0 {
+        0.0
+    } else {
+        x as f64 / n as f64
+    }
+}
+
+/// Manku §4.2: leading-1-bit positions of XORs of successive sorted distinct
+/// fingerprints, and a 128-bucket histogram.
+pub fn fingerprint_stats(mut fps: Vec<u64>) -> FingerprintStats {
+    let count = fps.len() as u64;
+    let zero = fps.iter().filter(|&&f| f == 0).count() as u64;
+    fps.sort_unstable();
+    fps.dedup();
+    let mut leading_bit = vec![0u64; 64];
+    for w in fps.windows(2) {
+        leading_bit[(w[0] ^ w[1]).leading_zeros() as usize] += 1;
+    }
+    let mut buckets = vec![0u64; BUCKETS];
+    for &f in &fps {
+        buckets[(f >> 57) as usize] += 1;
+    }
+    let n = fps.len() as f64;
+    let expected = n / BUCKETS as f64;
+    let chi = if n > 0.0 {
+        buckets.iter().map(|&b| (b as f64 - expected).powi(2) / expected).sum()
+    } else {
+        0.0
+    };
+    let max = buckets.iter().copied().max().unwrap_or(0) as f64;
+    FingerprintStats {
+        count,
+        distinct: fps.len() as u64,
+        zero,
+        leading_bit,
+        leading_bit_uniform: uniform_leading_bits(fps.len()),
+        buckets,
+        bucket_chi_square: chi,
+        bucket_max_ratio: if expected > 0.0 { max / expected } else { 0.0 },
+    }
+}
+
+/// Expected leading-bit counts of XORs of successive sorted uniform random
+/// 64-bit values, n of them: a gap between neighbours is about
+/// exponential with mean 2^64/n, and its XOR's leading bit is at position
+/// i with probability P(gap spans a 2^(63-i) boundary first) ≈
+/// exp(-n·2^-(i+1)) − exp(-n·2^-i) (the "symmetric, exponentially decaying"
+/// curve of Manku Figure 2(a)).
+fn uniform_leading_bits(n: usize) -> Vec<f64> {
+    if n < 2 {
+        return vec![0.0; 64];
+    }
+    let pairs = (n - 1) as f64;
+    let nf = n as f64;
+    let p = |i: i32| (-nf * 2f64.powi(-i)).exp();
+    (0..64).map(|i| pairs * (p(i + 1) - p(i)).max(0.0)).collect()
+}
+
+/// The per-host table as CSV.
+pub fn hosts_csv(s: &Summary) -> String {
+    let mut out = String::new();
+    csv_line(
+        &mut out,
+        &[
+            "host",
+            "fetched",
+            "pages",
+            "duplicates",
+            "duplicate_rate",
+            "errors",
+            "disallowed",
+            "bytes",
+            "mean_latency_ms",
+            "mean_delay_ms",
+        ],
+    );
+    for h in &s.hosts {
+        let f = [
+            h.fetched.to_string(),
+            h.pages.to_string(),
+            h.duplicates.to_string(),
+            format!("{:.4}", h.duplicate_rate),
+            h.errors.to_string(),
+            h.disallowed.to_string(),
+            h.bytes.to_string(),
+            opt(h.mean_latency_ms.map(|v| format!("{v:.1}"))),
+            opt(h.mean_delay_ms.map(|v| format!("{v:.1}"))),
+        ];
+        let mut row = vec![h.host.as_str()];
+        row.extend(f.iter().map(String::as_str));
+        csv_line(&mut out, &row);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leading_bits_and_buckets() {
+        // 0b00.., 0b01.., 0b10.. : XORs 0x4000.. (bit 1) and 0xC000.. (bit 0).
+        let s = fingerprint_stats(vec![0x8000_0000_0000_0000, 0, 0x4000_0000_0000_0000, 0]);
+        assert_eq!((s.count, s.distinct, s.zero), (4, 3, 2));
+        assert_eq!(s.leading_bit[0], 1);
+        assert_eq!(s.leading_bit[1], 1);
+        assert_eq!(s.leading_bit.iter().sum::<u64>(), 2);
+        assert_eq!(s.buckets[0], 1);
+        assert_eq!(s.buckets[32], 1);
+        assert_eq!(s.buckets[64], 1);
+        assert_eq!(s.buckets.len(), 128);
+    }
+
+    #[test]
+    fn uniform_expectation_sums_to_pairs() {
+        let u = uniform_leading_bits(1 << 20);
+        let total: f64 = u.iter().sum();
+        assert!((total - ((1 << 20) - 1) as f64).abs() / total < 0.01, "{total}");
+        // Peak near log2(n) = 20.
+        let peak = u.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).map(|x| x.0);
+        assert!(matches!(peak, Some(19..=21)), "{peak:?}");
+    }
+}
