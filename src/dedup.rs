@@ -58,3 +58,296 @@ impl std::fmt::Display for Decision {
         f.write_str(self.as_str())
     }
 }
+
+// ---------------------------------------------------------------------------
+// Dedup policy: the ordered decision procedure over exact and near lookups,
+// the in-memory exact-hash index, and what a decision means for the page's
+// out-links (`[dedup] policy` and penalties).
+
+use std::collections::HashMap;
+
+use crate::config::{DedupPolicy, DedupSettings, Settings};
+use crate::store::{HashKind, PageId, Store, StoreError};
+
+/// A fingerprint found by the near-duplicate index within k of a page's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NearMatch {
+    /// The matching (earlier) page.
+    pub page: PageId,
+    /// Hamming distance between the fingerprints.
+    pub distance: u32,
+}
+
+/// A content decision with what it points at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Verdict {
+    /// New, exact duplicate or near duplicate (or a non-content outcome).
+    pub decision: Decision,
+    /// The original page for a duplicate.
+    pub dup_of: Option<PageId>,
+    /// Hamming distance to `dup_of` (0 for exact duplicates).
+    pub distance: Option<u32>,
+}
+
+impl Verdict {
+    /// A verdict without an original (new content, or a non-content outcome).
+    pub fn plain(decision: Decision) -> Self {
+        Verdict {
+            decision,
+            dup_of: None,
+            distance: None,
+        }
+    }
+
+    /// The duplicate status this page passes to its out-links.
+    pub fn parent_dup(&self) -> ParentDup {
+        match (self.decision, self.distance) {
+            (Decision::ExactDuplicate, _) => ParentDup::Exact,
+            (Decision::NearDuplicate, Some(d)) => ParentDup::Near(d),
+            _ => ParentDup::None,
+        }
+    }
+}
+
+/// The duplicate status of the page a link was found on (a priority component).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ParentDup {
+    /// The parent was new content (or a seed).
+    #[default]
+    None,
+    /// The parent was an exact duplicate.
+    Exact,
+    /// The parent was a near duplicate at this Hamming distance.
+    Near(u32),
+}
+
+/// The ordered decision procedure for one fetched page, as a pure function
+/// over lookups already made: exact body hash match, then exact text hash
+/// match, then the near-duplicate index's matches within `k` (the nearest
+/// wins; among equally near ones the earliest-crawled, i.e. smallest page id,
+/// is the original). The exact URL check happens before the fetch (seen-set).
+pub fn decide(body_match: Option<PageId>, text_match: Option<PageId>, near: &[NearMatch], k: u32) -> Verdict {
+    if let Some(of) = body_match.or(text_match) {
+        return Verdict {
+            decision: Decision::ExactDuplicate,
+            dup_of: Some(of),
+            distance: Some(0),
+        };
+    }
+    match near
+        .iter()
+        .filter(|m| m.distance <= k)
+        .min_by_key(|m| (m.distance, m.page))
+    {
+        Some(m) => Verdict {
+            decision: Decision::NearDuplicate,
+            dup_of: Some(m.page),
+            distance: Some(m.distance),
+        },
+        None => Verdict::plain(Decision::New),
+    }
+}
+
+/// Priority penalty (≥ 0) passed to the out-links of a page with this status:
+/// `exact_penalty` for an exact duplicate, `near_penalty × (k + 1 − d) / (k + 1)`
+/// for a near duplicate at distance d ≤ k (the closer the copy, the larger).
+pub fn parent_dup_penalty(dup: ParentDup, k: u32, s: &DedupSettings) -> f64 {
+    match dup {
+        ParentDup::None => 0.0,
+        ParentDup::Exact => s.exact_penalty,
+        ParentDup::Near(d) => {
+            let d = d.min(k + 1);
+            s.near_penalty * f64::from(k + 1 - d) / f64::from(k + 1)
+        }
+    }
+}
+
+/// Whether a page's out-links are followed under `policy`: all but the
+/// duplicates under `drop`.
+pub fn follow_links(decision: Decision, policy: DedupPolicy) -> bool {
+    !(policy == DedupPolicy::Drop && decision.is_duplicate())
+}
+
+/// `[dedup]` applied to verdicts: which out-links are followed and with what
+/// parent status (under `keep` duplicates pass on no penalty).
+#[derive(Debug, Clone)]
+pub struct DedupPolicyEngine {
+    settings: DedupSettings,
+    k: u32,
+}
+
+impl DedupPolicyEngine {
+    /// From the `[dedup]` and `[simhash]` settings.
+    pub fn new(settings: &Settings) -> Self {
+        DedupPolicyEngine {
+            settings: settings.dedup.clone(),
+            k: settings.simhash.k,
+        }
+    }
+
+    /// `None` when the page's out-links are not followed; otherwise the
+    /// parent status to give them (see [`crate::frontier::Candidate`]).
+    pub fn out_links(&self, verdict: &Verdict) -> Option<ParentDup> {
+        match self.settings.policy {
+            _ if !follow_links(verdict.decision, self.settings.policy) => None,
+            DedupPolicy::Keep => Some(ParentDup::None),
+            _ => Some(verdict.parent_dup()),
+        }
+    }
+
+    /// The penalty for a parent status (0 under `keep`).
+    pub fn penalty(&self, dup: ParentDup) -> f64 {
+        match self.settings.policy {
+            DedupPolicy::Keep => 0.0,
+            _ => parent_dup_penalty(dup, self.k, &self.settings),
+        }
+    }
+}
+
+/// Exact-duplicate lookups: body hash → first page and text hash → first
+/// page, in memory, updated online as pages are decided and rebuilt from the
+/// store at start (the store keeps the same maps for persistence).
+#[derive(Debug, Default)]
+pub struct ExactIndex {
+    body: HashMap<[u8; 32], PageId>,
+    text: HashMap<[u8; 32], PageId>,
+}
+
+impl ExactIndex {
+    /// An empty index.
+    pub fn new() -> Self {
+        ExactIndex::default()
+    }
+
+    /// Rebuild from a store's hash maps.
+    pub fn load(store: &dyn Store) -> Result<Self, StoreError> {
+        let mut ix = ExactIndex::new();
+        for r in store.iter_hashes(HashKind::Body) {
+            let (h, id) = r?;
+            ix.body.insert(h, id);
+        }
+        for r in store.iter_hashes(HashKind::Text) {
+            let (h, id) = r?;
+            ix.text.insert(h, id);
+        }
+        Ok(ix)
+    }
+
+    /// The first pages with this body hash and this text hash.
+    pub fn lookup(&self, body: Option<&[u8; 32]>, text: Option<&[u8; 32]>) -> (Option<PageId>, Option<PageId>) {
+        (
+            body.and_then(|h| self.body.get(h).copied()),
+            text.and_then(|h| self.text.get(h).copied()),
+        )
+    }
+
+    /// Remember `page` as the owner of its hashes (the first page keeps them).
+    pub fn insert(&mut self, body: Option<&[u8; 32]>, text: Option<&[u8; 32]>, page: PageId) {
+        if let Some(h) = body {
+            self.body.entry(*h).or_insert(page);
+        }
+        if let Some(h) = text {
+            self.text.entry(*h).or_insert(page);
+        }
+    }
+
+    /// Look up, decide exactly, and insert in one step (online: the next page
+    /// sees this one). Returns the exact verdict, or `None` when the page is
+    /// not an exact duplicate and the near-duplicate index must be asked.
+    pub fn check_and_insert(
+        &mut self,
+        body: Option<&[u8; 32]>,
+        text: Option<&[u8; 32]>,
+        page: PageId,
+    ) -> Option<Verdict> {
+        let (b, t) = self.lookup(body, text);
+        self.insert(body, text, page);
+        let v = decide(b, t, &[], 0);
+        (v.decision == Decision::ExactDuplicate).then_some(v)
+    }
+}
+
+#[cfg(test)]
+mod policy_tests {
+    use super::*;
+
+    #[test]
+    fn decision_order_body_text_near() {
+        let near = [
+            NearMatch { page: 9, distance: 2 },
+            NearMatch { page: 4, distance: 1 },
+            NearMatch { page: 3, distance: 1 },
+            NearMatch { page: 1, distance: 5 },
+        ];
+        assert_eq!(decide(Some(5), Some(6), &near, 3).dup_of, Some(5));
+        let v = decide(None, Some(6), &near, 3);
+        assert_eq!(
+            (v.decision, v.dup_of, v.distance),
+            (Decision::ExactDuplicate, Some(6), Some(0))
+        );
+        let v = decide(None, None, &near, 3);
+        assert_eq!(
+            (v.decision, v.dup_of, v.distance),
+            (Decision::NearDuplicate, Some(3), Some(1))
+        );
+        // Matches beyond k are ignored.
+        assert_eq!(decide(None, None, &near[3..], 3), Verdict::plain(Decision::New));
+        assert_eq!(decide(None, None, &[], 3).parent_dup(), ParentDup::None);
+        assert_eq!(v.parent_dup(), ParentDup::Near(1));
+    }
+
+    #[test]
+    fn near_penalty_grows_as_distance_shrinks() {
+        let s = Settings::default();
+        let k = s.simhash.k;
+        let p: Vec<f64> = (0..=k + 1)
+            .map(|d| parent_dup_penalty(ParentDup::Near(d), k, &s.dedup))
+            .collect();
+        assert_eq!(p[0], s.dedup.near_penalty);
+        assert!(p.windows(2).all(|w| w[0] > w[1]), "{p:?}");
+        assert_eq!(p[k as usize + 1], 0.0);
+        assert_eq!(parent_dup_penalty(ParentDup::Exact, k, &s.dedup), s.dedup.exact_penalty);
+        assert_eq!(parent_dup_penalty(ParentDup::None, k, &s.dedup), 0.0);
+    }
+
+    #[test]
+    fn policy_controls_out_links() {
+        let dup = Verdict {
+            decision: Decision::NearDuplicate,
+            dup_of: Some(1),
+            distance: Some(2),
+        };
+        let new = Verdict::plain(Decision::New);
+        let engine =
+            |p: &str| DedupPolicyEngine::new(&Settings::from_layers(&[], &[format!("dedup.policy={p}")]).unwrap());
+        assert_eq!(engine("drop").out_links(&dup), None);
+        assert_eq!(engine("drop").out_links(&new), Some(ParentDup::None));
+        assert_eq!(engine("deprioritize").out_links(&dup), Some(ParentDup::Near(2)));
+        assert!(engine("deprioritize").penalty(ParentDup::Near(2)) > 0.0);
+        assert_eq!(engine("keep").out_links(&dup), Some(ParentDup::None));
+        assert_eq!(engine("keep").penalty(ParentDup::Exact), 0.0);
+        assert!(follow_links(Decision::Noindex, DedupPolicy::Drop));
+    }
+
+    #[test]
+    fn exact_index_is_online_and_first_wins() {
+        let mut ix = ExactIndex::new();
+        assert_eq!(ix.check_and_insert(Some(&[1; 32]), Some(&[2; 32]), 1), None);
+        let v = ix.check_and_insert(Some(&[9; 32]), Some(&[2; 32]), 2).unwrap();
+        assert_eq!((v.decision, v.dup_of), (Decision::ExactDuplicate, Some(1)));
+        assert_eq!(ix.lookup(Some(&[9; 32]), None), (Some(2), None));
+        assert_eq!(ix.check_and_insert(Some(&[1; 32]), None, 3).unwrap().dup_of, Some(1));
+    }
+
+    #[test]
+    fn exact_index_loads_from_store() {
+        use crate::store::{HostStats, MemStore};
+        let s = MemStore::new();
+        let u = crate::store::suite::qurl("a.test", "x", 1.0, 1);
+        s.enqueue(std::slice::from_ref(&u)).unwrap();
+        let p = crate::store::suite::page(&s, &u, Decision::New);
+        s.complete(&u, &p, None, &HostStats::default()).unwrap();
+        let ix = ExactIndex::load(&s).unwrap();
+        assert_eq!(ix.lookup(Some(&[1; 32]), Some(&[7; 32])), (Some(p.id), Some(p.id)));
+    }
+}

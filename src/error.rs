@@ -21,6 +21,12 @@ pub enum Error {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The crawl store failed (I/O, corrupt value, wrong format version).
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    /// The frontier could not be built or updated.
+    #[error(transparent)]
+    Frontier(#[from] crate::frontier::FrontierError),
 }
 
 impl Error {

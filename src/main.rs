@@ -105,6 +105,9 @@ struct CanonArgs {
     /// Canonicalization profile.
     #[arg(long, value_enum, default_value = "crawler")]
     profile: ProfileArg,
+    /// Resolve relative inputs against this page URL (as links on that page).
+    #[arg(long)]
+    base: Option<String>,
     /// URLs to canonicalize.
     #[arg(required = true)]
     urls: Vec<String>,
@@ -287,13 +290,59 @@ fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+fn testweb(args: TestwebArgs) -> anyhow::Result<ExitCode> {
+    let addr: std::net::SocketAddr = args.addr.parse().map_err(|e| {
+        simcrawl::Error::InvalidInput(format!(
+            "--addr {:?}: {e} (expected IP:PORT, e.g. 127.0.0.1:8080)",
+            args.addr
+        ))
+    })?;
+    let opts = simcrawl::testweb::TestWebOptions {
+        seed: args.seed,
+        pages: args.pages,
+        ..Default::default()
+    };
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let mut stdout = std::io::stdout();
+    runtime.block_on(simcrawl::testweb::run_cli(
+        opts,
+        addr,
+        args.truth.as_deref(),
+        &mut stdout,
+    ))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn canon(args: CanonArgs) -> anyhow::Result<ExitCode> {
+    let profile = match args.profile {
+        ProfileArg::Rfc3986 => simcrawl::config::CanonProfile::Rfc3986,
+        ProfileArg::Crawler => simcrawl::config::CanonProfile::Crawler,
+    };
+    let mut out = std::io::stdout().lock();
+    let all_ok = simcrawl::canon::run_cli(profile, args.base.as_deref(), &args.urls, &mut out)?;
+    Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(2) })
+}
+
+fn robots(args: RobotsArgs) -> anyhow::Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    let all_ok = simcrawl::politeness::robots::run_cli(
+        args.robots.as_deref(),
+        args.status.as_deref(),
+        &args.agent,
+        args.crawl_delay,
+        &args.urls,
+        &mut out,
+    )?;
+    Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(2) })
+}
+
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Demo(_) => not_built("demo"),
         Command::Crawl(_) => not_built("crawl"),
-        Command::Testweb(_) => not_built("testweb"),
-        Command::Canon(_) => not_built("canon"),
-        Command::Robots(_) => not_built("robots"),
+        Command::Testweb(args) => testweb(args),
+        Command::Canon(args) => canon(args),
+        Command::Robots(args) => robots(args),
         Command::Fingerprint(_) => not_built("fingerprint"),
         Command::Hamming(_) => not_built("hamming"),
         Command::Near(_) => not_built("near"),

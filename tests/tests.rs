@@ -1,5 +1,9 @@
 //! End-to-end tests of simcrawl, one binary for all (see docs/STYLE.md).
 //! Each module tests one part against the built-in test web or real files.
 
+mod canon;
 mod cli;
+mod politeness;
 mod reports;
+mod robots;
+mod testweb;

@@ -1,2 +1,1131 @@
-//! Storage (pipeline: the sink of every stage): the `Store` trait and its sled
-//! implementation, with a versioned key layout; resumable crawl state.
+//! Storage (pipeline: the sink of every stage, and the source of a resumed
+//! crawl): the [`Store`] trait, the seam behind which a distributed store
+//! (Redis Cluster, DESIGN.md §7) will later sit, and its two implementations:
+//! [`SledStore`] (embedded sled 0.34, the default, in `DIR/store/`) and
+//! [`MemStore`] (in memory, for tests). Both are [`KvStore`] over a small
+//! ordered key-value [`Backend`]; one test suite (`store_suite!`, in the tests) runs
+//! against every implementation.
+//!
+//! # What is stored
+//!
+//! - the **frontier**: every queued (and in-flight) URL, per host in priority
+//!   order, so the frontier's bounded in-memory window can be refilled from disk;
+//! - the **seen-set**: canonical URL → [`UrlState`] (queued, in flight, done
+//!   with its page id, or an alias of another URL);
+//! - **pages**: page id (crawl order) → [`StoredPage`], and optionally the body;
+//! - **fingerprints**: page id → simhash of every page inserted into the
+//!   near-duplicate index, and body / text hash → first page id (exact duplicates);
+//! - **hosts**: host → [`HostStats`]; and the page counter.
+//!
+//! # Key layout (format version 1)
+//!
+//! A sled database with two trees. `meta` holds `format_version` (u32,
+//! big-endian; checked at open, a mismatch is [`StoreError::Version`]) and
+//! named values such as the seeds. `crawl` holds everything else, each kind
+//! under a one-byte prefix, so that all writes for one page (mark done, write
+//! the page, remove it from the queue, fingerprints, host stats, counter) are
+//! a single atomic `Batch`:
+//!
+//! | prefix | key after the prefix                          | value |
+//! |--------|-----------------------------------------------|-------|
+//! | `q`    | host, `0x00`, rank (u64 BE), seq (u64 BE)     | [`QueuedUrl`] |
+//! | `s`    | canonical URL                                 | [`UrlState`] |
+//! | `p`    | page id (u64 BE)                              | [`StoredPage`] |
+//! | `b`    | page id (u64 BE)                              | body bytes, as fetched |
+//! | `f`    | page id (u64 BE)                              | simhash (u64 BE) |
+//! | `h`    | BLAKE3 of the body (32 bytes)                 | page id (u64 BE) |
+//! | `t`    | BLAKE3 of the normalized text (32 bytes)      | page id (u64 BE) |
+//! | `H`    | host                                          | [`HostStats`] |
+//! | `c`    | counter name (`pages`)                        | u64 BE |
+//!
+//! The rank is the priority mapped to an order-preserving integer and
+//! inverted ([`priority_rank`]), so a prefix scan of `q host 0x00` yields the
+//! host's URLs best first; the discovery sequence number breaks ties (FIFO)
+//! and makes keys unique. A queued URL keeps its `q` entry while in flight:
+//! it is removed only in the batch that records its page, so a crawl killed at
+//! any moment finds every unfinished URL still queued.
+//!
+//! Values use a compact hand-written binary encoding (`codec.rs`); a value
+//! that does not decode is [`StoreError::Corrupt`] naming the key.
+//!
+//! # Durability
+//!
+//! sled writes its log every 500 ms by itself and recovers a consistent prefix
+//! of it after a crash: a kill may lose the last few hundred milliseconds of
+//! pages, which are then re-queued by resume (never recorded twice, never
+//! lost). [`Store::flush`] forces everything to disk (at shutdown, after seeding).
+
+mod codec;
+mod kv;
+
+use std::path::PathBuf;
+
+pub use kv::{Backend, Entry, MemBackend, RawIter, SledBackend};
+
+use crate::crawllog::ScoreComponents;
+use crate::dedup::Decision;
+use codec::{show_key, Dec, Enc};
+
+/// The key layout version this build reads and writes.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// A page's number: monotonically increasing in the order pages are decided.
+pub type PageId = u64;
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database could not be opened.
+    #[error("cannot open store {path}: {message}")]
+    Open {
+        /// The store directory.
+        path: PathBuf,
+        /// The backend's message.
+        message: String,
+    },
+    /// The store was written by a different key layout version.
+    #[error("store format version {got} is not supported (this simcrawl reads version {expected}); start a new crawl directory")]
+    Version {
+        /// [`FORMAT_VERSION`].
+        expected: u32,
+        /// The version found (0: a non-empty store without a version).
+        got: u32,
+    },
+    /// A stored value could not be decoded.
+    #[error("corrupt store value at key `{key}`: {reason}")]
+    Corrupt {
+        /// The key, printable (`\xNN` for other bytes).
+        key: String,
+        /// What was wrong.
+        reason: String,
+    },
+    /// A page was recorded for a URL that already has one.
+    #[error("{url}: already recorded as page {page}")]
+    AlreadyDone {
+        /// The canonical URL.
+        url: String,
+        /// Its existing page.
+        page: PageId,
+    },
+    /// The backend failed (I/O error, ...).
+    #[error("store: {0}")]
+    Backend(String),
+}
+
+/// A queue entry's position: `rank` (inverted priority) then `seq`; smaller is better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct QueueKey {
+    /// [`priority_rank`] of the priority.
+    pub rank: u64,
+    /// Discovery sequence number (unique).
+    pub seq: u64,
+}
+
+/// Map a priority to a `u64` whose ascending order is the priority's
+/// descending order (NaN sorts last).
+pub fn priority_rank(priority: f64) -> u64 {
+    if priority.is_nan() {
+        return u64::MAX;
+    }
+    let b = priority.to_bits();
+    let ascending = if b >> 63 == 1 { !b } else { b ^ (1 << 63) };
+    !ascending
+}
+
+/// One URL waiting in the frontier, with its explainable priority.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueuedUrl {
+    /// The URL as discovered (before canonicalization).
+    pub url: String,
+    /// Its canonical form: the seen-set key.
+    pub canonical: String,
+    /// The politeness key: host, with `:port` when the port is not the scheme's default.
+    pub host: String,
+    /// Link hops from a seed.
+    pub depth: u32,
+    /// Canonical URL of the page it was found on (None for seeds).
+    pub parent: Option<String>,
+    /// The priority's parts (see `[frontier]`).
+    pub components: ScoreComponents,
+    /// Weighted sum of the components: higher is fetched first.
+    pub priority: f64,
+    /// Discovery sequence number (FIFO among equal priorities).
+    pub seq: u64,
+    /// Fetch attempts so far that ended in a retryable failure.
+    pub retries: u32,
+    /// Known in-links (offers of this URL), starting at 1.
+    pub inlinks: u32,
+}
+
+impl QueuedUrl {
+    /// Its position in the host's queue.
+    pub fn key(&self) -> QueueKey {
+        QueueKey {
+            rank: priority_rank(self.priority),
+            seq: self.seq,
+        }
+    }
+}
+
+/// A canonical URL's state in the seen-set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UrlState {
+    /// Waiting in its host's queue at this key.
+    Queued(QueueKey),
+    /// Handed to a worker (still in the queue until its page is recorded).
+    InFlight(QueueKey),
+    /// Fetched (or skipped) and recorded as this page.
+    Done(PageId),
+    /// Another name of this canonical URL (redirect hop or rel=canonical).
+    AliasOf(String),
+}
+
+/// The compact record of one fetch attempt kept in the store.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StoredPage {
+    /// Page id (from [`Store::allocate_page_id`]).
+    pub id: PageId,
+    /// Canonical URL fetched.
+    pub canonical: String,
+    /// URL the content came from after redirects.
+    pub final_url: String,
+    /// HTTP status (0 when no response).
+    pub status: u16,
+    /// Link hops from a seed.
+    pub depth: u32,
+    /// What was decided.
+    pub decision: Decision,
+    /// The page this one duplicates.
+    pub dup_of: Option<PageId>,
+    /// Hamming distance to `dup_of`.
+    pub distance: Option<u32>,
+    /// 64-bit simhash (pages with text).
+    pub simhash: Option<u64>,
+    /// BLAKE3 of the body.
+    pub content_hash: Option<[u8; 32]>,
+    /// BLAKE3 of the normalized visible text.
+    pub text_hash: Option<[u8; 32]>,
+    /// Fetch start, milliseconds since the Unix epoch.
+    pub fetched_at_ms: u64,
+    /// Body bytes read.
+    pub bytes: u64,
+}
+
+/// Per-host counts behind the host duplicate-rate and novelty components.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HostStats {
+    /// Pages recorded (every fetch attempt).
+    pub fetched: u64,
+    /// Of which exact or near duplicates.
+    pub duplicates: u64,
+    /// Of which errors (network, 4xx/5xx, too large).
+    pub errors: u64,
+    /// Of which disallowed by robots.txt.
+    pub disallowed: u64,
+    /// Last fetch start, milliseconds since the Unix epoch.
+    pub last_fetch_ms: u64,
+}
+
+impl HostStats {
+    /// Duplicates / fetched (0 before the first fetch).
+    pub fn dup_rate(&self) -> f64 {
+        if self.fetched == 0 {
+            0.0
+        } else {
+            self.duplicates as f64 / self.fetched as f64
+        }
+    }
+
+    /// 1 / (1 + fetched): 1 for an unvisited host, falling as it is crawled.
+    pub fn novelty(&self) -> f64 {
+        1.0 / (1.0 + self.fetched as f64)
+    }
+
+    /// Count one recorded page.
+    pub fn record(&mut self, page: &StoredPage) {
+        self.fetched += 1;
+        match page.decision {
+            d if d.is_duplicate() => self.duplicates += 1,
+            Decision::Error | Decision::TooLarge => self.errors += 1,
+            Decision::Disallowed => self.disallowed += 1,
+            _ => {}
+        }
+        self.last_fetch_ms = self.last_fetch_ms.max(page.fetched_at_ms);
+    }
+}
+
+/// Which exact-duplicate map to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HashKind {
+    /// BLAKE3 of the raw body.
+    Body,
+    /// BLAKE3 of the normalized text.
+    Text,
+}
+
+/// A boxed iterator of store items.
+pub type StoreIter<'a, T> = Box<dyn Iterator<Item = Result<T, StoreError>> + 'a>;
+
+/// Persistent crawl state. Implementations are shared between worker threads;
+/// every method is a short operation. Multi-part updates (`enqueue`,
+/// `reprioritize`, `complete`) are atomic: after a crash either all or none of
+/// their writes are visible.
+pub trait Store: Send + Sync {
+    /// A named metadata value (e.g. `seeds`).
+    fn meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError>;
+    /// Set a named metadata value.
+    fn set_meta(&self, name: &str, value: &[u8]) -> Result<(), StoreError>;
+
+    /// The seen-set state of a canonical URL.
+    fn url_state(&self, canonical: &str) -> Result<Option<UrlState>, StoreError>;
+    /// Queue `new` URLs (queue entries, seen states `Queued`) and move
+    /// already-queued ones from their old key to their current one (priority
+    /// or retry count changed; state `Queued`, also after being in flight),
+    /// all in one atomic batch.
+    fn update_queue(&self, new: &[QueuedUrl], moved: &[(QueueKey, QueuedUrl)]) -> Result<(), StoreError>;
+    /// Queue new URLs ([`Store::update_queue`] with nothing moved).
+    fn enqueue(&self, urls: &[QueuedUrl]) -> Result<(), StoreError> {
+        self.update_queue(urls, &[])
+    }
+    /// Move one queued URL from `old` to its current key ([`Store::update_queue`]).
+    fn reprioritize(&self, old: QueueKey, url: &QueuedUrl) -> Result<(), StoreError> {
+        self.update_queue(&[], &[(old, url.clone())])
+    }
+    /// Mark a queued URL in flight (its queue entry stays until `complete`).
+    fn claim(&self, url: &QueuedUrl) -> Result<(), StoreError>;
+    /// One queue entry.
+    fn queued(&self, host: &str, key: QueueKey) -> Result<Option<QueuedUrl>, StoreError>;
+    /// Up to `limit` queue entries of `host`, best first (in-flight ones included).
+    fn scan_queue(&self, host: &str, limit: usize) -> Result<Vec<QueuedUrl>, StoreError>;
+    /// Record `page` for the in-flight `url` in one atomic batch: the page
+    /// (and body), seen state `Done`, queue entry removed, fingerprint (for a
+    /// `New` page with a simhash), first-seen body and text hashes, `host`
+    /// stats, page counter. Fails with [`StoreError::AlreadyDone`] if the
+    /// URL already has a page.
+    fn complete(
+        &self,
+        url: &QueuedUrl,
+        page: &StoredPage,
+        body: Option<&[u8]>,
+        host: &HostStats,
+    ) -> Result<(), StoreError>;
+    /// Record `alias` as another name of `canonical`. Returns false (and
+    /// changes nothing) when `alias` is already in the seen-set.
+    fn record_alias(&self, alias: &str, canonical: &str) -> Result<bool, StoreError>;
+
+    /// A new page id, greater than every id handed out before (ids lost in a
+    /// crash leave gaps).
+    fn allocate_page_id(&self) -> PageId;
+    /// A page record.
+    fn page(&self, id: PageId) -> Result<Option<StoredPage>, StoreError>;
+    /// A page body, when bodies are stored.
+    fn body(&self, id: PageId) -> Result<Option<Vec<u8>>, StoreError>;
+    /// The first page with this body or text hash.
+    fn page_by_hash(&self, kind: HashKind, hash: &[u8; 32]) -> Result<Option<PageId>, StoreError>;
+    /// A host's stats.
+    fn host_stats(&self, host: &str) -> Result<Option<HostStats>, StoreError>;
+    /// Pages recorded so far.
+    fn pages_recorded(&self) -> Result<u64, StoreError>;
+    /// Write everything to stable storage.
+    fn flush(&self) -> Result<(), StoreError>;
+
+    /// Every queue entry (host by host, best first).
+    fn iter_queue(&self) -> StoreIter<'_, QueuedUrl>;
+    /// The whole seen-set.
+    fn iter_seen(&self) -> StoreIter<'_, (String, UrlState)>;
+    /// Every page record in id order.
+    fn iter_pages(&self) -> StoreIter<'_, StoredPage>;
+    /// `(page id, simhash)` of every page inserted into the index, in id order
+    /// (to rebuild the index at start).
+    fn iter_fingerprints(&self) -> StoreIter<'_, (PageId, u64)>;
+    /// `(hash, page id)` of one exact-duplicate map.
+    fn iter_hashes(&self, kind: HashKind) -> StoreIter<'_, ([u8; 32], PageId)>;
+    /// `(host, stats)` of every host.
+    fn iter_hosts(&self) -> StoreIter<'_, (String, HostStats)>;
+}
+
+// ---------------------------------------------------------------------------
+// The key layout over an ordered key-value backend.
+
+const Q: u8 = b'q';
+const S: u8 = b's';
+const P: u8 = b'p';
+const B: u8 = b'b';
+const F: u8 = b'f';
+const HB: u8 = b'h';
+const HT: u8 = b't';
+const HOST: u8 = b'H';
+const PAGES_COUNTER: &[u8] = b"cpages";
+
+fn k1(prefix: u8, rest: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(1 + rest.len());
+    k.push(prefix);
+    k.extend_from_slice(rest);
+    k
+}
+
+fn id_key(prefix: u8, id: PageId) -> Vec<u8> {
+    k1(prefix, &id.to_be_bytes())
+}
+
+fn host_prefix(host: &str) -> Vec<u8> {
+    let mut k = Vec::with_capacity(2 + host.len());
+    k.push(Q);
+    k.extend_from_slice(host.as_bytes());
+    k.push(0);
+    k
+}
+
+fn queue_key(host: &str, key: QueueKey) -> Vec<u8> {
+    let mut k = host_prefix(host);
+    k.extend_from_slice(&key.rank.to_be_bytes());
+    k.extend_from_slice(&key.seq.to_be_bytes());
+    k
+}
+
+fn hash_prefix(kind: HashKind) -> u8 {
+    match kind {
+        HashKind::Body => HB,
+        HashKind::Text => HT,
+    }
+}
+
+fn corrupt(key: &[u8], reason: impl Into<String>) -> StoreError {
+    StoreError::Corrupt {
+        key: show_key(key),
+        reason: reason.into(),
+    }
+}
+
+fn decode<T>(key: &[u8], value: &[u8], f: impl FnOnce(&mut Dec<'_>) -> codec::DecResult<T>) -> Result<T, StoreError> {
+    let mut d = Dec::new(value);
+    let v = f(&mut d).map_err(|r| corrupt(key, r))?;
+    d.finish().map_err(|r| corrupt(key, r))?;
+    Ok(v)
+}
+
+fn be_u64(key: &[u8], v: &[u8]) -> Result<u64, StoreError> {
+    decode(key, v, |d| d.u64())
+}
+
+const DECISIONS: [Decision; 9] = [
+    Decision::New,
+    Decision::ExactDuplicate,
+    Decision::NearDuplicate,
+    Decision::Disallowed,
+    Decision::Error,
+    Decision::TooLarge,
+    Decision::NotHtml,
+    Decision::Redirect,
+    Decision::Noindex,
+];
+
+fn enc_queued(u: &QueuedUrl) -> Vec<u8> {
+    let mut e = Enc::with_capacity(64 + u.url.len() + u.canonical.len());
+    e.str(&u.url)
+        .str(&u.canonical)
+        .str(&u.host)
+        .varint(u64::from(u.depth))
+        .opt_str(u.parent.as_deref());
+    let c = &u.components;
+    for v in [
+        c.depth,
+        c.parent_dup,
+        c.host_dup_rate,
+        c.host_novelty,
+        c.relevance,
+        c.inlinks,
+        c.mirror,
+    ] {
+        e.f64(v);
+    }
+    e.f64(u.priority)
+        .u64(u.seq)
+        .varint(u64::from(u.retries))
+        .varint(u64::from(u.inlinks));
+    e.buf
+}
+
+fn dec_queued(d: &mut Dec<'_>) -> codec::DecResult<QueuedUrl> {
+    Ok(QueuedUrl {
+        url: d.str()?,
+        canonical: d.str()?,
+        host: d.str()?,
+        depth: d.u32()?,
+        parent: d.opt_str()?,
+        components: ScoreComponents {
+            depth: d.f64()?,
+            parent_dup: d.f64()?,
+            host_dup_rate: d.f64()?,
+            host_novelty: d.f64()?,
+            relevance: d.f64()?,
+            inlinks: d.f64()?,
+            mirror: d.f64()?,
+        },
+        priority: d.f64()?,
+        seq: d.u64()?,
+        retries: d.u32()?,
+        inlinks: d.u32()?,
+    })
+}
+
+fn enc_state(s: &UrlState) -> Vec<u8> {
+    let mut e = Enc::with_capacity(17);
+    match s {
+        UrlState::Queued(k) => e.u8(0).u64(k.rank).u64(k.seq),
+        UrlState::InFlight(k) => e.u8(1).u64(k.rank).u64(k.seq),
+        UrlState::Done(id) => e.u8(2).u64(*id),
+        UrlState::AliasOf(u) => e.u8(3).str(u),
+    };
+    e.buf
+}
+
+fn dec_state(d: &mut Dec<'_>) -> codec::DecResult<UrlState> {
+    Ok(match d.u8()? {
+        0 => UrlState::Queued(QueueKey {
+            rank: d.u64()?,
+            seq: d.u64()?,
+        }),
+        1 => UrlState::InFlight(QueueKey {
+            rank: d.u64()?,
+            seq: d.u64()?,
+        }),
+        2 => UrlState::Done(d.u64()?),
+        3 => UrlState::AliasOf(d.str()?),
+        t => return Err(format!("unknown url state tag {t}")),
+    })
+}
+
+fn enc_page(p: &StoredPage) -> Vec<u8> {
+    let mut e = Enc::with_capacity(160 + p.canonical.len() + p.final_url.len());
+    let decision = DECISIONS.iter().position(|d| *d == p.decision).unwrap_or(0) as u8;
+    e.u64(p.id)
+        .str(&p.canonical)
+        .str(&p.final_url)
+        .u16(p.status)
+        .varint(u64::from(p.depth))
+        .u8(decision)
+        .opt_u64(p.dup_of)
+        .opt_u64(p.distance.map(u64::from))
+        .opt_u64(p.simhash)
+        .opt_hash(p.content_hash.as_ref())
+        .opt_hash(p.text_hash.as_ref())
+        .u64(p.fetched_at_ms)
+        .varint(p.bytes);
+    e.buf
+}
+
+fn dec_page(d: &mut Dec<'_>) -> codec::DecResult<StoredPage> {
+    Ok(StoredPage {
+        id: d.u64()?,
+        canonical: d.str()?,
+        final_url: d.str()?,
+        status: d.u16()?,
+        depth: d.u32()?,
+        decision: {
+            let t = d.u8()?;
+            *DECISIONS
+                .get(usize::from(t))
+                .ok_or_else(|| format!("unknown decision tag {t}"))?
+        },
+        dup_of: d.opt_u64()?,
+        distance: d
+            .opt_u64()?
+            .map(|v| u32::try_from(v).map_err(|_| "distance does not fit 32 bits".to_string()))
+            .transpose()?,
+        simhash: d.opt_u64()?,
+        content_hash: d.opt_hash()?,
+        text_hash: d.opt_hash()?,
+        fetched_at_ms: d.u64()?,
+        bytes: d.varint()?,
+    })
+}
+
+fn enc_host(h: &HostStats) -> Vec<u8> {
+    let mut e = Enc::with_capacity(24);
+    e.varint(h.fetched)
+        .varint(h.duplicates)
+        .varint(h.errors)
+        .varint(h.disallowed)
+        .u64(h.last_fetch_ms);
+    e.buf
+}
+
+fn dec_host(d: &mut Dec<'_>) -> codec::DecResult<HostStats> {
+    Ok(HostStats {
+        fetched: d.varint()?,
+        duplicates: d.varint()?,
+        errors: d.varint()?,
+        disallowed: d.varint()?,
+        last_fetch_ms: d.u64()?,
+    })
+}
+
+/// One write of a batch: `(key, Some(value))` inserts, `(key, None)` removes.
+pub type BatchOp = (Vec<u8>, Option<Vec<u8>>);
+
+/// The [`Store`] implementation over an ordered key-value [`Backend`]: the key
+/// layout of this module. [`SledStore`] and [`MemStore`] are its instances.
+pub struct KvStore<K: Backend> {
+    kv: K,
+    next_page_id: std::sync::atomic::AtomicU64,
+    /// The `pages` counter (kept in memory; written with every page).
+    pages: parking_lot::Mutex<u64>,
+}
+
+/// The embedded sled store (`DIR/store/`).
+pub type SledStore = KvStore<SledBackend>;
+/// An in-memory store for tests.
+pub type MemStore = KvStore<MemBackend>;
+
+impl SledStore {
+    /// Open (or create) the store in `dir`, checking its format version.
+    pub fn open(dir: &std::path::Path) -> Result<Self, StoreError> {
+        KvStore::over(SledBackend::open(dir)?)
+    }
+}
+
+impl MemStore {
+    /// An empty in-memory store.
+    pub fn new() -> Self {
+        KvStore::over(MemBackend::default()).expect("an empty in-memory store opens")
+    }
+}
+
+impl Default for MemStore {
+    fn default() -> Self {
+        MemStore::new()
+    }
+}
+
+impl<K: Backend> KvStore<K> {
+    /// Wrap a backend: check (or, when empty, write) `format_version`, and
+    /// find the next page id.
+    pub fn over(kv: K) -> Result<Self, StoreError> {
+        match kv.meta_get("format_version")? {
+            Some(v) => {
+                let got = if v.len() == 4 {
+                    u32::from_be_bytes([v[0], v[1], v[2], v[3]])
+                } else {
+                    return Err(corrupt(
+                        b"meta:format_version",
+                        format!("{} bytes, expected 4", v.len()),
+                    ));
+                };
+                if got != FORMAT_VERSION {
+                    return Err(StoreError::Version {
+                        expected: FORMAT_VERSION,
+                        got,
+                    });
+                }
+            }
+            None => {
+                if !kv.is_empty()? {
+                    return Err(StoreError::Version {
+                        expected: FORMAT_VERSION,
+                        got: 0,
+                    });
+                }
+                kv.meta_set("format_version", &FORMAT_VERSION.to_be_bytes())?;
+            }
+        }
+        let next = match kv.last(&[P])? {
+            Some((k, _)) => {
+                let id = k.get(1..9).ok_or_else(|| corrupt(&k, "page key is not 9 bytes"))?;
+                be_u64(&k, id)? + 1
+            }
+            None => 1,
+        };
+        let pages = match kv.get(PAGES_COUNTER)? {
+            None => 0,
+            Some(v) => be_u64(PAGES_COUNTER, &v)?,
+        };
+        Ok(KvStore {
+            kv,
+            next_page_id: std::sync::atomic::AtomicU64::new(next),
+            pages: parking_lot::Mutex::new(pages),
+        })
+    }
+
+    /// The backend (tests use it to damage values).
+    pub fn backend(&self) -> &K {
+        &self.kv
+    }
+
+    fn scan_decode<'a, T: 'a>(
+        &'a self,
+        prefix: &[u8],
+        f: impl Fn(&[u8], &[u8]) -> Result<T, StoreError> + 'a,
+    ) -> StoreIter<'a, T> {
+        Box::new(self.kv.scan(prefix).map(move |r| r.and_then(|(k, v)| f(&k, &v))))
+    }
+}
+
+impl<K: Backend> Store for KvStore<K> {
+    fn meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.kv.meta_get(name)
+    }
+
+    fn set_meta(&self, name: &str, value: &[u8]) -> Result<(), StoreError> {
+        self.kv.meta_set(name, value)
+    }
+
+    fn url_state(&self, canonical: &str) -> Result<Option<UrlState>, StoreError> {
+        let key = k1(S, canonical.as_bytes());
+        match self.kv.get(&key)? {
+            None => Ok(None),
+            Some(v) => decode(&key, &v, dec_state).map(Some),
+        }
+    }
+
+    fn update_queue(&self, new: &[QueuedUrl], moved: &[(QueueKey, QueuedUrl)]) -> Result<(), StoreError> {
+        let mut batch = Vec::with_capacity(new.len() * 2 + moved.len() * 3);
+        for u in new {
+            batch.push((queue_key(&u.host, u.key()), Some(enc_queued(u))));
+            batch.push((
+                k1(S, u.canonical.as_bytes()),
+                Some(enc_state(&UrlState::Queued(u.key()))),
+            ));
+        }
+        for (old, u) in moved {
+            if *old != u.key() {
+                batch.push((queue_key(&u.host, *old), None));
+            }
+            batch.push((queue_key(&u.host, u.key()), Some(enc_queued(u))));
+            batch.push((
+                k1(S, u.canonical.as_bytes()),
+                Some(enc_state(&UrlState::Queued(u.key()))),
+            ));
+        }
+        self.kv.apply(batch)
+    }
+
+    fn claim(&self, url: &QueuedUrl) -> Result<(), StoreError> {
+        self.kv.apply(vec![(
+            k1(S, url.canonical.as_bytes()),
+            Some(enc_state(&UrlState::InFlight(url.key()))),
+        )])
+    }
+
+    fn queued(&self, host: &str, key: QueueKey) -> Result<Option<QueuedUrl>, StoreError> {
+        let k = queue_key(host, key);
+        match self.kv.get(&k)? {
+            None => Ok(None),
+            Some(v) => decode(&k, &v, dec_queued).map(Some),
+        }
+    }
+
+    fn scan_queue(&self, host: &str, limit: usize) -> Result<Vec<QueuedUrl>, StoreError> {
+        self.scan_decode(&host_prefix(host), |k, v| decode(k, v, dec_queued))
+            .take(limit)
+            .collect()
+    }
+
+    fn complete(
+        &self,
+        url: &QueuedUrl,
+        page: &StoredPage,
+        body: Option<&[u8]>,
+        host: &HostStats,
+    ) -> Result<(), StoreError> {
+        if let Some(UrlState::Done(id)) = self.url_state(&url.canonical)? {
+            return Err(StoreError::AlreadyDone {
+                url: url.canonical.clone(),
+                page: id,
+            });
+        }
+        let mut batch: Vec<BatchOp> = Vec::with_capacity(8);
+        batch.push((id_key(P, page.id), Some(enc_page(page))));
+        if let Some(b) = body {
+            batch.push((id_key(B, page.id), Some(b.to_vec())));
+        }
+        batch.push((
+            k1(S, url.canonical.as_bytes()),
+            Some(enc_state(&UrlState::Done(page.id))),
+        ));
+        batch.push((queue_key(&url.host, url.key()), None));
+        if let (Decision::New, Some(fp)) = (page.decision, page.simhash) {
+            batch.push((id_key(F, page.id), Some(fp.to_be_bytes().to_vec())));
+        }
+        for (kind, h) in [(HashKind::Body, &page.content_hash), (HashKind::Text, &page.text_hash)] {
+            if let Some(h) = h {
+                let k = k1(hash_prefix(kind), h);
+                if self.kv.get(&k)?.is_none() {
+                    batch.push((k, Some(page.id.to_be_bytes().to_vec())));
+                }
+            }
+        }
+        batch.push((k1(HOST, url.host.as_bytes()), Some(enc_host(host))));
+        let mut count = self.pages.lock();
+        batch.push((PAGES_COUNTER.to_vec(), Some((*count + 1).to_be_bytes().to_vec())));
+        self.kv.apply(batch)?;
+        *count += 1;
+        Ok(())
+    }
+
+    fn record_alias(&self, alias: &str, canonical: &str) -> Result<bool, StoreError> {
+        if alias == canonical || self.url_state(alias)?.is_some() {
+            return Ok(false);
+        }
+        let mut e = Enc::default();
+        e.u8(3).str(canonical);
+        self.kv.apply(vec![(k1(S, alias.as_bytes()), Some(e.buf))])?;
+        Ok(true)
+    }
+
+    fn allocate_page_id(&self) -> PageId {
+        self.next_page_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn page(&self, id: PageId) -> Result<Option<StoredPage>, StoreError> {
+        let k = id_key(P, id);
+        match self.kv.get(&k)? {
+            None => Ok(None),
+            Some(v) => decode(&k, &v, dec_page).map(Some),
+        }
+    }
+
+    fn body(&self, id: PageId) -> Result<Option<Vec<u8>>, StoreError> {
+        self.kv.get(&id_key(B, id))
+    }
+
+    fn page_by_hash(&self, kind: HashKind, hash: &[u8; 32]) -> Result<Option<PageId>, StoreError> {
+        let k = k1(hash_prefix(kind), hash);
+        self.kv.get(&k)?.map(|v| be_u64(&k, &v)).transpose()
+    }
+
+    fn host_stats(&self, host: &str) -> Result<Option<HostStats>, StoreError> {
+        let k = k1(HOST, host.as_bytes());
+        match self.kv.get(&k)? {
+            None => Ok(None),
+            Some(v) => decode(&k, &v, dec_host).map(Some),
+        }
+    }
+
+    fn pages_recorded(&self) -> Result<u64, StoreError> {
+        Ok(*self.pages.lock())
+    }
+
+    fn flush(&self) -> Result<(), StoreError> {
+        self.kv.flush()
+    }
+
+    fn iter_queue(&self) -> StoreIter<'_, QueuedUrl> {
+        self.scan_decode(&[Q], |k, v| decode(k, v, dec_queued))
+    }
+
+    fn iter_seen(&self) -> StoreIter<'_, (String, UrlState)> {
+        self.scan_decode(&[S], |k, v| {
+            let url = std::str::from_utf8(&k[1..]).map_err(|_| corrupt(k, "URL key is not UTF-8"))?;
+            Ok((url.to_string(), decode(k, v, dec_state)?))
+        })
+    }
+
+    fn iter_pages(&self) -> StoreIter<'_, StoredPage> {
+        self.scan_decode(&[P], |k, v| decode(k, v, dec_page))
+    }
+
+    fn iter_fingerprints(&self) -> StoreIter<'_, (PageId, u64)> {
+        self.scan_decode(&[F], |k, v| Ok((be_u64(k, &k[1..])?, be_u64(k, v)?)))
+    }
+
+    fn iter_hashes(&self, kind: HashKind) -> StoreIter<'_, ([u8; 32], PageId)> {
+        self.scan_decode(&[hash_prefix(kind)], |k, v| {
+            let h: [u8; 32] = k[1..].try_into().map_err(|_| corrupt(k, "hash key is not 33 bytes"))?;
+            Ok((h, be_u64(k, v)?))
+        })
+    }
+
+    fn iter_hosts(&self) -> StoreIter<'_, (String, HostStats)> {
+        self.scan_decode(&[HOST], |k, v| {
+            let host = std::str::from_utf8(&k[1..]).map_err(|_| corrupt(k, "host key is not UTF-8"))?;
+            Ok((host.to_string(), decode(k, v, dec_host)?))
+        })
+    }
+}
+
+/// The shared [`Store`] test suite: `store_suite!(module_name, make_store())`
+/// (any expression that dereferences to a store) expands to a test module running every case against the store the
+/// expression makes (one fresh store per case). Used for [`MemStore`] and
+/// [`SledStore`]; a future implementation adds one line.
+#[cfg(test)]
+macro_rules! store_suite {
+    ($name:ident, $make:expr) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            #[test]
+            fn enqueue_scan_best_first() {
+                $crate::store::suite::enqueue_scan_best_first(&*$make);
+            }
+            #[test]
+            fn claim_complete_lifecycle() {
+                $crate::store::suite::claim_complete_lifecycle(&*$make);
+            }
+            #[test]
+            fn reprioritize_moves_entry() {
+                $crate::store::suite::reprioritize_moves_entry(&*$make);
+            }
+            #[test]
+            fn aliases_and_meta() {
+                $crate::store::suite::aliases_and_meta(&*$make);
+            }
+            #[test]
+            fn page_ids_increase() {
+                $crate::store::suite::page_ids_increase(&*$make);
+            }
+        }
+    };
+}
+
+#[cfg(test)]
+pub(crate) mod suite {
+    //! The cases of [`store_suite!`], each a function over `&dyn Store`.
+    use super::*;
+
+    pub(crate) fn qurl(host: &str, path: &str, priority: f64, seq: u64) -> QueuedUrl {
+        let canonical = format!("http://{host}/{path}");
+        QueuedUrl {
+            url: canonical.clone(),
+            canonical,
+            host: host.to_string(),
+            depth: 1,
+            parent: Some(format!("http://{host}/")),
+            components: ScoreComponents {
+                depth: -1.0,
+                ..Default::default()
+            },
+            priority,
+            seq,
+            retries: 0,
+            inlinks: 1,
+        }
+    }
+
+    pub(crate) fn page(s: &dyn Store, u: &QueuedUrl, decision: Decision) -> StoredPage {
+        StoredPage {
+            id: s.allocate_page_id(),
+            canonical: u.canonical.clone(),
+            final_url: u.canonical.clone(),
+            status: 200,
+            depth: u.depth,
+            decision,
+            simhash: Some(0xdead_beef),
+            content_hash: Some([u.seq as u8; 32]),
+            text_hash: Some([7; 32]),
+            fetched_at_ms: 1000 + u.seq,
+            bytes: 10,
+            ..Default::default()
+        }
+    }
+
+    pub(crate) fn enqueue_scan_best_first(s: &dyn Store) {
+        let urls = vec![
+            qurl("a.test", "low", -3.0, 1),
+            qurl("a.test", "high", 2.5, 2),
+            qurl("a.test", "mid", 0.0, 3),
+            qurl("a.test", "mid-later", 0.0, 4),
+            qurl("a.test", "neg", -0.5, 5),
+            qurl("a.test:8080", "other-port", 9.0, 6),
+            qurl("b.test", "x", 100.0, 7),
+        ];
+        s.enqueue(&urls).unwrap();
+        let got: Vec<String> = s
+            .scan_queue("a.test", 10)
+            .unwrap()
+            .into_iter()
+            .map(|u| u.canonical)
+            .collect();
+        assert_eq!(
+            got,
+            ["high", "mid", "mid-later", "neg", "low"].map(|p| format!("http://a.test/{p}"))
+        );
+        assert_eq!(s.scan_queue("a.test", 2).unwrap().len(), 2);
+        assert_eq!(s.scan_queue("a.test:8080", 10).unwrap().len(), 1);
+        assert_eq!(s.iter_queue().count(), 7);
+        let back = s.queued("a.test", urls[1].key()).unwrap().unwrap();
+        assert_eq!(back, urls[1]);
+        assert_eq!(
+            s.url_state("http://a.test/high").unwrap(),
+            Some(UrlState::Queued(urls[1].key()))
+        );
+        assert_eq!(s.url_state("http://a.test/none").unwrap(), None);
+    }
+
+    pub(crate) fn claim_complete_lifecycle(s: &dyn Store) {
+        let u = qurl("a.test", "x", 1.0, 1);
+        let v = qurl("a.test", "y", 1.0, 2);
+        s.enqueue(&[u.clone(), v.clone()]).unwrap();
+        s.claim(&u).unwrap();
+        assert_eq!(s.url_state(&u.canonical).unwrap(), Some(UrlState::InFlight(u.key())));
+        assert_eq!(s.scan_queue("a.test", 10).unwrap().len(), 2, "in-flight stays queued");
+        let p = page(s, &u, Decision::New);
+        let mut hs = HostStats::default();
+        hs.record(&p);
+        s.complete(&u, &p, Some(b"<html>"), &hs).unwrap();
+        assert_eq!(s.url_state(&u.canonical).unwrap(), Some(UrlState::Done(p.id)));
+        assert_eq!(s.scan_queue("a.test", 10).unwrap(), vec![v.clone()]);
+        assert_eq!(s.page(p.id).unwrap(), Some(p.clone()));
+        assert_eq!(s.body(p.id).unwrap().as_deref(), Some(&b"<html>"[..]));
+        assert_eq!(s.host_stats("a.test").unwrap(), Some(hs.clone()));
+        assert_eq!(s.pages_recorded().unwrap(), 1);
+        assert_eq!(s.page_by_hash(HashKind::Body, &[1; 32]).unwrap(), Some(p.id));
+        assert_eq!(s.page_by_hash(HashKind::Text, &[7; 32]).unwrap(), Some(p.id));
+        // Recording the same URL again is refused.
+        let again = page(s, &u, Decision::New);
+        assert!(matches!(
+            s.complete(&u, &again, None, &hs),
+            Err(StoreError::AlreadyDone { page, .. }) if page == p.id
+        ));
+        // A duplicate keeps the first page as the hash owner and adds no fingerprint.
+        s.claim(&v).unwrap();
+        let mut q = page(s, &v, Decision::ExactDuplicate);
+        q.content_hash = Some([1; 32]);
+        q.dup_of = Some(p.id);
+        hs.record(&q);
+        s.complete(&v, &q, None, &hs).unwrap();
+        assert_eq!(s.page_by_hash(HashKind::Body, &[1; 32]).unwrap(), Some(p.id));
+        let fps: Vec<_> = s.iter_fingerprints().map(Result::unwrap).collect();
+        assert_eq!(fps, vec![(p.id, 0xdead_beef)]);
+        let pages: Vec<_> = s.iter_pages().map(|r| r.unwrap().id).collect();
+        assert_eq!(pages, vec![p.id, q.id]);
+        assert_eq!(s.iter_hashes(HashKind::Text).count(), 1);
+        let hosts: Vec<_> = s.iter_hosts().map(Result::unwrap).collect();
+        assert_eq!(hosts, vec![("a.test".to_string(), hs.clone())]);
+        assert_eq!(hs.duplicates, 1);
+        assert!(s.iter_queue().next().is_none());
+        assert_eq!(s.pages_recorded().unwrap(), 2);
+    }
+
+    pub(crate) fn reprioritize_moves_entry(s: &dyn Store) {
+        let a = qurl("a.test", "a", 1.0, 1);
+        let mut b = qurl("a.test", "b", 0.5, 2);
+        s.enqueue(&[a, b.clone()]).unwrap();
+        s.claim(&b).unwrap();
+        let old = b.key();
+        b.priority = 3.0;
+        s.reprioritize(old, &b).unwrap();
+        let order: Vec<_> = s
+            .scan_queue("a.test", 10)
+            .unwrap()
+            .into_iter()
+            .map(|u| u.canonical)
+            .collect();
+        assert_eq!(order, ["http://a.test/b", "http://a.test/a"]);
+        assert_eq!(s.url_state(&b.canonical).unwrap(), Some(UrlState::Queued(b.key())));
+        assert_eq!(s.queued("a.test", old).unwrap(), None);
+        // New and moved entries in one batch.
+        let c = qurl("a.test", "c", 2.0, 3);
+        let old = b.key();
+        b.priority = -1.0;
+        s.update_queue(std::slice::from_ref(&c), &[(old, b.clone())]).unwrap();
+        let order: Vec<_> = s
+            .scan_queue("a.test", 10)
+            .unwrap()
+            .into_iter()
+            .map(|u| u.canonical)
+            .collect();
+        assert_eq!(order, ["http://a.test/c", "http://a.test/a", "http://a.test/b"]);
+    }
+
+    pub(crate) fn aliases_and_meta(s: &dyn Store) {
+        let a = qurl("a.test", "a", 1.0, 1);
+        s.enqueue(std::slice::from_ref(&a)).unwrap();
+        assert!(s.record_alias("http://a.test/a/", &a.canonical).unwrap());
+        assert!(!s.record_alias("http://a.test/a/", &a.canonical).unwrap());
+        assert!(!s.record_alias(&a.canonical, "http://elsewhere/").unwrap());
+        assert_eq!(
+            s.url_state("http://a.test/a/").unwrap(),
+            Some(UrlState::AliasOf(a.canonical.clone()))
+        );
+        assert_eq!(s.iter_seen().count(), 2);
+        assert_eq!(s.meta("seeds").unwrap(), None);
+        s.set_meta("seeds", b"http://a.test/").unwrap();
+        assert_eq!(s.meta("seeds").unwrap().as_deref(), Some(&b"http://a.test/"[..]));
+        s.flush().unwrap();
+    }
+
+    pub(crate) fn page_ids_increase(s: &dyn Store) {
+        let a = s.allocate_page_id();
+        let b = s.allocate_page_id();
+        assert!(a >= 1 && b > a);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sled store in a temporary directory removed on drop.
+    struct TempSled(SledStore, #[allow(dead_code)] tempfile::TempDir);
+    impl std::ops::Deref for TempSled {
+        type Target = SledStore;
+        fn deref(&self) -> &SledStore {
+            &self.0
+        }
+    }
+    fn temp_sled() -> TempSled {
+        let dir = tempfile::tempdir().unwrap();
+        TempSled(SledStore::open(&dir.path().join("store")).unwrap(), dir)
+    }
+
+    store_suite!(mem, Box::new(MemStore::new()));
+    store_suite!(sled_store, temp_sled());
+
+    #[test]
+    fn priority_rank_orders_descending() {
+        let ps = [f64::INFINITY, 1e9, 2.5, 0.1, 0.0, -0.0, -0.1, -7.0, f64::NEG_INFINITY];
+        for w in ps.windows(2) {
+            assert!(priority_rank(w[0]) <= priority_rank(w[1]), "{w:?}");
+        }
+        assert!(priority_rank(2.0) < priority_rank(1.0));
+        assert_eq!(priority_rank(f64::NAN), u64::MAX);
+    }
+
+    #[test]
+    fn sled_reopen_keeps_state_and_next_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let u = suite::qurl("a.test", "x", 1.0, 1);
+        let id;
+        {
+            let s = SledStore::open(dir.path()).unwrap();
+            s.enqueue(std::slice::from_ref(&u)).unwrap();
+            s.claim(&u).unwrap();
+            let p = suite::page(&s, &u, Decision::New);
+            id = p.id;
+            s.complete(&u, &p, None, &HostStats::default()).unwrap();
+            s.flush().unwrap();
+        }
+        let s = SledStore::open(dir.path()).unwrap();
+        assert_eq!(s.url_state(&u.canonical).unwrap(), Some(UrlState::Done(id)));
+        assert!(s.allocate_page_id() > id);
+    }
+
+    #[test]
+    fn version_mismatch_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let s = SledStore::open(dir.path()).unwrap();
+            s.backend().meta_set("format_version", &7u32.to_be_bytes()).unwrap();
+            s.flush().unwrap();
+        }
+        let e = SledStore::open(dir.path()).err().unwrap();
+        assert!(matches!(e, StoreError::Version { expected: 1, got: 7 }), "{e}");
+        assert!(e.to_string().contains("version 7"), "{e}");
+    }
+
+    #[test]
+    fn corrupt_value_names_the_key() {
+        let s = MemStore::new();
+        s.backend()
+            .apply(vec![(b"shttp://a.test/x".to_vec(), Some(vec![0, 1, 2]))])
+            .unwrap();
+        let e = s.url_state("http://a.test/x").unwrap_err();
+        assert!(matches!(e, StoreError::Corrupt { .. }));
+        assert!(e.to_string().contains("shttp://a.test/x"), "{e}");
+        s.backend().apply(vec![(id_key(P, 5), Some(vec![9; 3]))]).unwrap();
+        assert!(s.page(5).is_err());
+        assert!(s.iter_pages().next().unwrap().is_err());
+        assert!(KvStore::over(s.kv).is_ok());
+    }
+}

@@ -1,0 +1,209 @@
+//! The reqwest [`Fetcher`]: rustls, gzip/brotli/deflate, the configured
+//! User-Agent, connect and total timeouts, a cap on (decompressed) body bytes,
+//! no automatic redirects, and an optional host-name → IP map for test webs.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use futures_util::future::BoxFuture;
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+use reqwest::header::{HeaderMap, CONTENT_TYPE, LOCATION, RETRY_AFTER};
+use url::Url;
+
+use super::{parse_content_type, parse_retry_after, FetchError, FetchResponse, Fetcher};
+use crate::config::Settings;
+use crate::error::Error;
+
+/// The production [`Fetcher`]. Cheap to share (`Arc<HttpFetcher>` or
+/// `Arc<dyn Fetcher>`): one connection pool for the whole crawl.
+#[derive(Debug, Clone)]
+pub struct HttpFetcher {
+    client: reqwest::Client,
+    max_body_bytes: u64,
+}
+
+impl HttpFetcher {
+    /// Build the client from `[crawl]` (User-Agent) and `[fetch]` (timeouts,
+    /// caps, `resolve`). Redirects are never followed by the client.
+    pub fn new(settings: &Settings) -> Result<Self, Error> {
+        let f = &settings.fetch;
+        let mut builder = reqwest::Client::builder()
+            .user_agent(settings.crawl.user_agent_header())
+            .connect_timeout(f.connect_timeout)
+            .timeout(f.timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .gzip(true)
+            .brotli(true)
+            .deflate(true);
+        if !f.resolve.is_empty() {
+            // A mapped test web is local: no proxy from the environment.
+            builder = builder
+                .dns_resolver(Arc::new(HostResolver::new(f.resolve.clone())))
+                .no_proxy();
+        }
+        let client = builder
+            .build()
+            .map_err(|e| Error::InvalidInput(format!("cannot build the HTTP client: {}", error_chain(&e))))?;
+        Ok(HttpFetcher {
+            client,
+            max_body_bytes: f.max_body_bytes,
+        })
+    }
+
+    async fn get(&self, url: &Url) -> Result<FetchResponse, FetchError> {
+        if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+            return Err(FetchError::Unsupported(url.to_string()));
+        }
+        let started = tokio::time::Instant::now();
+        let mut resp = self.client.get(url.clone()).send().await.map_err(map_error)?;
+        let status = resp.status().as_u16();
+        let headers = resp.headers();
+        let (content_type, charset) = header_str(headers, CONTENT_TYPE.as_str())
+            .map(|v| parse_content_type(&v))
+            .unwrap_or((None, None));
+        let location = header_str(headers, LOCATION.as_str());
+        let retry_after =
+            header_str(headers, RETRY_AFTER.as_str()).and_then(|v| parse_retry_after(&v, SystemTime::now()));
+        let x_robots_tag = header_str(headers, "x-robots-tag");
+
+        // With Content-Encoding, reqwest drops Content-Length and hands out
+        // decompressed chunks: the cap below then bounds decompressed bytes,
+        // so a compression bomb is cut off after `max_body_bytes`.
+        let cap = self.max_body_bytes;
+        let mut body = Vec::new();
+        let mut truncated = false;
+        if resp.content_length().is_some_and(|len| len > cap) {
+            truncated = true;
+        } else {
+            while let Some(chunk) = resp.chunk().await.map_err(map_error)? {
+                let room = (cap as usize).saturating_sub(body.len());
+                if chunk.len() > room {
+                    body.extend_from_slice(&chunk[..room]);
+                    truncated = true;
+                    break;
+                }
+                body.extend_from_slice(&chunk);
+            }
+        }
+        Ok(FetchResponse {
+            url: url.clone(),
+            status,
+            content_type,
+            charset,
+            location,
+            retry_after,
+            x_robots_tag,
+            body,
+            truncated,
+            elapsed: started.elapsed(),
+        })
+    }
+}
+
+impl Fetcher for HttpFetcher {
+    fn fetch<'a>(&'a self, url: &'a Url) -> BoxFuture<'a, Result<FetchResponse, FetchError>> {
+        Box::pin(self.get(url))
+    }
+}
+
+/// All values of header `name` that are valid text, joined with ", ".
+fn header_str(headers: &HeaderMap, name: &str) -> Option<String> {
+    let values: Vec<&str> = headers.get_all(name).iter().filter_map(|v| v.to_str().ok()).collect();
+    (!values.is_empty()).then(|| values.join(", "))
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(inner) = source {
+        s.push_str(": ");
+        s.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    s
+}
+
+fn map_error(e: reqwest::Error) -> FetchError {
+    if e.is_timeout() {
+        FetchError::Timeout
+    } else if e.is_connect() {
+        FetchError::Connect(error_chain(&e))
+    } else if e.is_body() || e.is_decode() {
+        FetchError::Body(error_chain(&e))
+    } else {
+        FetchError::Other(error_chain(&e))
+    }
+}
+
+/// Resolves host names by the `fetch.resolve` rules ("HOST" exactly, or
+/// "*.SUFFIX" for every name ending in ".SUFFIX"), falling back to the
+/// system resolver. reqwest's own `resolve()` takes exact names only, hence
+/// this type. The port of the URL is kept (the mapped address has port 0).
+#[derive(Debug, Clone)]
+pub struct HostResolver {
+    rules: Vec<(String, IpAddr)>,
+}
+
+impl HostResolver {
+    /// Rules as in `FetchSettings::resolve` (patterns lower-cased).
+    pub fn new(rules: Vec<(String, IpAddr)>) -> Self {
+        HostResolver { rules }
+    }
+
+    /// The address a rule maps `host` to; the first matching rule wins.
+    pub fn lookup(&self, host: &str) -> Option<IpAddr> {
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        self.rules.iter().find_map(|(pattern, ip)| {
+            let hit = match pattern.strip_prefix("*.") {
+                Some(suffix) => {
+                    host.len() > suffix.len() + 1 && host.ends_with(suffix) && {
+                        host.as_bytes()[host.len() - suffix.len() - 1] == b'.'
+                    }
+                }
+                None => host == *pattern,
+            };
+            hit.then_some(*ip)
+        })
+    }
+}
+
+impl Resolve for HostResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        if let Some(ip) = self.lookup(name.as_str()) {
+            let addrs: Addrs = Box::new(std::iter::once(SocketAddr::new(ip, 0)));
+            return Box::pin(std::future::ready(Ok(addrs)));
+        }
+        let host = name.as_str().to_string();
+        Box::pin(async move {
+            let found: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let addrs: Addrs = Box::new(found.into_iter());
+            Ok(addrs)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolver_rules() {
+        let local: IpAddr = "127.0.0.1".parse().unwrap();
+        let other: IpAddr = "10.0.0.1".parse().unwrap();
+        let r = HostResolver::new(vec![("exact.example".into(), other), ("*.test".into(), local)]);
+        assert_eq!(r.lookup("a.test"), Some(local));
+        assert_eq!(r.lookup("Mirror-A.Test"), Some(local));
+        assert_eq!(r.lookup("deep.sub.test."), Some(local));
+        assert_eq!(r.lookup("test"), None);
+        assert_eq!(r.lookup("atest"), None);
+        assert_eq!(r.lookup("exact.example"), Some(other));
+        assert_eq!(r.lookup("sub.exact.example"), None);
+    }
+
+    #[test]
+    fn client_builds_from_defaults_and_test_settings() {
+        assert!(HttpFetcher::new(&Settings::default()).is_ok());
+        assert!(HttpFetcher::new(&Settings::test_web(&[]).unwrap()).is_ok());
+    }
+}

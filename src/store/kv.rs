@@ -1,0 +1,196 @@
+//! The ordered key-value layer under [`KvStore`](super::KvStore): sled 0.34
+//! (two trees, `meta` and `crawl`) or a `BTreeMap` in memory. Only what the key
+//! layout needs: point reads, atomic batches, prefix scans in key order.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use parking_lot::RwLock;
+
+use super::{BatchOp, StoreError};
+
+/// A raw `(key, value)` pair.
+pub type Entry = (Vec<u8>, Vec<u8>);
+/// A scan over raw entries in key order.
+pub type RawIter<'a> = Box<dyn Iterator<Item = Result<Entry, StoreError>> + 'a>;
+
+/// An ordered key-value backend. Batches are atomic (all or nothing after a crash).
+pub trait Backend: Send + Sync {
+    /// A value of the `crawl` keyspace.
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError>;
+    /// Apply inserts and removes atomically.
+    fn apply(&self, batch: Vec<BatchOp>) -> Result<(), StoreError>;
+    /// Every `(key, value)` whose key starts with `prefix`, in key order.
+    fn scan(&self, prefix: &[u8]) -> RawIter<'_>;
+    /// The greatest entry whose key starts with `prefix`.
+    fn last(&self, prefix: &[u8]) -> Result<Option<Entry>, StoreError>;
+    /// Whether the `crawl` keyspace is empty.
+    fn is_empty(&self) -> Result<bool, StoreError>;
+    /// A value of the `meta` keyspace.
+    fn meta_get(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError>;
+    /// Set a value of the `meta` keyspace.
+    fn meta_set(&self, name: &str, value: &[u8]) -> Result<(), StoreError>;
+    /// Make every write durable.
+    fn flush(&self) -> Result<(), StoreError>;
+}
+
+fn backend(e: sled::Error) -> StoreError {
+    StoreError::Backend(e.to_string())
+}
+
+/// sled 0.34: the `meta` and `crawl` trees of one database directory.
+pub struct SledBackend {
+    db: sled::Db,
+    meta: sled::Tree,
+    crawl: sled::Tree,
+}
+
+impl SledBackend {
+    /// Open or create the database in `dir`.
+    pub fn open(dir: &Path) -> Result<Self, StoreError> {
+        let open = |e: sled::Error| StoreError::Open {
+            path: dir.to_path_buf(),
+            message: e.to_string(),
+        };
+        let db = sled::Config::new().path(dir).open().map_err(open)?;
+        let meta = db.open_tree("meta").map_err(open)?;
+        let crawl = db.open_tree("crawl").map_err(open)?;
+        Ok(SledBackend { db, meta, crawl })
+    }
+}
+
+/// The key just past every key starting with `prefix` (None: no upper bound).
+fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
+impl Backend for SledBackend {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.crawl.get(key).map_err(backend)?.map(|v| v.to_vec()))
+    }
+
+    fn apply(&self, batch: Vec<BatchOp>) -> Result<(), StoreError> {
+        let mut b = sled::Batch::default();
+        for (k, v) in batch {
+            match v {
+                Some(v) => b.insert(k, v),
+                None => b.remove(k),
+            }
+        }
+        self.crawl.apply_batch(b).map_err(backend)
+    }
+
+    fn scan(&self, prefix: &[u8]) -> RawIter<'_> {
+        Box::new(
+            self.crawl
+                .scan_prefix(prefix)
+                .map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())).map_err(backend)),
+        )
+    }
+
+    fn last(&self, prefix: &[u8]) -> Result<Option<Entry>, StoreError> {
+        let r = match prefix_end(prefix) {
+            Some(end) => self.crawl.range(prefix.to_vec()..end).next_back(),
+            None => self.crawl.range(prefix.to_vec()..).next_back(),
+        };
+        r.transpose()
+            .map(|o| o.map(|(k, v)| (k.to_vec(), v.to_vec())))
+            .map_err(backend)
+    }
+
+    fn is_empty(&self) -> Result<bool, StoreError> {
+        Ok(self.crawl.is_empty())
+    }
+
+    fn meta_get(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.meta.get(name).map_err(backend)?.map(|v| v.to_vec()))
+    }
+
+    fn meta_set(&self, name: &str, value: &[u8]) -> Result<(), StoreError> {
+        self.meta.insert(name, value).map_err(backend).map(drop)
+    }
+
+    fn flush(&self) -> Result<(), StoreError> {
+        self.db.flush().map_err(backend).map(drop)
+    }
+}
+
+/// Two `BTreeMap`s behind a lock: the same semantics in memory.
+#[derive(Default)]
+pub struct MemBackend {
+    crawl: RwLock<BTreeMap<Vec<u8>, Vec<u8>>>,
+    meta: RwLock<BTreeMap<String, Vec<u8>>>,
+}
+
+impl Backend for MemBackend {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.crawl.read().get(key).cloned())
+    }
+
+    fn apply(&self, batch: Vec<BatchOp>) -> Result<(), StoreError> {
+        let mut m = self.crawl.write();
+        for (k, v) in batch {
+            match v {
+                Some(v) => m.insert(k, v),
+                None => m.remove(&k),
+            };
+        }
+        Ok(())
+    }
+
+    fn scan(&self, prefix: &[u8]) -> RawIter<'_> {
+        // Collected under the read lock: tests and small stores only.
+        let m = self.crawl.read();
+        let items: Vec<_> = m
+            .range(prefix.to_vec()..)
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .map(|(k, v)| Ok((k.clone(), v.clone())))
+            .collect();
+        Box::new(items.into_iter())
+    }
+
+    fn last(&self, prefix: &[u8]) -> Result<Option<Entry>, StoreError> {
+        let m = self.crawl.read();
+        let r = match prefix_end(prefix) {
+            Some(end) => m.range(prefix.to_vec()..end).next_back(),
+            None => m.range(prefix.to_vec()..).next_back(),
+        };
+        Ok(r.map(|(k, v)| (k.clone(), v.clone())))
+    }
+
+    fn is_empty(&self) -> Result<bool, StoreError> {
+        Ok(self.crawl.read().is_empty())
+    }
+
+    fn meta_get(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.meta.read().get(name).cloned())
+    }
+
+    fn meta_set(&self, name: &str, value: &[u8]) -> Result<(), StoreError> {
+        self.meta.write().insert(name.to_string(), value.to_vec());
+        Ok(())
+    }
+
+    fn flush(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_end_carries() {
+        assert_eq!(prefix_end(b"ab"), Some(b"ac".to_vec()));
+        assert_eq!(prefix_end(&[b'a', 0xff]), Some(b"b".to_vec()));
+        assert_eq!(prefix_end(&[0xff]), None);
+    }
+}
