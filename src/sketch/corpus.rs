@@ -18,6 +18,9 @@ use crate::extract::Extracted;
 use crate::features::FeatureExtractor;
 use crate::simhash::{collect_files, extract_file, simhash};
 
+/// Named documents: (name, extracted page).
+pub type Documents = Vec<(String, Extracted)>;
+
 /// A progress bar on stderr when it is a terminal; hidden otherwise.
 pub fn progress(len: usize, what: &str) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
@@ -35,10 +38,13 @@ pub fn progress(len: usize, what: &str) -> ProgressBar {
 /// The documents of a directory of HTML/text files (recursive, in a stable
 /// order), named by their path relative to `dir`, extracted in parallel.
 /// Files that cannot be read are returned as errors beside the documents.
-pub fn read_corpus(dir: &Path, max_text_bytes: usize) -> crate::Result<(Vec<(String, Extracted)>, Vec<crate::Error>)> {
+pub fn read_corpus(dir: &Path, max_text_bytes: usize) -> crate::Result<(Documents, Vec<crate::Error>)> {
     let meta = std::fs::metadata(dir).map_err(|e| crate::Error::io(dir, e))?;
     if !meta.is_dir() {
-        return Err(crate::Error::InvalidInput(format!("--corpus {}: not a directory", dir.display())));
+        return Err(crate::Error::InvalidInput(format!(
+            "--corpus {}: not a directory",
+            dir.display()
+        )));
     }
     let files = collect_files(&[dir.to_path_buf()])?;
     let pb = progress(files.len(), "reading");
