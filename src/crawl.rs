@@ -1,3 +1,1027 @@
 //! The crawl loop (pipeline: joins every stage). Workers take URLs from the
 //! frontier, fetch them politely, parse, fingerprint, decide (new / exact /
 //! near duplicate), store the result and push out-links back to the frontier.
+//!
+//! Three kinds of task, connected by a bounded channel:
+//!
+//! - **the dispatcher** ([`run`]): asks the [`Frontier`] for the best URL of a
+//!   host that is ready, and starts a worker for it, at most
+//!   `crawl.concurrency` at a time. It sleeps until the next host is ready or
+//!   a worker finishes.
+//! - **workers** (one tokio task per URL in flight): robots.txt verdict,
+//!   politeness permit, one HTTP request, and then the CPU work (extract,
+//!   template learning, features, simhash, content hashes, link resolution) on
+//!   the blocking pool, bounded to the number of cores so it never starves the
+//!   async threads.
+//! - **the decider** (one OS thread): the only owner of the simhash index and
+//!   the exact-hash maps. It decides each page in arrival order, inserts new
+//!   fingerprints at once (so the next page sees them), appends the crawl
+//!   log, records the page in the store and offers its out-links with their
+//!   duplicate penalties. One writer means no lock on the index insert path
+//!   and no race between two copies deciding at the same time.
+//!
+//! Crash safety: a page's log line is appended (one `write` call) before its
+//! store record is committed; on `--resume` log lines whose URL the store does
+//! not have as done are dropped, and the store re-queues URLs that were in
+//! flight. So a `kill -9` at any moment loses no queued URL and records no
+//! page twice.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use tokio::sync::{mpsc, Notify, Semaphore};
+use url::Url;
+
+use crate::canon::{self, Canonicalizer};
+use crate::config::{DedupPolicy, Settings};
+use crate::crawllog::{self, CrawlLogWriter, PageRecord};
+use crate::dedup::{self, ContentHashes, Decision, DedupPolicyEngine, ExactIndex, NearMatch, ParentDup, Verdict};
+use crate::error::{Error, Result};
+use crate::extract::{self, Extracted};
+use crate::features::{FeatureExtractor, TemplateLearner};
+use crate::fetch::{FetchResponse, Fetcher, HttpFetcher};
+use crate::frontier::{Candidate, Frontier, NextUrl, Offer};
+use crate::index::{LiveIndex, Match};
+use crate::mirror::OnlineMirrors;
+use crate::politeness::{NotReady, Politeness, RequestOutcome, RetryPolicy, RobotsVerdict};
+use crate::report::{self, CrawlStats, ReportPaths};
+use crate::simhash;
+use crate::store::{PageId, SledStore, Store, StoredPage, UrlState};
+use crate::store::QueuedUrl;
+
+/// The store directory inside a crawl output directory.
+pub const STORE_DIR: &str = "store";
+/// The crawl log inside a crawl output directory.
+pub const LOG_FILE: &str = "pages.jsonl";
+
+/// What to crawl and where to write it.
+pub struct CrawlOptions {
+    /// Output directory (DESIGN.md §3): `store/`, `pages.jsonl`, `reports/`.
+    pub out: PathBuf,
+    /// Seed URLs (ignored on resume: the store has them).
+    pub seeds: Vec<String>,
+    /// Continue the crawl stored in `out`.
+    pub resume: bool,
+    /// Show a progress bar (on a terminal) instead of periodic log lines.
+    pub progress: bool,
+    /// Use this fetcher instead of HTTP (tests, replay).
+    pub fetcher: Option<Arc<dyn Fetcher>>,
+}
+
+impl CrawlOptions {
+    /// A fresh crawl of `seeds` into `out`.
+    pub fn new(out: impl Into<PathBuf>, seeds: Vec<String>) -> Self {
+        CrawlOptions { out: out.into(), seeds, resume: false, progress: false, fetcher: None }
+    }
+}
+
+/// Why the crawl loop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// Nothing left to fetch.
+    Completed,
+    /// `crawl.max_pages` reached.
+    MaxPages,
+    /// Stopped by the caller (Ctrl-C); resumable.
+    Interrupted,
+}
+
+/// Counts of one crawl run.
+#[derive(Debug, Clone)]
+pub struct CrawlSummary {
+    /// Records written in this run.
+    pub pages: u64,
+    /// Records in the crawl so far (all runs).
+    pub total_pages: u64,
+    /// Records per decision (all runs), in `pages.jsonl` spelling.
+    pub by_decision: Vec<(String, u64)>,
+    /// URLs still queued.
+    pub queued: usize,
+    /// Why the loop ended.
+    pub stop: StopReason,
+    /// Wall-clock time of this run.
+    pub elapsed: Duration,
+    /// Fetches saved by dedup and mirror detection.
+    pub stats: CrawlStats,
+    /// Reports written (when `[output] reports` is on).
+    pub reports: Option<ReportPaths>,
+}
+
+impl CrawlSummary {
+    /// Records with this decision.
+    pub fn count(&self, d: Decision) -> u64 {
+        self.by_decision.iter().find(|(k, _)| k == d.as_str()).map_or(0, |(_, n)| *n)
+    }
+}
+
+/// The parts of a crawl shared by the dispatcher and the workers.
+struct Shared {
+    settings: Settings,
+    frontier: Frontier,
+    politeness: Politeness,
+    retry: RetryPolicy,
+    fetcher: Arc<dyn Fetcher>,
+    canon: Canonicalizer,
+    fx: FeatureExtractor,
+    templates: TemplateLearner,
+    /// Bounds CPU work on the blocking pool to the number of cores.
+    cpu: Semaphore,
+    /// URLs handed out and not yet recorded or re-queued.
+    in_flight: AtomicUsize,
+    /// Records written (all runs).
+    recorded: AtomicU64,
+    /// Woken when a URL is recorded or re-queued.
+    wake: Notify,
+    /// Set when the decider failed: stop dispatching.
+    failed: AtomicBool,
+}
+
+/// What a worker found, for the decider.
+struct Fetched {
+    q: QueuedUrl,
+    fetched_at: SystemTime,
+    latency_ms: Option<u64>,
+    delay_ms: Option<u64>,
+    robots: Option<&'static str>,
+    status: u16,
+    final_url: String,
+    content_type: Option<String>,
+    bytes: u64,
+    kind: FetchedKind,
+}
+
+enum FetchedKind {
+    /// No content to decide on: disallowed, error, too_large, not_html.
+    Outcome { decision: Decision, error: Option<String>, body_hash: Option<[u8; 32]> },
+    /// A 3xx with a usable target (canonical).
+    Redirect { target: Url, location: String },
+    /// Parsed content.
+    Page(Box<Analysis>),
+}
+
+/// The CPU work's result for one page.
+struct Analysis {
+    hashes: ContentHashes,
+    simhash: u64,
+    noindex: bool,
+    nofollow: bool,
+    /// Canonical out-links, in page order, unique, with how they were written
+    /// and their topic relevance (0 without focus).
+    links: Vec<(Url, String, f64)>,
+    relevance: Option<f64>,
+    body: Option<Vec<u8>>,
+}
+
+fn now_ms(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+fn rfc3339(t: SystemTime) -> String {
+    let ms = now_ms(t);
+    let secs = (ms / 1000) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        ms % 1000
+    )
+}
+
+/// Read a seeds file: one URL per line, `#` comments and blank lines ignored.
+pub fn read_seeds(path: &Path) -> Result<Vec<String>> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect())
+}
+
+/// Crawl until the frontier is empty, `max_pages` is reached or `shutdown`
+/// resolves; then flush the store and write the reports.
+pub async fn run(
+    settings: Settings,
+    opts: CrawlOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send,
+) -> Result<CrawlSummary> {
+    let started = std::time::Instant::now();
+    std::fs::create_dir_all(&opts.out).map_err(|e| Error::io(&opts.out, e))?;
+    let store_dir = opts.out.join(STORE_DIR);
+    let log_path = opts.out.join(LOG_FILE);
+    if !opts.resume && store_dir.exists() {
+        return Err(Error::InvalidInput(format!(
+            "{} already holds a crawl; pass --resume to continue it or choose another --out",
+            opts.out.display()
+        )));
+    }
+    let store: Arc<dyn Store> = Arc::new(SledStore::open(&store_dir)?);
+    let canon = Canonicalizer::new(&settings.canon);
+
+    let (frontier, previous) = if opts.resume {
+        let frontier = Frontier::resume(store.clone(), &settings)?;
+        let kept = repair_log(&log_path, store.as_ref())?;
+        (frontier, kept)
+    } else {
+        let mut seeds = Vec::new();
+        for s in &opts.seeds {
+            seeds.push(canon.parse(s).map_err(|e| Error::InvalidInput(format!("seed {s:?}: {e}")))?);
+        }
+        if seeds.is_empty() {
+            return Err(Error::InvalidInput("no seed URLs (give --seeds FILE)".into()));
+        }
+        (Frontier::new(store.clone(), &settings, &seeds)?, Vec::new())
+    };
+
+    let fetcher: Arc<dyn Fetcher> = match opts.fetcher.clone() {
+        Some(f) => f,
+        None => Arc::new(HttpFetcher::new(&settings)?),
+    };
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let shared = Arc::new(Shared {
+        politeness: Politeness::new(&settings),
+        retry: RetryPolicy::new(&settings.politeness),
+        fetcher,
+        fx: FeatureExtractor::new(&settings.features),
+        templates: TemplateLearner::new(&settings.features),
+        canon,
+        cpu: Semaphore::new(cores),
+        in_flight: AtomicUsize::new(0),
+        recorded: AtomicU64::new(previous.len() as u64),
+        wake: Notify::new(),
+        failed: AtomicBool::new(false),
+        frontier,
+        settings,
+    });
+
+    // The decider thread.
+    let decider = Decider::new(shared.clone(), &log_path, &previous)?;
+    let (tx, rx) = mpsc::channel::<Fetched>(shared.settings.crawl.concurrency * 2);
+    let decider_thread = std::thread::Builder::new()
+        .name("simcrawl-decider".into())
+        .spawn(move || decider.run(rx))
+        .map_err(|e| Error::io("decider thread", e))?;
+
+    let progress = Progress::new(opts.progress, shared.settings.crawl.max_pages);
+    let stop = dispatch(&shared, tx, shutdown, &progress).await;
+    let decider_result = decider_thread.join();
+    progress.finish();
+
+    let decided = match decider_result {
+        Ok(r) => r?,
+        Err(_) => return Err(Error::InvalidInput("the decider thread panicked".into())),
+    };
+    shared.frontier.store().flush()?;
+
+    let stats = decided.stats(store.as_ref())?;
+    let stats_path = opts.out.join(report::CRAWL_STATS_FILE);
+    let json = serde_json::to_vec_pretty(&stats).map_err(|e| Error::InvalidInput(e.to_string()))?;
+    std::fs::write(&stats_path, json).map_err(|e| Error::io(&stats_path, e))?;
+
+    let records = crawllog::read_log(&log_path)?;
+    let reports = if shared.settings.output.reports {
+        Some(report::write_all(&opts.out, &records, &shared.settings)?)
+    } else {
+        None
+    };
+    let mut by: HashMap<&'static str, u64> = HashMap::new();
+    for r in &records {
+        *by.entry(r.decision.as_str()).or_default() += 1;
+    }
+    let mut by_decision: Vec<(String, u64)> = by.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    by_decision.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    Ok(CrawlSummary {
+        pages: records.len() as u64 - previous.len() as u64,
+        total_pages: records.len() as u64,
+        by_decision,
+        queued: shared.frontier.len(),
+        stop,
+        elapsed: started.elapsed(),
+        stats,
+        reports,
+    })
+}
+
+/// Keep the log lines whose URL the store has as done, once each, and
+/// rewrite the log with them (a killed crawl may have logged pages whose
+/// store record was lost, or a truncated last line).
+fn repair_log(path: &Path, store: &dyn Store) -> Result<Vec<PageRecord>> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let records = crawllog::read_log(path)?;
+    let mut seen = HashSet::new();
+    let mut kept = Vec::with_capacity(records.len());
+    for r in records {
+        if matches!(store.url_state(&r.canonical)?, Some(UrlState::Done(_))) && seen.insert(r.canonical.clone()) {
+            kept.push(r);
+        }
+    }
+    let tmp = path.with_extension("jsonl.tmp");
+    {
+        let file = std::fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+        let mut w = CrawlLogWriter::new(std::io::BufWriter::new(file));
+        for r in &kept {
+            w.write(r).map_err(|e| Error::io(&tmp, e))?;
+        }
+        w.flush().map_err(|e| Error::io(&tmp, e))?;
+    }
+    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))?;
+    Ok(kept)
+}
+
+/// The dispatcher: hands ready URLs to workers until done, stopped or failed.
+async fn dispatch(
+    shared: &Arc<Shared>,
+    tx: mpsc::Sender<Fetched>,
+    shutdown: impl std::future::Future<Output = ()> + Send,
+    progress: &Progress,
+) -> StopReason {
+    let slots = Arc::new(Semaphore::new(shared.settings.crawl.concurrency));
+    let max_pages = shared.settings.crawl.max_pages;
+    tokio::pin!(shutdown);
+    let mut stop = StopReason::Completed;
+    loop {
+        progress.tick(shared);
+        if shared.failed.load(Ordering::Relaxed) {
+            break;
+        }
+        let inflight = shared.in_flight.load(Ordering::Acquire);
+        if max_pages > 0 && shared.recorded.load(Ordering::Acquire) + inflight as u64 >= max_pages {
+            stop = StopReason::MaxPages;
+            if inflight == 0 {
+                break;
+            }
+            tokio::select! {
+                _ = shared.wake.notified() => continue,
+                _ = &mut shutdown => { stop = StopReason::Interrupted; break; }
+            }
+        }
+        let permit = tokio::select! {
+            p = slots.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
+            _ = &mut shutdown => { stop = StopReason::Interrupted; break; }
+        };
+        let next = match shared.frontier.next(std::time::Instant::now()) {
+            Ok(n) => n,
+            Err(e) => {
+                tracing::error!("frontier: {e}");
+                shared.failed.store(true, Ordering::Relaxed);
+                break;
+            }
+        };
+        let wait_until = match next {
+            NextUrl::Ready(q) => {
+                shared.in_flight.fetch_add(1, Ordering::AcqRel);
+                let (shared, tx) = (shared.clone(), tx.clone());
+                tokio::spawn(async move {
+                    let _permit = permit;
+                    work(&shared, q, &tx).await;
+                });
+                continue;
+            }
+            NextUrl::Wait(at) => Some(at),
+            NextUrl::Busy => None,
+            NextUrl::Empty => {
+                if shared.in_flight.load(Ordering::Acquire) == 0 {
+                    break;
+                }
+                None
+            }
+        };
+        drop(permit);
+        // Sleep until a host is ready or a worker finishes (with a short
+        // fallback tick, so a missed wake-up costs at most 50 ms).
+        let tick = tokio::time::Instant::now() + Duration::from_millis(50);
+        let until = wait_until.map_or(tick, |t| tokio::time::Instant::from_std(t).min(tick));
+        tokio::select! {
+            _ = shared.wake.notified() => {}
+            _ = tokio::time::sleep_until(until) => {}
+            _ = &mut shutdown => { stop = StopReason::Interrupted; break; }
+        }
+    }
+    // Let in-flight work finish (a second Ctrl-C is not awaited here: the
+    // caller's runtime ends, and resume re-queues what was in flight).
+    let drain_deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while shared.in_flight.load(Ordering::Acquire) > 0 && tokio::time::Instant::now() < drain_deadline {
+        tokio::select! {
+            _ = shared.wake.notified() => {}
+            _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+        }
+        progress.tick(shared);
+    }
+    drop(tx);
+    stop
+}
+
+/// One URL: robots, permit, fetch, analysis; then to the decider (or back to the frontier).
+async fn work(shared: &Arc<Shared>, q: QueuedUrl, tx: &mpsc::Sender<Fetched>) {
+    let host = q.host.clone();
+    let origin;
+    let fetched = match Url::parse(&q.canonical) {
+        Err(e) => {
+            origin = None;
+            Some(outcome(&q, Decision::Error, 0, Some(format!("unparseable URL: {e}")), None))
+        }
+        Ok(url) => {
+            origin = Some(Politeness::origin_key(&url));
+            fetch_one(shared, &q, &url).await
+        }
+    };
+    // The host may be contacted again when politeness says so.
+    let ready = origin.map_or_else(std::time::Instant::now, |o| shared.politeness.next_ready(&o).into_std());
+    if let Err(e) = shared.frontier.set_host_ready(&host, ready) {
+        tracing::error!("frontier: {e}");
+        shared.failed.store(true, Ordering::Relaxed);
+    }
+    match fetched {
+        Some(f) => {
+            if tx.send(f).await.is_err() {
+                shared.in_flight.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+        None => {
+            shared.in_flight.fetch_sub(1, Ordering::AcqRel);
+            shared.wake.notify_one();
+        }
+    }
+}
+
+fn outcome(q: &QueuedUrl, decision: Decision, status: u16, error: Option<String>, robots: Option<&'static str>) -> Fetched {
+    Fetched {
+        fetched_at: SystemTime::now(),
+        latency_ms: None,
+        delay_ms: None,
+        robots,
+        status,
+        final_url: q.canonical.clone(),
+        content_type: None,
+        bytes: 0,
+        kind: FetchedKind::Outcome { decision, error, body_hash: None },
+        q: q.clone(),
+    }
+}
+
+/// Robots, permit, request and analysis of one URL. `None` when the URL was
+/// re-queued for a retry.
+async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url) -> Option<Fetched> {
+    let s = &shared.settings;
+    let mut robots = None;
+    if s.politeness.respect_robots {
+        match shared.politeness.check(&*shared.fetcher, url).await {
+            RobotsVerdict::Allow => robots = Some("allow"),
+            RobotsVerdict::Disallow => {
+                return Some(outcome(q, Decision::Disallowed, 0, Some("robots.txt".into()), Some("disallow")))
+            }
+            RobotsVerdict::Unavailable { .. } => {
+                return Some(outcome(
+                    q,
+                    Decision::Disallowed,
+                    0,
+                    Some("robots.txt unavailable (5xx or unreachable); retry in a later run".into()),
+                    Some("disallow"),
+                ))
+            }
+        }
+    }
+    let permit = match shared.politeness.acquire(url).await {
+        Ok(p) => p,
+        Err(NotReady::Skip(reason)) => {
+            return Some(outcome(q, Decision::Disallowed, 0, Some(reason.to_string()), robots))
+        }
+        Err(NotReady::Wait { until, .. }) => {
+            if q.retries < s.politeness.max_retries {
+                requeue(shared, q, until.into_std());
+                return None;
+            }
+            return Some(outcome(q, Decision::Error, 0, Some("host parked after repeated failures".into()), robots));
+        }
+        Err(NotReady::Busy) => {
+            requeue(shared, q, std::time::Instant::now());
+            return None;
+        }
+    };
+    let delay_ms = Some(permit.delay().as_millis() as u64);
+    let fetched_at = SystemTime::now();
+    let result = shared.fetcher.fetch(url).await;
+    let outcome_of = RequestOutcome::of(&result);
+    permit.finish(&outcome_of);
+    if let Some(wait) = shared.retry.should_retry(&outcome_of, q.retries) {
+        requeue(shared, q, std::time::Instant::now() + wait);
+        return None;
+    }
+    let base = |status: u16, latency: Option<u64>, kind: FetchedKind| Fetched {
+        q: q.clone(),
+        fetched_at,
+        latency_ms: latency,
+        delay_ms,
+        robots,
+        status,
+        final_url: q.canonical.clone(),
+        content_type: None,
+        bytes: 0,
+        kind,
+    };
+    let resp = match result {
+        Ok(r) => r,
+        Err(e) => {
+            return Some(base(
+                0,
+                None,
+                FetchedKind::Outcome { decision: Decision::Error, error: Some(e.to_string()), body_hash: None },
+            ))
+        }
+    };
+    let latency = Some(resp.elapsed.as_millis() as u64);
+    let mut f = base(resp.status, latency, FetchedKind::Outcome { decision: Decision::Error, error: None, body_hash: None });
+    f.content_type = resp.content_type.clone();
+    f.bytes = resp.body.len() as u64;
+    if resp.is_redirect() {
+        let target = resp.location.as_deref().map(|loc| (loc.to_string(), shared.canon.resolve(url, loc)));
+        f.kind = match target {
+            Some((location, Ok(target))) => {
+                f.final_url = target.to_string();
+                FetchedKind::Redirect { target, location }
+            }
+            Some((location, Err(e))) => FetchedKind::Outcome {
+                decision: Decision::Error,
+                error: Some(format!("bad redirect Location {location:?}: {e}")),
+                body_hash: None,
+            },
+            None => FetchedKind::Outcome {
+                decision: Decision::Error,
+                error: Some(format!("HTTP {} without Location", resp.status)),
+                body_hash: None,
+            },
+        };
+        return Some(f);
+    }
+    if resp.status >= 400 || resp.status < 200 {
+        f.kind = FetchedKind::Outcome { decision: Decision::Error, error: Some(format!("HTTP {}", resp.status)), body_hash: None };
+        return Some(f);
+    }
+    if resp.truncated {
+        f.kind = FetchedKind::Outcome {
+            decision: Decision::TooLarge,
+            error: Some(format!("body larger than fetch.max_body_bytes ({} bytes)", s.fetch.max_body_bytes)),
+            body_hash: None,
+        };
+        return Some(f);
+    }
+    if !resp.is_parseable(&s.fetch.parse_content_types) {
+        f.kind = FetchedKind::Outcome {
+            decision: Decision::NotHtml,
+            error: None,
+            body_hash: Some(*blake3::hash(&resp.body).as_bytes()),
+        };
+        return Some(f);
+    }
+    // CPU work off the async threads, bounded to the number of cores.
+    let Ok(_cpu) = shared.cpu.acquire().await else {
+        return Some(f);
+    };
+    let (sh, page) = (shared.clone(), url.clone());
+    let analysis = tokio::task::spawn_blocking(move || analyze(&sh, &page, resp)).await;
+    match analysis {
+        Ok(a) => f.kind = FetchedKind::Page(Box::new(a)),
+        Err(e) => {
+            f.kind = FetchedKind::Outcome {
+                decision: Decision::Error,
+                error: Some(format!("page analysis failed: {e}")),
+                body_hash: None,
+            }
+        }
+    }
+    Some(f)
+}
+
+fn requeue(shared: &Shared, q: &QueuedUrl, at: std::time::Instant) {
+    if let Err(e) = shared.frontier.requeue(q.clone(), at) {
+        tracing::error!("frontier: {e}");
+        shared.failed.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Parse, learn the host template, fingerprint and resolve links.
+fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
+    let s = &shared.settings;
+    let (text, _encoding) = resp.text();
+    let max = s.features.max_text_bytes;
+    let doc: Extracted = if resp.content_type.as_deref() == Some("text/plain") {
+        extract::extract_plain(&text, max)
+    } else {
+        extract::extract_html(&text, max)
+    };
+    let mut meta = doc.meta_robots;
+    if let Some(x) = &resp.x_robots_tag {
+        meta = meta.merge(extract::parse_x_robots_tag_for(x, &s.crawl.user_agent));
+    }
+    let host = crate::frontier::scope::host_key(url);
+    shared.templates.observe(&host, &doc);
+    let template = shared.templates.template(&host);
+    let features = shared.fx.features(&doc, template.as_ref());
+    let fp = simhash::simhash(&features);
+    let hashes = ContentHashes::compute(&resp.body, &doc);
+    let relevance: Option<f64> = None;
+
+    let base = canon::effective_base(&resp.url, doc.base_href.as_deref());
+    let mut links = Vec::with_capacity(doc.links.len() + 1);
+    let mut seen = HashSet::with_capacity(doc.links.len());
+    for l in &doc.links {
+        if l.nofollow {
+            continue;
+        }
+        if let Ok(u) = shared.canon.resolve(&base, &l.href) {
+            if seen.insert(u.as_str().to_string()) {
+                links.push((u, l.href.clone(), 0.0));
+            }
+        }
+    }
+    // rel=canonical names the page's preferred URL: offer it like a link.
+    if let Some(c) = doc.canonical.as_deref().and_then(|c| shared.canon.resolve(&base, c).ok()) {
+        if c.as_str() != url.as_str() && seen.insert(c.as_str().to_string()) {
+            links.push((c, doc.canonical.clone().unwrap_or_default(), relevance.unwrap_or(0.0)));
+        }
+    }
+    Analysis {
+        hashes,
+        simhash: fp,
+        noindex: meta.noindex,
+        nofollow: meta.nofollow,
+        links,
+        relevance,
+        body: s.output.store_bodies.then(|| resp.body),
+    }
+}
+
+/// The single owner of the index and the exact-hash maps.
+struct Decider {
+    shared: Arc<Shared>,
+    log: CrawlLogWriter<std::fs::File>,
+    index: LiveIndex,
+    exact: ExactIndex,
+    policy: DedupPolicyEngine,
+    mirrors: OnlineMirrors,
+    /// Redirect source → target (canonical), and hops leading to a URL.
+    redirects: HashMap<String, String>,
+    hops: HashMap<String, u32>,
+    /// New URLs not enqueued because their parent was a duplicate (`drop`).
+    dropped: HashSet<String>,
+    /// URLs enqueued with a duplicate penalty (`deprioritize`).
+    demoted: HashSet<String>,
+    matches: Vec<Match>,
+}
+
+/// What the decider leaves for the crawl summary.
+struct Decided {
+    dropped: HashSet<String>,
+    demoted: HashSet<String>,
+    mirror_saved: u64,
+}
+
+impl Decided {
+    /// Fetches saved: dropped links never fetched, demoted links still queued.
+    fn stats(&self, store: &dyn Store) -> Result<CrawlStats> {
+        let mut dropped = 0;
+        for u in &self.dropped {
+            if store.url_state(u)?.is_none() {
+                dropped += 1;
+            }
+        }
+        let mut demoted = 0;
+        for u in &self.demoted {
+            if matches!(store.url_state(u)?, Some(UrlState::Queued(_))) {
+                demoted += 1;
+            }
+        }
+        Ok(CrawlStats {
+            dup_links_dropped: Some(dropped),
+            dup_links_demoted: Some(demoted),
+            mirror_fetches_saved: Some(self.mirror_saved),
+        })
+    }
+}
+
+impl Decider {
+    fn new(shared: Arc<Shared>, log_path: &Path, previous: &[PageRecord]) -> Result<Self> {
+        let s = &shared.settings;
+        let store = shared.frontier.store().clone();
+        let index = LiveIndex::from_settings(&s.index, s.simhash.k);
+        let mut fps = Vec::new();
+        for r in store.iter_fingerprints() {
+            fps.push(r?);
+        }
+        index.bulk_load(fps.into_iter().map(|(id, fp)| (fp, id)));
+        let exact = ExactIndex::load(store.as_ref())?;
+        let mut mirrors = OnlineMirrors::new(&s.mirror);
+        let mut redirects = HashMap::new();
+        for r in previous {
+            mirrors.observe(r);
+            if r.decision == Decision::Redirect {
+                redirects.insert(r.canonical.clone(), r.final_url.clone());
+            }
+        }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log_path)
+            .map_err(|e| Error::io(log_path, e))?;
+        Ok(Decider {
+            log: CrawlLogWriter::new(file),
+            index,
+            exact,
+            policy: DedupPolicyEngine::new(s),
+            mirrors,
+            redirects,
+            hops: HashMap::new(),
+            dropped: HashSet::new(),
+            demoted: HashSet::new(),
+            matches: Vec::with_capacity(16),
+            shared,
+        })
+    }
+
+    fn run(mut self, mut rx: mpsc::Receiver<Fetched>) -> Result<Decided> {
+        let mut result = Ok(());
+        while let Some(f) = rx.blocking_recv() {
+            if result.is_ok() {
+                result = self.handle(f);
+                if let Err(e) = &result {
+                    tracing::error!("recording a page failed: {e}");
+                    self.shared.failed.store(true, Ordering::Relaxed);
+                }
+            }
+            self.shared.in_flight.fetch_sub(1, Ordering::AcqRel);
+            self.shared.wake.notify_one();
+        }
+        result?;
+        Ok(Decided {
+            mirror_saved: self.mirrors.stats().fetches_saved(),
+            dropped: self.dropped,
+            demoted: self.demoted,
+        })
+    }
+
+    fn url_of(&self, id: PageId) -> Result<Option<String>> {
+        Ok(self.shared.frontier.store().page(id)?.map(|p| p.canonical))
+    }
+
+    fn handle(&mut self, f: Fetched) -> Result<()> {
+        let shared = self.shared.clone();
+        let s = &shared.settings;
+        let frontier = &shared.frontier;
+        let id = frontier.allocate_page_id();
+        let q = &f.q;
+        let mut rec = PageRecord {
+            url: q.url.clone(),
+            canonical: q.canonical.clone(),
+            final_url: f.final_url.clone(),
+            status: f.status,
+            depth: q.depth,
+            parent: q.parent.clone(),
+            fetched_at: rfc3339(f.fetched_at),
+            bytes: f.bytes,
+            content_type: f.content_type.clone(),
+            priority: q.priority,
+            score: q.components.clone(),
+            latency_ms: f.latency_ms,
+            delay_ms: f.delay_ms,
+            robots: f.robots.map(str::to_string),
+            ..PageRecord::default()
+        };
+        let mut page = StoredPage {
+            id,
+            canonical: q.canonical.clone(),
+            final_url: f.final_url.clone(),
+            status: f.status,
+            depth: q.depth,
+            fetched_at_ms: now_ms(f.fetched_at),
+            bytes: f.bytes,
+            ..StoredPage::default()
+        };
+        let mut body = None;
+        let mut offers: Vec<Candidate> = Vec::new();
+        match f.kind {
+            FetchedKind::Outcome { decision, error, body_hash } => {
+                rec.decision = decision;
+                rec.error = error;
+                rec.content_hash = body_hash.map(hex);
+                page.decision = decision;
+            }
+            FetchedKind::Redirect { target, location } => {
+                rec.decision = Decision::Redirect;
+                page.decision = Decision::Redirect;
+                let hops = self.hops.get(&q.canonical).copied().unwrap_or(0) + 1;
+                let target_s = target.as_str().to_string();
+                if target_s == q.canonical {
+                    rec.error = Some("redirect to itself".into());
+                } else if let Some(cycle) = self.cycle(&q.canonical, &target_s) {
+                    rec.error = Some(format!("redirect loop: {cycle}"));
+                } else if hops > s.fetch.max_redirects {
+                    rec.error = Some(format!("more than fetch.max_redirects ({}) redirects", s.fetch.max_redirects));
+                } else {
+                    self.hops.insert(target_s.clone(), hops);
+                    let mut c = Candidate::new(target, q.depth);
+                    c.parent = q.parent.clone();
+                    c.discovered = Some(location);
+                    offers.push(c);
+                }
+                self.redirects.insert(q.canonical.clone(), target_s);
+            }
+            FetchedKind::Page(a) => {
+                let mut a = *a;
+                rec.content_hash = Some(hex(a.hashes.body));
+                rec.text_hash = Some(hex(a.hashes.text));
+                rec.relevance = a.relevance;
+                page.content_hash = Some(a.hashes.body);
+                page.text_hash = Some(a.hashes.text);
+                body = a.body.take();
+                let verdict = if a.noindex {
+                    Verdict::plain(Decision::Noindex)
+                } else {
+                    rec.simhash = Some(simhash::to_hex(a.simhash));
+                    page.simhash = Some(a.simhash);
+                    self.decide(id, &a)
+                };
+                rec.decision = verdict.decision;
+                rec.distance = verdict.distance;
+                page.decision = verdict.decision;
+                page.dup_of = verdict.dup_of;
+                page.distance = verdict.distance;
+                if let Some(of) = verdict.dup_of {
+                    rec.dup_of = self.url_of(of)?;
+                }
+                let follow = if a.nofollow { None } else { self.policy.out_links(&verdict) };
+                match follow {
+                    Some(pd) => {
+                        for (u, written, relevance) in a.links {
+                            let mut c = Candidate::link(u, q, pd);
+                            if written != c.url.as_str() {
+                                c.discovered = Some(written);
+                            }
+                            c.relevance = relevance;
+                            c.mirror = self.mirrors.penalty_for(c.url.as_str()).is_some();
+                            offers.push(c);
+                        }
+                    }
+                    None if verdict.decision.is_duplicate() && s.dedup.policy == DedupPolicy::Drop => {
+                        let store = frontier.store();
+                        for (u, _, _) in a.links {
+                            if store.url_state(u.as_str())?.is_none() {
+                                self.dropped.insert(u.to_string());
+                            }
+                        }
+                    }
+                    None => {}
+                }
+            }
+        }
+        if !offers.is_empty() {
+            let results = frontier.offer_many(&offers)?;
+            rec.outlinks = results.iter().filter(|o| **o == Offer::Enqueued).count() as u32;
+            for (c, o) in offers.iter().zip(&results) {
+                if *o == Offer::Enqueued && c.parent_dup != ParentDup::None {
+                    self.demoted.insert(c.url.to_string());
+                }
+            }
+        }
+        // Log first, then commit: see the module docs on crash safety.
+        let log_path = || PathBuf::from(LOG_FILE);
+        self.log.write(&rec).map_err(|e| Error::io(log_path(), e))?;
+        frontier.complete(q, &page, body.as_deref())?;
+        self.mirrors.observe(&rec);
+        shared.recorded.fetch_add(1, Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// Exact body hash → exact text hash → nearest simhash within k; inserts
+    /// a new page's fingerprint at once.
+    fn decide(&mut self, id: PageId, a: &Analysis) -> Verdict {
+        if let Some(v) = self.exact.check_and_insert(Some(&a.hashes.body), Some(&a.hashes.text), id) {
+            return v;
+        }
+        let k = self.shared.settings.simhash.k;
+        self.matches.clear();
+        self.index.query(a.simhash, &mut self.matches);
+        let near: Vec<NearMatch> = self.matches.iter().map(|m| NearMatch { page: m.id, distance: m.distance }).collect();
+        let v = dedup::decide(None, None, &near, k);
+        if v.decision == Decision::New {
+            self.index.insert(a.simhash, id);
+        }
+        v
+    }
+
+    /// The redirect cycle closed by `from → to`, if any.
+    fn cycle(&self, from: &str, to: &str) -> Option<String> {
+        let mut path = vec![from.to_string(), to.to_string()];
+        let mut cur = to;
+        for _ in 0..=self.shared.settings.fetch.max_redirects {
+            let next = self.redirects.get(cur)?;
+            path.push(next.clone());
+            if next == from {
+                return Some(path.join(" -> "));
+            }
+            cur = next;
+        }
+        None
+    }
+}
+
+fn hex(h: [u8; 32]) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::with_capacity(64);
+    for b in h {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+/// Progress: an indicatif bar on a terminal, else a log line every 5 s.
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    started: std::time::Instant,
+    last_log: parking_lot::Mutex<std::time::Instant>,
+}
+
+impl Progress {
+    fn new(enabled: bool, max_pages: u64) -> Self {
+        use std::io::IsTerminal;
+        let bar = (enabled && std::io::stderr().is_terminal()).then(|| {
+            let bar = if max_pages > 0 { indicatif::ProgressBar::new(max_pages) } else { indicatif::ProgressBar::no_length() };
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} {elapsed_precise} {pos} pages {per_sec} {msg}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+            );
+            bar
+        });
+        Progress { bar, started: std::time::Instant::now(), last_log: parking_lot::Mutex::new(std::time::Instant::now()) }
+    }
+
+    fn tick(&self, shared: &Shared) {
+        let recorded = shared.recorded.load(Ordering::Relaxed);
+        if let Some(bar) = &self.bar {
+            if bar.position() != recorded {
+                bar.set_position(recorded);
+                bar.set_message(format!(
+                    "queued {} in flight {}",
+                    shared.frontier.len(),
+                    shared.in_flight.load(Ordering::Relaxed)
+                ));
+            }
+            return;
+        }
+        let mut last = self.last_log.lock();
+        if last.elapsed() >= Duration::from_secs(5) {
+            *last = std::time::Instant::now();
+            let secs = self.started.elapsed().as_secs_f64().max(1e-3);
+            tracing::info!(
+                "{recorded} pages ({:.0}/s), {} queued, {} in flight",
+                recorded as f64 / secs,
+                shared.frontier.len(),
+                shared.in_flight.load(Ordering::Relaxed)
+            );
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_formats_utc() {
+        let t = UNIX_EPOCH + Duration::from_millis(1_700_000_000_123);
+        assert_eq!(rfc3339(t), "2023-11-14T22:13:20.123Z");
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+    }
+
+    #[test]
+    fn seeds_file_skips_comments() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("seeds.txt");
+        std::fs::write(&p, "# c\n\nhttp://a.test/\n  http://b.test/x \n").unwrap();
+        assert_eq!(read_seeds(&p).unwrap(), vec!["http://a.test/", "http://b.test/x"]);
+    }
+}

@@ -351,3 +351,78 @@ mod policy_tests {
         assert_eq!(ix.lookup(Some(&[1; 32]), Some(&[7; 32])), (Some(p.id), Some(p.id)));
     }
 }
+
+/// Exact content hashes of one page (BLAKE3, 32 bytes each): `body` says
+/// "same bytes", `text` says "same visible text in different markup".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ContentHashes {
+    /// BLAKE3 of the raw body bytes as fetched (after content decoding).
+    pub body: [u8; 32],
+    /// BLAKE3 of the normalized visible text: every block of the extracted
+    /// document (title first, boilerplate included), case-folded
+    /// (`str::to_lowercase`), whitespace collapsed, blocks joined by one space.
+    pub text: [u8; 32],
+}
+
+impl ContentHashes {
+    /// Both hashes of a page.
+    pub fn compute(body: &[u8], doc: &crate::extract::Extracted) -> Self {
+        let mut text = blake3::Hasher::new();
+        let mut first = true;
+        for block in &doc.blocks {
+            for word in block.text.split_whitespace() {
+                if !first {
+                    text.update(b" ");
+                }
+                first = false;
+                if word.is_ascii() {
+                    text.update(word.to_ascii_lowercase().as_bytes());
+                } else {
+                    text.update(word.to_lowercase().as_bytes());
+                }
+            }
+        }
+        ContentHashes {
+            body: *blake3::hash(body).as_bytes(),
+            text: *text.finalize().as_bytes(),
+        }
+    }
+
+    /// `body` as 64 lowercase hex digits (the `content_hash` of `pages.jsonl`).
+    pub fn body_hex(&self) -> String {
+        hex(&self.body)
+    }
+
+    /// `text` as 64 lowercase hex digits.
+    pub fn text_hex(&self) -> String {
+        hex(&self.text)
+    }
+}
+
+fn hex(bytes: &[u8; 32]) -> String {
+    use std::fmt::Write;
+    let mut s = String::with_capacity(64);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::extract::extract_html;
+
+    #[test]
+    fn text_hash_ignores_markup_body_hash_does_not() {
+        let a = "<html><body><p>Hello   World</p><p>Second</p></body></html>";
+        let b = "<div><b>hello</b> world</div>\n<div>SECOND</div>";
+        let c = "<p>Hello World Second!</p>";
+        let h = |s: &str| ContentHashes::compute(s.as_bytes(), &extract_html(s, 1 << 20));
+        assert_eq!(h(a).text, h(b).text);
+        assert_ne!(h(a).body, h(b).body);
+        assert_ne!(h(a).text, h(c).text);
+        assert_eq!(h(a).body_hex().len(), 64);
+        assert_eq!(h(a).body_hex(), blake3::hash(a.as_bytes()).to_hex().to_string());
+    }
+}

@@ -1,3 +1,903 @@
-//! Extraction (pipeline: after fetch, before features): title, visible text
-//! blocks with their weights, links, meta robots, rel=canonical, base href and
-//! language, from HTML parsed by `scraper`.
+//! Extraction (pipeline: after fetch and decoding, before [`crate::features`]):
+//! an HTML (or plain-text) document, already decoded to UTF-8, becomes an
+//! [`Extracted`]: title, visible text as blocks in document order (each
+//! tagged title / heading / body / structural boilerplate), links with anchor
+//! text and `rel=nofollow`, `<base href>`, `<link rel=canonical>`,
+//! `<meta name=robots>` and `<html lang>`.
+//!
+//! The parser is html5ever (through `scraper`), which accepts any input and
+//! builds a tree without recursion; the walk over the tree is iterative too,
+//! so malformed or deeply nested markup cannot overflow the stack. Visible
+//! text is capped at `max_text_bytes` (the rest is dropped and
+//! [`Extracted::truncated`] is set); links are still collected past the cap.
+
+use ego_tree::iter::Edge;
+use scraper::{Html, Node};
+
+/// What a document yields for the later stages.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Extracted {
+    /// The `<title>` text, whitespace collapsed (None when absent or empty).
+    pub title: Option<String>,
+    /// Visible text in document order, one block per block-level element;
+    /// the title (if any) is the first block, with kind [`BlockKind::Title`].
+    pub blocks: Vec<TextBlock>,
+    /// `<a href>` and `<area href>` links in document order (hrefs as written,
+    /// not resolved: resolve against [`Extracted::base_href`] or the page URL).
+    pub links: Vec<Link>,
+    /// `<base href>` (the first one), as written.
+    pub base_href: Option<String>,
+    /// `<link rel=canonical href>` (the first one), as written.
+    pub canonical: Option<String>,
+    /// `<meta name=robots>` directives (merge the X-Robots-Tag header in with
+    /// [`MetaRobots::merge`] and [`parse_x_robots_tag`]).
+    pub meta_robots: MetaRobots,
+    /// `<html lang>`, as written (e.g. `en-US`).
+    pub lang: Option<String>,
+    /// Visible text went beyond `max_text_bytes` and was cut.
+    pub truncated: bool,
+}
+
+/// One run of visible text between block boundaries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextBlock {
+    /// The text, whitespace collapsed to single spaces and trimmed (never empty).
+    pub text: String,
+    /// Where the text sits in the page structure.
+    pub kind: BlockKind,
+}
+
+/// Where a [`TextBlock`] sits in the page, which decides its weight in
+/// [`crate::features`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BlockKind {
+    /// The `<title>`.
+    Title,
+    /// `<h1>`..`<h6>` outside structural boilerplate.
+    Heading,
+    /// Ordinary visible text.
+    Body,
+    /// Text inside `nav`, `header`, `footer`, `aside` (or the ARIA roles
+    /// navigation, banner, contentinfo, complementary).
+    Boilerplate,
+}
+
+/// One out-link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    /// The `href` attribute as written (trimmed).
+    pub href: String,
+    /// The anchor text (or `alt` of images inside), whitespace collapsed.
+    pub anchor: String,
+    /// `rel` contains `nofollow` (or `sponsored` / `ugc`, which imply it).
+    pub nofollow: bool,
+}
+
+/// Robots directives from `<meta name=robots>` and `X-Robots-Tag`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MetaRobots {
+    /// `noindex` (or `none`): do not fingerprint or index the page.
+    pub noindex: bool,
+    /// `nofollow` (or `none`): do not follow the page's links.
+    pub nofollow: bool,
+}
+
+impl MetaRobots {
+    /// Both sets of directives together (the most restrictive wins).
+    pub fn merge(self, other: MetaRobots) -> MetaRobots {
+        MetaRobots {
+            noindex: self.noindex || other.noindex,
+            nofollow: self.nofollow || other.nofollow,
+        }
+    }
+
+    fn apply_directive(&mut self, directive: &str) {
+        let d = directive.trim();
+        if d.eq_ignore_ascii_case("noindex") {
+            self.noindex = true;
+        } else if d.eq_ignore_ascii_case("nofollow") {
+            self.nofollow = true;
+        } else if d.eq_ignore_ascii_case("none") {
+            self.noindex = true;
+            self.nofollow = true;
+        }
+    }
+}
+
+/// Parses a `<meta name=robots content=...>` value: comma-separated
+/// directives, case-insensitive; unknown ones are ignored.
+pub fn parse_meta_robots(content: &str) -> MetaRobots {
+    let mut r = MetaRobots::default();
+    for d in content.split(',') {
+        r.apply_directive(d);
+    }
+    r
+}
+
+/// Parses one `X-Robots-Tag` header value (merge several headers, and the
+/// page's meta robots, with [`MetaRobots::merge`]).
+///
+/// Directives without a user-agent prefix apply; a value prefixed by a user
+/// agent (`googlebot: noindex`) applies only to that agent and is ignored
+/// here, except for the prefix `simcrawl`. Use [`parse_x_robots_tag_for`]
+/// with a configured product token.
+pub fn parse_x_robots_tag(value: &str) -> MetaRobots {
+    parse_x_robots_tag_for(value, "simcrawl")
+}
+
+/// [`parse_x_robots_tag`] for the product token `agent` (case-insensitive).
+pub fn parse_x_robots_tag_for(value: &str, agent: &str) -> MetaRobots {
+    let mut r = MetaRobots::default();
+    // A user-agent prefix ("ua: d1, d2") applies to the directives after it.
+    // `unavailable_after: DATE` also has a colon: it is not an agent.
+    let (applies, rest) = match value.split_once(':') {
+        Some((head, tail))
+            if !head.trim().is_empty()
+                && !head.contains(',')
+                && !head.trim().eq_ignore_ascii_case("unavailable_after") =>
+        {
+            (head.trim().eq_ignore_ascii_case(agent), tail)
+        }
+        _ => (true, value),
+    };
+    if applies {
+        for d in rest.split(',') {
+            r.apply_directive(d);
+        }
+    }
+    r
+}
+
+/// Extracts a parsed HTML document; see [`extract_html`]. Split out so the
+/// parse and the walk can be measured apart (benches/pipeline.rs).
+pub fn extract_parsed(doc: &Html, max_text_bytes: usize) -> Extracted {
+    let mut w = Walker::new(max_text_bytes);
+    for edge in doc.tree.root().traverse() {
+        match edge {
+            Edge::Open(node) => match node.value() {
+                Node::Element(el) => w.open(el),
+                Node::Text(t) => w.text(t),
+                _ => {}
+            },
+            Edge::Close(node) => {
+                if let Node::Element(el) = node.value() {
+                    w.close(el);
+                }
+            }
+        }
+    }
+    w.finish()
+}
+
+/// Extracts title, visible text, links and metadata from an HTML document
+/// (already decoded to UTF-8). Never fails: any input yields a (maybe empty)
+/// [`Extracted`]. Visible text beyond `max_text_bytes` bytes is dropped and
+/// `truncated` set.
+///
+/// Markup nested deeper than [`MAX_NESTING`] elements is cut off before
+/// parsing (see [`limit_nesting`]; `truncated` is set): the HTML tree
+/// builder's scope checks walk the stack of open elements, which makes
+/// pathological nesting quadratic.
+pub fn extract_html(html: &str, max_text_bytes: usize) -> Extracted {
+    let limited = limit_nesting(html);
+    let mut out = extract_parsed(&Html::parse_document(limited), max_text_bytes);
+    out.truncated |= limited.len() < html.len();
+    out
+}
+
+/// Estimated element nesting beyond which [`extract_html`] cuts the input.
+pub const MAX_NESTING: usize = 1024;
+
+/// The longest prefix of `html` whose estimated element nesting stays within
+/// [`MAX_NESTING`]. The estimate is a byte scan: a start tag opens a level
+/// (except void elements and those whose end tag is implied, like `p`, `li`,
+/// `td`), an end tag closes one; comments and the raw text of `script`,
+/// `style`, `textarea`, `title` are skipped. Linear time, no allocation.
+pub fn limit_nesting(html: &str) -> &str {
+    let b = html.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0usize;
+    while let Some(off) = memchr::memchr(b'<', &b[i..]) {
+        let lt = i + off;
+        i = lt + 1;
+        let Some(&c) = b.get(i) else { break };
+        if c == b'!' {
+            if b[i..].starts_with(b"!--") {
+                match memchr::memmem::find(&b[i..], b"-->") {
+                    Some(end) => i += end + 3,
+                    None => break,
+                }
+            }
+            continue;
+        }
+        let end_tag = c == b'/';
+        let start = if end_tag { i + 1 } else { i };
+        let name_len = b[start..]
+            .iter()
+            .take_while(|x| x.is_ascii_alphanumeric() || **x == b'-')
+            .count();
+        if name_len == 0 || !b[start].is_ascii_alphabetic() {
+            continue;
+        }
+        let name = &b[start..start + name_len];
+        let ignored = |n: &[u8]| {
+            const NAMES: &[&[u8]] = &[
+                b"area",
+                b"base",
+                b"br",
+                b"col",
+                b"embed",
+                b"hr",
+                b"img",
+                b"input",
+                b"link",
+                b"meta",
+                b"source",
+                b"track",
+                b"wbr",
+                b"param",
+                b"keygen",
+                b"p",
+                b"li",
+                b"dt",
+                b"dd",
+                b"option",
+                b"optgroup",
+                b"tr",
+                b"td",
+                b"th",
+                b"thead",
+                b"tbody",
+                b"tfoot",
+                b"rb",
+                b"rt",
+                b"rp",
+                b"colgroup",
+                b"caption",
+                b"html",
+                b"head",
+                b"body",
+            ];
+            NAMES.iter().any(|k| k.eq_ignore_ascii_case(n))
+        };
+        if end_tag {
+            if !ignored(name) {
+                depth = depth.saturating_sub(1);
+            }
+            continue;
+        }
+        let raw = [b"script".as_slice(), b"style", b"textarea", b"title"]
+            .into_iter()
+            .find(|k| k.eq_ignore_ascii_case(name));
+        if let Some(raw) = raw {
+            // Skip to the matching end tag (case-insensitive).
+            let mut j = start + name_len;
+            let mut found = false;
+            while let Some(o) = memchr::memmem::find(&b[j..], b"</") {
+                let at = j + o + 2;
+                if b.len() >= at + raw.len() && b[at..at + raw.len()].eq_ignore_ascii_case(raw) {
+                    i = at + raw.len();
+                    found = true;
+                    break;
+                }
+                j = at;
+            }
+            if !found {
+                break;
+            }
+            continue;
+        }
+        if !ignored(name) {
+            depth += 1;
+            if depth > MAX_NESTING {
+                return &html[..lt];
+            }
+        }
+    }
+    html
+}
+
+/// Extracts a plain-text document: no title, no links; one body block per
+/// paragraph (blank-line separated), capped at `max_text_bytes`.
+pub fn extract_plain(text: &str, max_text_bytes: usize) -> Extracted {
+    let mut out = Extracted::default();
+    let mut used = 0usize;
+    let mut para = String::new();
+    let mut pending = false;
+    // Paragraphs end at blank lines (any line ending); a trailing empty
+    // "line" flushes the last one.
+    for line in text.lines().chain(std::iter::once("")) {
+        if !line.trim().is_empty() {
+            push_collapsed(&mut para, line, &mut pending);
+            pending = true;
+            continue;
+        }
+        pending = false;
+        if para.is_empty() {
+            continue;
+        }
+        let room = max_text_bytes.saturating_sub(used);
+        let cut = floor_char_boundary(&para, room);
+        if cut < para.len() {
+            out.truncated = true;
+        }
+        used += cut;
+        if cut > 0 {
+            para.truncate(cut);
+            let text = para.trim_end().to_string();
+            out.blocks.push(TextBlock {
+                text,
+                kind: BlockKind::Body,
+            });
+        }
+        para.clear();
+        if out.truncated {
+            break;
+        }
+    }
+    out
+}
+
+/// Whether `bytes` looks like HTML rather than plain text (a `<` tag among
+/// the first non-blank bytes: doctype, html, head, body or any tag).
+pub fn looks_like_html(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(1024)];
+    let start = head
+        .iter()
+        .position(|b| !b.is_ascii_whitespace() && *b != 0xEF && *b != 0xBB && *b != 0xBF);
+    match start {
+        Some(i) => head[i] == b'<',
+        None => false,
+    }
+}
+
+/// Largest `i <= max` that is a char boundary of `s`.
+fn floor_char_boundary(s: &str, max: usize) -> usize {
+    if max >= s.len() {
+        return s.len();
+    }
+    let mut i = max;
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// Appends `text` to `buf` with runs of whitespace collapsed to one space.
+/// `pending_space` carries a space owed from the previous piece (a space is
+/// never written at the start of `buf`).
+fn push_collapsed(buf: &mut String, text: &str, pending_space: &mut bool) {
+    let mut first = true;
+    for piece in text.split(char::is_whitespace) {
+        if !first {
+            *pending_space = true;
+        }
+        first = false;
+        if piece.is_empty() {
+            continue;
+        }
+        if *pending_space && !buf.is_empty() {
+            buf.push(' ');
+        }
+        *pending_space = false;
+        buf.push_str(piece);
+    }
+}
+
+/// Elements whose content is never visible text.
+fn is_skipped(name: &str) -> bool {
+    matches!(
+        name,
+        "script"
+            | "style"
+            | "noscript"
+            | "template"
+            | "head"
+            | "svg"
+            | "math"
+            | "iframe"
+            | "object"
+            | "embed"
+            | "canvas"
+            | "select"
+            | "datalist"
+            | "textarea"
+    )
+}
+
+/// Elements whose start and end break the text into blocks.
+fn is_block(name: &str) -> bool {
+    matches!(
+        name,
+        "address"
+            | "article"
+            | "aside"
+            | "blockquote"
+            | "body"
+            | "br"
+            | "caption"
+            | "dd"
+            | "details"
+            | "dialog"
+            | "div"
+            | "dl"
+            | "dt"
+            | "fieldset"
+            | "figcaption"
+            | "figure"
+            | "footer"
+            | "form"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+            | "header"
+            | "hgroup"
+            | "hr"
+            | "html"
+            | "legend"
+            | "li"
+            | "main"
+            | "nav"
+            | "ol"
+            | "option"
+            | "p"
+            | "pre"
+            | "section"
+            | "summary"
+            | "table"
+            | "tbody"
+            | "td"
+            | "tfoot"
+            | "th"
+            | "thead"
+            | "tr"
+            | "ul"
+            | "button"
+    )
+}
+
+fn is_heading(name: &str) -> bool {
+    matches!(name, "h1" | "h2" | "h3" | "h4" | "h5" | "h6")
+}
+
+fn is_boilerplate(el: &scraper::node::Element) -> bool {
+    match el.name() {
+        "nav" | "header" | "footer" | "aside" => true,
+        "html" | "body" | "main" | "article" => false,
+        _ => {
+            el.attr("role").is_some_and(|r| {
+                let r = r.trim();
+                ["navigation", "banner", "contentinfo", "complementary"]
+                    .iter()
+                    .any(|k| r.eq_ignore_ascii_case(k))
+            }) || el.attr("class").is_some_and(boilerplate_name)
+                || el.attr("id").is_some_and(boilerplate_name)
+        }
+    }
+}
+
+/// Class or id names that mark ads and navigation in the wild (after
+/// Readability's "unlikely candidates", kept to names that rarely wrap the
+/// main text): the attribute is split into words at whitespace, `-` and `_`
+/// and one word must be one of these, case-insensitively. `header` is left
+/// out on purpose: article headers hold the `<h1>`.
+fn boilerplate_name(value: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "ad",
+        "ads",
+        "adslot",
+        "adsbygoogle",
+        "advert",
+        "adverts",
+        "advertisement",
+        "advertising",
+        "sponsor",
+        "sponsored",
+        "promo",
+        "nav",
+        "navbar",
+        "navigation",
+        "menu",
+        "breadcrumb",
+        "breadcrumbs",
+        "sidebar",
+        "footer",
+        "cookie",
+        "cookies",
+        "share",
+        "social",
+    ];
+    value
+        .split(|c: char| c.is_ascii_whitespace() || c == '-' || c == '_')
+        .any(|w| WORDS.iter().any(|k| k.eq_ignore_ascii_case(w)))
+}
+
+/// `hidden`, `aria-hidden=true`, or an inline style with `display:none` /
+/// `visibility:hidden`.
+fn is_hidden(el: &scraper::node::Element) -> bool {
+    if el.attr("hidden").is_some() {
+        return true;
+    }
+    if el
+        .attr("aria-hidden")
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+    {
+        return true;
+    }
+    if let Some(style) = el
+        .attr("style")
+        .filter(|s| contains_ci(s, "none") || contains_ci(s, "hidden"))
+    {
+        let compact: String = style
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .flat_map(char::to_lowercase)
+            .collect();
+        return compact.contains("display:none") || compact.contains("visibility:hidden");
+    }
+    el.name() == "input" && el.attr("type").is_some_and(|t| t.eq_ignore_ascii_case("hidden"))
+}
+
+fn contains_ci(haystack: &str, needle: &str) -> bool {
+    haystack
+        .as_bytes()
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+}
+
+fn has_rel(el: &scraper::node::Element, token: &str) -> bool {
+    el.attr("rel")
+        .is_some_and(|r| r.split_ascii_whitespace().any(|t| t.eq_ignore_ascii_case(token)))
+}
+
+/// State of the iterative tree walk.
+struct Walker {
+    out: Extracted,
+    max_text_bytes: usize,
+    text_bytes: usize,
+    /// Depth inside skipped (invisible) elements; text is ignored while > 0.
+    skip: u32,
+    heading: u32,
+    boilerplate: u32,
+    /// Depth inside `<title>` (title text is taken only from the head's title).
+    in_title: u32,
+    title_buf: String,
+    buf: String,
+    pending_space: bool,
+    /// Index in `out.links` of the open `<a>` (anchor text goes there).
+    anchor: Option<usize>,
+    anchor_pending_space: bool,
+    /// Per open element: what `open` did (F_* bits), undone by `close`.
+    open_flags: Vec<u8>,
+}
+
+const F_SKIP: u8 = 1;
+const F_BLOCK: u8 = 2;
+const F_HEADING: u8 = 4;
+const F_BOILER: u8 = 8;
+
+impl Walker {
+    fn new(max_text_bytes: usize) -> Self {
+        Walker {
+            out: Extracted::default(),
+            max_text_bytes,
+            text_bytes: 0,
+            skip: 0,
+            heading: 0,
+            boilerplate: 0,
+            in_title: 0,
+            title_buf: String::new(),
+            buf: String::new(),
+            pending_space: false,
+            anchor: None,
+            anchor_pending_space: false,
+            open_flags: Vec::with_capacity(64),
+        }
+    }
+
+    fn open(&mut self, el: &scraper::node::Element) {
+        let name = el.name();
+        match name {
+            "html" if self.out.lang.is_none() => {
+                self.out.lang = el
+                    .attr("lang")
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .map(String::from);
+            }
+            "title" if self.in_title == 0 && self.out.title.is_none() && self.skip <= 1 => {
+                self.in_title += 1;
+            }
+            "base" if self.out.base_href.is_none() => {
+                self.out.base_href = el.attr("href").map(|h| h.trim().to_string());
+            }
+            "link" if self.out.canonical.is_none() && has_rel(el, "canonical") => {
+                self.out.canonical = el.attr("href").map(|h| h.trim().to_string());
+            }
+            "meta" if el.attr("name").is_some_and(|n| n.trim().eq_ignore_ascii_case("robots")) => {
+                if let Some(c) = el.attr("content") {
+                    self.out.meta_robots = self.out.meta_robots.merge(parse_meta_robots(c));
+                }
+            }
+            "a" | "area" => {
+                if let Some(href) = el.attr("href") {
+                    let nofollow = has_rel(el, "nofollow") || has_rel(el, "sponsored") || has_rel(el, "ugc");
+                    self.out.links.push(Link {
+                        href: href.trim().to_string(),
+                        anchor: String::new(),
+                        nofollow,
+                    });
+                    if name == "a" {
+                        self.anchor = Some(self.out.links.len() - 1);
+                        self.anchor_pending_space = false;
+                    }
+                }
+            }
+            "img" => {
+                if let (Some(i), Some(alt)) = (self.anchor, el.attr("alt")) {
+                    if let Some(link) = self.out.links.get_mut(i) {
+                        push_collapsed(&mut link.anchor, alt, &mut self.anchor_pending_space);
+                        self.anchor_pending_space = true;
+                    }
+                }
+            }
+            _ => {}
+        }
+        let mut flags = 0u8;
+        if is_skipped(name) || is_hidden(el) {
+            self.skip += 1;
+            flags |= F_SKIP;
+        } else if self.skip == 0 {
+            if is_block(name) {
+                self.flush();
+                flags |= F_BLOCK;
+            }
+            if is_heading(name) {
+                self.heading += 1;
+                flags |= F_HEADING;
+            }
+            if is_boilerplate(el) {
+                self.boilerplate += 1;
+                flags |= F_BOILER;
+            }
+        }
+        self.open_flags.push(flags);
+    }
+
+    fn close(&mut self, el: &scraper::node::Element) {
+        let name = el.name();
+        if name == "title" && self.in_title > 0 {
+            self.in_title -= 1;
+            let t = self.title_buf.trim();
+            if !t.is_empty() {
+                self.out.title = Some(t.to_string());
+            }
+            self.title_buf.clear();
+        }
+        if name == "a" {
+            self.anchor = None;
+        }
+        // What `open` decided for this element (the walk is properly nested).
+        let flags = self.open_flags.pop().unwrap_or(0);
+        if flags & F_SKIP != 0 {
+            self.skip = self.skip.saturating_sub(1);
+        }
+        if flags & F_BLOCK != 0 {
+            self.flush();
+        }
+        if flags & F_HEADING != 0 {
+            self.heading = self.heading.saturating_sub(1);
+        }
+        if flags & F_BOILER != 0 {
+            self.boilerplate = self.boilerplate.saturating_sub(1);
+        }
+    }
+
+    fn text(&mut self, text: &str) {
+        if self.in_title > 0 {
+            let mut p = !self.title_buf.is_empty();
+            push_collapsed(&mut self.title_buf, text, &mut p);
+            return;
+        }
+        if self.skip > 0 {
+            return;
+        }
+        if let Some(i) = self.anchor {
+            if let Some(link) = self.out.links.get_mut(i) {
+                if link.anchor.len() < 1024 {
+                    push_collapsed(&mut link.anchor, text, &mut self.anchor_pending_space);
+                }
+            }
+        }
+        if self.out.truncated {
+            return;
+        }
+        let room = self.max_text_bytes.saturating_sub(self.text_bytes + self.buf.len());
+        if text.len() <= room {
+            push_collapsed(&mut self.buf, text, &mut self.pending_space);
+        } else {
+            let cut = floor_char_boundary(text, room);
+            push_collapsed(&mut self.buf, &text[..cut], &mut self.pending_space);
+            self.out.truncated = true;
+        }
+    }
+
+    /// Ends the current block.
+    fn flush(&mut self) {
+        self.pending_space = false;
+        let t = self.buf.trim();
+        if t.is_empty() {
+            self.buf.clear();
+            return;
+        }
+        let kind = if self.boilerplate > 0 {
+            BlockKind::Boilerplate
+        } else if self.heading > 0 {
+            BlockKind::Heading
+        } else {
+            BlockKind::Body
+        };
+        self.text_bytes += t.len();
+        self.out.blocks.push(TextBlock {
+            text: t.to_string(),
+            kind,
+        });
+        self.buf.clear();
+    }
+
+    fn finish(mut self) -> Extracted {
+        self.flush();
+        for l in &mut self.out.links {
+            let t = l.anchor.trim();
+            if t.len() != l.anchor.len() {
+                l.anchor = t.to_string();
+            }
+        }
+        if let Some(t) = &self.out.title {
+            self.out.blocks.insert(
+                0,
+                TextBlock {
+                    text: t.clone(),
+                    kind: BlockKind::Title,
+                },
+            );
+        }
+        self.out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAGE: &str = r#"<!DOCTYPE html>
+<html lang="en-US"><head>
+<title>  The  Page </title>
+<base href="https://ex.test/base/">
+<link rel="canonical" href="https://ex.test/page">
+<meta name="ROBOTS" content="NoIndex">
+<style>p { color: red }</style><script>var x = "<p>hidden</p>";</script>
+</head><body>
+<nav><a href="/home">Home</a> | <a href="/about" rel="nofollow noopener">About us</a></nav>
+<h1>Main   heading</h1>
+<p>First <b>para</b>graph text.<br>After break</p>
+<div hidden>secret</div><span style="display: none">also secret</span>
+<noscript>enable js</noscript><template><p>tpl</p></template>
+<p>Link to <a href="x.html"><img alt="an image"> text</a>.</p>
+<footer>Copyright 2024</footer>
+<div class="ad-slot">Sponsored: buy now</div><div id="main-sidebar">Related</div><div class="shadow padded">Kept</div>
+</body></html>"#;
+
+    #[test]
+    fn extracts_fields_and_blocks() {
+        let e = extract_html(PAGE, 1 << 20);
+        assert_eq!(e.title.as_deref(), Some("The Page"));
+        assert_eq!(e.lang.as_deref(), Some("en-US"));
+        assert_eq!(e.base_href.as_deref(), Some("https://ex.test/base/"));
+        assert_eq!(e.canonical.as_deref(), Some("https://ex.test/page"));
+        assert!(e.meta_robots.noindex && !e.meta_robots.nofollow);
+        assert!(!e.truncated);
+        let blocks: Vec<(&str, BlockKind)> = e.blocks.iter().map(|b| (b.text.as_str(), b.kind)).collect();
+        assert_eq!(
+            blocks,
+            vec![
+                ("The Page", BlockKind::Title),
+                ("Home | About us", BlockKind::Boilerplate),
+                ("Main heading", BlockKind::Heading),
+                ("First paragraph text.", BlockKind::Body),
+                ("After break", BlockKind::Body),
+                ("Link to text.", BlockKind::Body),
+                ("Copyright 2024", BlockKind::Boilerplate),
+                ("Sponsored: buy now", BlockKind::Boilerplate),
+                ("Related", BlockKind::Boilerplate),
+                ("Kept", BlockKind::Body),
+            ]
+        );
+        let links: Vec<(&str, &str, bool)> = e
+            .links
+            .iter()
+            .map(|l| (l.href.as_str(), l.anchor.as_str(), l.nofollow))
+            .collect();
+        assert_eq!(
+            links,
+            vec![
+                ("/home", "Home", false),
+                ("/about", "About us", true),
+                ("x.html", "an image text", false)
+            ]
+        );
+    }
+
+    #[test]
+    fn robots_directives() {
+        assert_eq!(
+            parse_meta_robots("none"),
+            MetaRobots {
+                noindex: true,
+                nofollow: true
+            }
+        );
+        assert_eq!(parse_x_robots_tag("noindex, nofollow"), parse_meta_robots("none"));
+        assert_eq!(parse_x_robots_tag("googlebot: noindex"), MetaRobots::default());
+        assert!(parse_x_robots_tag("simcrawl: noindex").noindex);
+        assert!(parse_x_robots_tag("unavailable_after: 25 Jun 2010 15:00:00 PST").eq(&MetaRobots::default()));
+        assert!(parse_x_robots_tag_for("MyBot: nofollow", "mybot").nofollow);
+        let merged = parse_x_robots_tag("nofollow").merge(parse_meta_robots("noindex"));
+        assert!(merged.noindex && merged.nofollow);
+    }
+
+    #[test]
+    fn caps_text_and_survives_hostile_input() {
+        let big = format!("<p>{}</p><a href=/late>late</a>", "word ".repeat(100_000));
+        let e = extract_html(&big, 1024);
+        assert!(e.truncated);
+        let total: usize = e.blocks.iter().map(|b| b.text.len()).sum();
+        assert!(total <= 1024, "{total}");
+        assert_eq!(e.links.len(), 1, "links past the text cap are still collected");
+
+        let deep = "<div>".repeat(100_000) + "deep text" + &"</div>".repeat(100_000);
+        let start = std::time::Instant::now();
+        let e = extract_html(&deep, 1 << 20);
+        assert!(e.truncated);
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
+        let ok = "<div>".repeat(500) + "deep text" + &"</div>".repeat(500);
+        let e = extract_html(&ok, 1 << 20);
+        assert!(!e.truncated && e.blocks.iter().any(|b| b.text == "deep text"));
+        let scripted = format!("<div><script>{}</script>x</div>", "if (a<b) {}".repeat(5000));
+        assert_eq!(limit_nesting(&scripted).len(), scripted.len());
+
+        for junk in [
+            "",
+            "<",
+            "<<<>>>",
+            "</p></div>",
+            "<a href=",
+            "\u{0}\u{feff}<p>x",
+            "<title>t",
+            "é<p>ü",
+        ] {
+            let _ = extract_html(junk, 16);
+        }
+        let multibyte = "ü".repeat(2000);
+        let e = extract_html(&format!("<p>{multibyte}</p>"), 1001);
+        assert!(e.truncated && e.blocks[0].text.len() <= 1001);
+    }
+
+    #[test]
+    fn plain_text_paragraphs() {
+        let e = extract_plain("Hello   world\r\nline two\r\n \r\n\n  Second para  ", 1 << 20);
+        let t: Vec<&str> = e.blocks.iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(t, vec!["Hello world line two", "Second para"]);
+        let e = extract_plain(&"ab ".repeat(1000), 100);
+        assert!(e.truncated && e.blocks[0].text.len() <= 100);
+        assert!(looks_like_html(b"  <!doctype html>"));
+        assert!(!looks_like_html(b"plain <b>text"));
+    }
+}

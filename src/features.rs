@@ -1,3 +1,805 @@
-//! Features (pipeline: after extraction, before simhash): tokenize, case-fold,
-//! drop stop words, stem (rust-stemmers), add phrase bigrams, and weigh by term
-//! frequency, title/heading boosts and per-host template learning.
+//! Features (pipeline: after [`crate::extract`], before [`crate::simhash`]):
+//! an [`Extracted`] document becomes weighted features, the way Manku et al.
+//! §2 describe it — tokenization, case folding, stop-word removal, stemming
+//! and phrase detection — plus the weighting that keeps boilerplate from
+//! dominating the fingerprint, and per-host template learning
+//! ([`TemplateLearner`]).
+//!
+//! # Features and weights
+//!
+//! * Tokens: Unicode words (UAX #29) of each text block, case-folded
+//!   (`str::to_lowercase`). Stop words of the page's language are dropped
+//!   (`features.stop_words`), the rest stemmed with the Snowball stemmer of
+//!   that language (`features.stemming`, rust-stemmers). Tokens without a
+//!   letter (numbers, parts of dates and times) are not features: view
+//!   counters, timestamps and prices change between copies of one page.
+//! * Language: the primary subtag of `<html lang>` if a stemmer exists for
+//!   it; otherwise, with `features.detect_language`, the script (Cyrillic →
+//!   ru, Greek → el, Arabic → ar, Tamil → ta) or else the Latin-script
+//!   language whose stop words are most frequent among the first 400 words;
+//!   otherwise `features.default_language`.
+//! * Features: every stem (unigram) and every pair of adjacent stems within
+//!   one block (bigram, "phrase"), hashed with [`feature_hash`] of the stem,
+//!   or of the two stems joined by one space.
+//! * Block multiplier `m`: title `title_boost`, heading `heading_boost`, body
+//!   1, structural boilerplate `boilerplate_weight`; a block that the host's
+//!   template marks as repeated gets `m × template_weight`. Unigrams get
+//!   `m × unigram_weight`, bigrams `m × bigram_weight`.
+//! * Weight of a feature = `(1 + ln n) × max m`, where `n` counts its
+//!   occurrences in blocks with `m > 0` and `max m` is the largest multiplier
+//!   among them (a word in the title and twice in the body: `(1 + ln 3) × 3`).
+//! * If every block has multiplier 0 (a page that is all navigation or all
+//!   template), the page is weighted as if boilerplate and template weights
+//!   were 1, so such pages do not all collapse onto one fingerprint.
+//!
+//! Stems are cached per thread (the cache is a pure function of language and
+//! word, shared by all extractors on the thread, cleared when it reaches
+//! 200 000 entries).
+
+mod stopwords;
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use rust_stemmers::{Algorithm, Stemmer};
+use unicode_segmentation::UnicodeSegmentation;
+
+use crate::config::FeatureSettings;
+use crate::extract::{BlockKind, Extracted};
+use crate::simhash::{feature_hash, fmix64};
+
+/// Languages with a stemmer, as ISO 639-1 codes, in a fixed order (the index
+/// is the language id used internally).
+pub const LANGUAGES: &[&str] = &[
+    "ar", "da", "de", "el", "en", "es", "fi", "fr", "hu", "it", "nl", "no", "pt", "ro", "ru", "sv", "ta", "tr",
+];
+
+fn algorithm(code: &str) -> Option<Algorithm> {
+    Some(match code {
+        "ar" => Algorithm::Arabic,
+        "da" => Algorithm::Danish,
+        "de" => Algorithm::German,
+        "el" => Algorithm::Greek,
+        "en" => Algorithm::English,
+        "es" => Algorithm::Spanish,
+        "fi" => Algorithm::Finnish,
+        "fr" => Algorithm::French,
+        "hu" => Algorithm::Hungarian,
+        "it" => Algorithm::Italian,
+        "nl" => Algorithm::Dutch,
+        "no" | "nb" | "nn" => Algorithm::Norwegian,
+        "pt" => Algorithm::Portuguese,
+        "ro" => Algorithm::Romanian,
+        "ru" => Algorithm::Russian,
+        "sv" => Algorithm::Swedish,
+        "ta" => Algorithm::Tamil,
+        "tr" => Algorithm::Turkish,
+        _ => return None,
+    })
+}
+
+fn lang_id(code: &str) -> Option<usize> {
+    let code = match code {
+        "nb" | "nn" => "no",
+        c => c,
+    };
+    LANGUAGES.iter().position(|l| *l == code)
+}
+
+/// A hasher for keys that are already hashes or short words (not DoS
+/// resistant; only for in-process tables).
+#[derive(Default)]
+struct FastHasher(u64);
+
+impl Hasher for FastHasher {
+    fn finish(&self) -> u64 {
+        fmix64(self.0)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 ^= n;
+    }
+}
+
+type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
+type FastSet<K> = HashSet<K, BuildHasherDefault<FastHasher>>;
+
+const STEM_CACHE_MAX: usize = 200_000;
+
+thread_local! {
+    /// Per-thread stem cache, one map per language id.
+    static STEM_CACHE: RefCell<Vec<FastMap<String, String>>> = RefCell::new(vec![FastMap::default(); LANGUAGES.len()]);
+}
+
+/// Weighted features of one document, sorted by feature hash (each hash
+/// once). `labels` (same order) holds each feature's text when the extractor
+/// was built [`FeatureExtractor::with_labels`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Features {
+    /// `(feature hash, weight)`, sorted by hash, weights > 0.
+    pub items: Vec<(u64, f32)>,
+    /// The feature text of each item (unigram stem or "stem stem"), if asked for.
+    pub labels: Option<Vec<String>>,
+}
+
+impl Features {
+    /// The `n` heaviest features as `(label, weight)`, heaviest first (ties
+    /// by label). Labels are the hex hash when labels were not kept.
+    pub fn top(&self, n: usize) -> Vec<(String, f32)> {
+        let mut all: Vec<(String, f32)> = self
+            .items
+            .iter()
+            .enumerate()
+            .map(|(i, &(h, w))| {
+                let label = self
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get(i).cloned())
+                    .unwrap_or_else(|| format!("#{h:016x}"));
+                (label, w)
+            })
+            .collect();
+        all.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        all.truncate(n);
+        all
+    }
+
+    /// Sum of the weights.
+    pub fn total_weight(&self) -> f64 {
+        self.items.iter().map(|&(_, w)| f64::from(w)).sum()
+    }
+}
+
+/// The immutable part of an extractor, shared by its clones.
+struct Shared {
+    settings: FeatureSettings,
+    default_lang: usize,
+    stemmers: Vec<Stemmer>,
+    stop: Vec<FastSet<&'static str>>,
+}
+
+/// Turns extracted documents into weighted features. Built once per crawl
+/// from [`FeatureSettings`]; `Send + Sync` and cheap to clone (an `Arc`), so
+/// workers can share one or clone their own.
+#[derive(Clone)]
+pub struct FeatureExtractor {
+    shared: Arc<Shared>,
+    labels: bool,
+}
+
+impl std::fmt::Debug for FeatureExtractor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FeatureExtractor")
+            .field("settings", &self.shared.settings)
+            .field("labels", &self.labels)
+            .finish()
+    }
+}
+
+/// Per-call accumulator of one feature.
+#[derive(Clone, Copy)]
+struct Acc {
+    count: u32,
+    max_m: f32,
+}
+
+impl FeatureExtractor {
+    /// An extractor for these settings (stemmers and stop-word sets are built
+    /// here, once).
+    pub fn new(settings: &FeatureSettings) -> Self {
+        let stemmers = LANGUAGES
+            .iter()
+            .map(|c| Stemmer::create(algorithm(c).unwrap_or(Algorithm::English)))
+            .collect();
+        let stop = LANGUAGES
+            .iter()
+            .map(|c| {
+                stopwords::LISTS
+                    .iter()
+                    .find(|(l, _)| l == c)
+                    .map(|(_, words)| words.split_whitespace().collect())
+                    .unwrap_or_default()
+            })
+            .collect();
+        let default_lang = lang_id(&settings.default_language).unwrap_or_else(|| lang_id("en").unwrap_or(0));
+        FeatureExtractor {
+            shared: Arc::new(Shared {
+                settings: settings.clone(),
+                default_lang,
+                stemmers,
+                stop,
+            }),
+            labels: false,
+        }
+    }
+
+    /// Keep each feature's text in [`Features::labels`] (for
+    /// `simcrawl fingerprint --features`; slower).
+    pub fn with_labels(mut self, labels: bool) -> Self {
+        self.labels = labels;
+        self
+    }
+
+    /// `features.max_text_bytes`.
+    pub fn max_text_bytes(&self) -> usize {
+        self.shared.settings.max_text_bytes
+    }
+
+    /// The settings this extractor was built from.
+    pub fn settings(&self) -> &FeatureSettings {
+        &self.shared.settings
+    }
+
+    /// The canonical token sequence of a document, for w-shingling (min-hash)
+    /// and evaluation: the Unicode words of every block except structural
+    /// boilerplate (title, headings and body, in document order),
+    /// case-folded; stop words KEPT and words NOT stemmed, so shingles see
+    /// the text as written.
+    pub fn tokens(&self, doc: &Extracted) -> Vec<String> {
+        let mut out = Vec::new();
+        for b in doc.blocks.iter().filter(|b| b.kind != BlockKind::Boilerplate) {
+            for w in b.text.unicode_words() {
+                out.push(case_fold(w));
+            }
+        }
+        out
+    }
+
+    /// The language (ISO 639-1) used for a document: see the module docs.
+    pub fn language(&self, doc: &Extracted) -> &'static str {
+        LANGUAGES[self.lang_of(doc)]
+    }
+
+    fn lang_of(&self, doc: &Extracted) -> usize {
+        if let Some(id) = doc.lang.as_deref().and_then(|l| {
+            let primary = l.split(['-', '_']).next().unwrap_or("").trim().to_ascii_lowercase();
+            lang_id(&primary)
+        }) {
+            return id;
+        }
+        if self.shared.settings.detect_language {
+            let text = doc
+                .blocks
+                .iter()
+                .filter(|b| b.kind != BlockKind::Boilerplate)
+                .map(|b| b.text.as_str());
+            if let Some(id) = self.detect(text) {
+                return id;
+            }
+        }
+        self.shared.default_lang
+    }
+
+    /// Script first, then the stop-word ratio over the first 400 words.
+    fn detect<'a>(&self, blocks: impl Iterator<Item = &'a str>) -> Option<usize> {
+        let mut hits = vec![0u32; LANGUAGES.len()];
+        let mut script = [0u32; 4]; // cyrillic, greek, arabic, tamil
+        let mut words = 0u32;
+        'outer: for text in blocks {
+            for w in text.unicode_words() {
+                words += 1;
+                if words > 400 {
+                    break 'outer;
+                }
+                if let Some(c) = w.chars().next() {
+                    match c as u32 {
+                        0x0400..=0x04FF => script[0] += 1,
+                        0x0370..=0x03FF | 0x1F00..=0x1FFF => script[1] += 1,
+                        0x0600..=0x06FF => script[2] += 1,
+                        0x0B80..=0x0BFF => script[3] += 1,
+                        _ => {}
+                    }
+                }
+                let f = case_fold(w);
+                for (i, set) in self.shared.stop.iter().enumerate() {
+                    if set.contains(f.as_str()) {
+                        hits[i] += 1;
+                    }
+                }
+            }
+        }
+        if words == 0 {
+            return None;
+        }
+        let (si, &sc) = script.iter().enumerate().max_by_key(|(_, c)| **c)?;
+        if sc * 2 > words {
+            return lang_id(["ru", "el", "ar", "ta"][si]);
+        }
+        let (best, &bh) = hits
+            .iter()
+            .enumerate()
+            .max_by_key(|(i, h)| (**h, std::cmp::Reverse(*i)))?;
+        (bh >= 3 && bh * 20 >= words.min(400)).then_some(best)
+    }
+
+    /// Weighted features of a document, with the host's template (if known)
+    /// cutting the weight of repeated blocks. See the module docs.
+    pub fn features(&self, doc: &Extracted, template: Option<&HostTemplate>) -> Features {
+        let lang = self.lang_of(doc);
+        let s = &self.shared.settings;
+        let mult = |kind: BlockKind, text: &str, structural: bool| -> f32 {
+            let base = match kind {
+                BlockKind::Title => s.title_boost,
+                BlockKind::Heading => s.heading_boost,
+                BlockKind::Body => 1.0,
+                BlockKind::Boilerplate if structural => s.boilerplate_weight,
+                BlockKind::Boilerplate => 1.0,
+            } as f32;
+            match template {
+                Some(t) if structural => base * t.block_weight(text),
+                _ => base,
+            }
+        };
+        let mut any = doc.blocks.iter().any(|b| mult(b.kind, &b.text, true) > 0.0);
+        let structural = any;
+        if !any {
+            any = !doc.blocks.is_empty();
+        }
+        let mut acc = Accumulator::new(self.labels);
+        if any {
+            for b in &doc.blocks {
+                let m = mult(b.kind, &b.text, structural);
+                if m > 0.0 {
+                    self.add_text(&mut acc, lang, &b.text, m);
+                }
+            }
+        }
+        acc.finish()
+    }
+
+    /// Weighted features of a bare text (topic keywords, anchor text): one
+    /// body block, language detected (or the default).
+    pub fn text_features(&self, text: &str) -> Features {
+        let lang = if self.shared.settings.detect_language {
+            self.detect(std::iter::once(text)).unwrap_or(self.shared.default_lang)
+        } else {
+            self.shared.default_lang
+        };
+        let mut acc = Accumulator::new(self.labels);
+        self.add_text(&mut acc, lang, text, 1.0);
+        acc.finish()
+    }
+
+    /// Adds the unigrams and bigrams of one block with multiplier `m`.
+    fn add_text(&self, acc: &mut Accumulator, lang: usize, text: &str, m: f32) {
+        let s = &self.shared.settings;
+        let (uw, bw) = (m * s.unigram_weight as f32, m * s.bigram_weight as f32);
+        let stop = &self.shared.stop[lang];
+        let mut fold = String::new();
+        let mut prev = String::new();
+        let mut pair = String::new();
+        let mut have_prev = false;
+        STEM_CACHE.with(|cache| {
+            let mut cache = cache.borrow_mut();
+            let cache = &mut cache[lang];
+            for w in text.unicode_words() {
+                fold.clear();
+                if w.is_ascii() {
+                    fold.push_str(w);
+                    fold.make_ascii_lowercase();
+                } else {
+                    fold.extend(w.chars().flat_map(char::to_lowercase));
+                }
+                if s.stop_words && stop.contains(fold.as_str()) {
+                    continue;
+                }
+                // Numbers (no letter at all) are not features: dates, view
+                // counters, prices change between copies of one page.
+                if !fold.chars().any(char::is_alphabetic) {
+                    continue;
+                }
+                let stem: &str = if s.stemming {
+                    if !cache.contains_key(fold.as_str()) {
+                        if cache.len() >= STEM_CACHE_MAX {
+                            cache.clear();
+                        }
+                        let st = self.shared.stemmers[lang].stem(&fold).into_owned();
+                        cache.insert(fold.clone(), st);
+                    }
+                    cache.get(fold.as_str()).map(String::as_str).unwrap_or(fold.as_str())
+                } else {
+                    fold.as_str()
+                };
+                if uw > 0.0 {
+                    acc.add(feature_hash(stem.as_bytes()), uw, stem);
+                }
+                if have_prev && bw > 0.0 {
+                    pair.clear();
+                    pair.push_str(&prev);
+                    pair.push(' ');
+                    pair.push_str(stem);
+                    acc.add(feature_hash(pair.as_bytes()), bw, &pair);
+                }
+                prev.clear();
+                prev.push_str(stem);
+                have_prev = true;
+            }
+        });
+    }
+}
+
+/// Collects feature occurrences, then turns them into weights.
+struct Accumulator {
+    map: FastMap<u64, Acc>,
+    labels: Option<FastMap<u64, String>>,
+}
+
+impl Accumulator {
+    fn new(labels: bool) -> Self {
+        Accumulator {
+            map: FastMap::default(),
+            labels: labels.then(FastMap::default),
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, h: u64, m: f32, label: &str) {
+        let e = self.map.entry(h).or_insert(Acc { count: 0, max_m: 0.0 });
+        e.count += 1;
+        if m > e.max_m {
+            e.max_m = m;
+        }
+        if let Some(l) = &mut self.labels {
+            l.entry(h).or_insert_with(|| label.to_string());
+        }
+    }
+
+    fn finish(self) -> Features {
+        let mut items: Vec<(u64, f32)> = self
+            .map
+            .into_iter()
+            .map(|(h, a)| (h, (1.0 + (a.count as f32).ln()) * a.max_m))
+            .filter(|&(_, w)| w > 0.0)
+            .collect();
+        items.sort_unstable_by_key(|&(h, _)| h);
+        let labels = self.labels.map(|l| {
+            items
+                .iter()
+                .map(|(h, _)| l.get(h).cloned().unwrap_or_default())
+                .collect()
+        });
+        Features { items, labels }
+    }
+}
+
+fn case_fold(w: &str) -> String {
+    if w.is_ascii() {
+        w.to_ascii_lowercase()
+    } else {
+        w.to_lowercase()
+    }
+}
+
+/// The hash of a text block for template learning: [`feature_hash`] of the
+/// block text (whitespace already collapsed by extraction).
+pub fn block_hash(text: &str) -> u64 {
+    feature_hash(text.as_bytes())
+}
+
+/// A snapshot of one host's learned template: the blocks repeated on at
+/// least `template_min_pages` pages and on at least `template_min_fraction`
+/// of the pages of the host seen so far.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HostTemplate {
+    /// Block hashes ([`block_hash`]) of template blocks.
+    pub blocks: HashSet<u64>,
+    /// Weight multiplier of a template block (`template_weight`).
+    pub weight: f32,
+    /// Pages of the host observed when the snapshot was taken.
+    pub pages: u32,
+    /// [`TemplateLearner::version`] of the host when the snapshot was taken.
+    pub version: u64,
+}
+
+impl HostTemplate {
+    /// The multiplier of a block with this text: `weight` if it is a
+    /// template block, else 1.
+    pub fn block_weight(&self, text: &str) -> f32 {
+        if self.blocks.contains(&block_hash(text)) {
+            self.weight
+        } else {
+            1.0
+        }
+    }
+
+    /// Number of template blocks.
+    pub fn len(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// No template blocks.
+    pub fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
+    }
+}
+
+/// Per-host block statistics.
+#[derive(Default)]
+struct HostStats {
+    pages: u32,
+    /// Block hash -> pages it was seen on.
+    counts: FastMap<u64, u32>,
+    /// Blocks with count >= min_pages (the only possible template blocks).
+    candidates: FastSet<u64>,
+    /// XOR of the current template's block hashes (detects changes).
+    signature: u64,
+    /// Times the template's block set changed.
+    version: u64,
+}
+
+impl HostStats {
+    /// Count a block needs to be template now.
+    fn need(&self, min_pages: u32, min_fraction: f64) -> u32 {
+        ((min_fraction * f64::from(self.pages)).ceil() as u32).max(min_pages)
+    }
+}
+
+/// Blocks remembered per host before those seen on one page only are dropped.
+const MAX_BLOCKS_PER_HOST: usize = 200_000;
+const SHARDS: usize = 16;
+
+/// Learns each host's template from the pages crawled so far: which text
+/// blocks recur on many pages of the same host. Thread-safe (sharded
+/// mutexes; a lock is held only for one page's block updates).
+///
+/// Early in a crawl a host has no template yet: [`TemplateLearner::template`]
+/// returns `None` until the host has `template_min_pages` pages, and a block
+/// is only cut once it was seen on that many pages, so the first pages of a
+/// host are weighted by structure alone (nav, header, footer, aside).
+pub struct TemplateLearner {
+    enabled: bool,
+    min_pages: u32,
+    min_fraction: f64,
+    weight: f32,
+    shards: Vec<Mutex<FastMap<String, HostStats>>>,
+}
+
+impl std::fmt::Debug for TemplateLearner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TemplateLearner")
+            .field("enabled", &self.enabled)
+            .field("min_pages", &self.min_pages)
+            .field("min_fraction", &self.min_fraction)
+            .finish()
+    }
+}
+
+impl TemplateLearner {
+    /// A learner with the `[features]` template settings (learning off when
+    /// `template_learning = false`: `observe` does nothing, `template` is None).
+    pub fn new(settings: &FeatureSettings) -> Self {
+        TemplateLearner {
+            enabled: settings.template_learning,
+            min_pages: settings.template_min_pages,
+            min_fraction: settings.template_min_fraction,
+            weight: settings.template_weight as f32,
+            shards: (0..SHARDS).map(|_| Mutex::new(FastMap::default())).collect(),
+        }
+    }
+
+    fn shard(&self, host: &str) -> &Mutex<FastMap<String, HostStats>> {
+        &self.shards[(feature_hash(host.as_bytes()) % SHARDS as u64) as usize]
+    }
+
+    /// Records one page of `host`: each distinct block counts once.
+    pub fn observe(&self, host: &str, doc: &Extracted) {
+        if !self.enabled {
+            return;
+        }
+        let mut hashes: Vec<u64> = doc.blocks.iter().map(|b| block_hash(&b.text)).collect();
+        hashes.sort_unstable();
+        hashes.dedup();
+        let mut shard = self.shard(host).lock();
+        if !shard.contains_key(host) {
+            shard.insert(host.to_string(), HostStats::default());
+        }
+        let Some(st) = shard.get_mut(host) else { return };
+        st.pages = st.pages.saturating_add(1);
+        for h in hashes {
+            let c = st.counts.entry(h).or_insert(0);
+            *c += 1;
+            if *c >= self.min_pages {
+                st.candidates.insert(h);
+            }
+        }
+        if st.counts.len() > MAX_BLOCKS_PER_HOST {
+            st.counts.retain(|_, c| *c > 1);
+        }
+        if st.pages >= self.min_pages {
+            let need = st.need(self.min_pages, self.min_fraction);
+            let sig = st
+                .candidates
+                .iter()
+                .filter(|h| st.counts.get(h).is_some_and(|&c| c >= need))
+                .fold(0u64, |acc, h| acc ^ fmix64(*h));
+            if sig != st.signature {
+                st.signature = sig;
+                st.version += 1;
+            }
+        }
+    }
+
+    /// How many times the host's template (its set of template blocks) has
+    /// changed so far: 0 while the host has no template. Fingerprints
+    /// computed under an older version weighted some blocks that are now
+    /// cut; a crawl that wants exact consistency re-fingerprints a host's
+    /// earlier pages when this changes (it settles after a few dozen pages
+    /// on template-driven sites; see docs/fingerprints.md).
+    pub fn version(&self, host: &str) -> u64 {
+        self.shard(host).lock().get(host).map_or(0, |s| s.version)
+    }
+
+    /// The host's template now, or None when learning is off or the host has
+    /// fewer than `template_min_pages` pages.
+    pub fn template(&self, host: &str) -> Option<HostTemplate> {
+        if !self.enabled {
+            return None;
+        }
+        let shard = self.shard(host).lock();
+        let st = shard.get(host)?;
+        if st.pages < self.min_pages {
+            return None;
+        }
+        let need = st.need(self.min_pages, self.min_fraction);
+        let blocks = st
+            .candidates
+            .iter()
+            .copied()
+            .filter(|h| st.counts.get(h).is_some_and(|&c| c >= need))
+            .collect();
+        Some(HostTemplate {
+            blocks,
+            weight: self.weight,
+            pages: st.pages,
+            version: st.version,
+        })
+    }
+
+    /// Pages observed for `host`.
+    pub fn pages(&self, host: &str) -> u32 {
+        self.shard(host).lock().get(host).map_or(0, |s| s.pages)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::extract::extract_html;
+    use crate::simhash::{hamming, simhash};
+
+    fn settings() -> FeatureSettings {
+        crate::Settings::from_layers(&[], &[]).expect("default config").features
+    }
+
+    #[test]
+    fn tokens_fold_and_keep_stop_words() {
+        let fx = FeatureExtractor::new(&settings());
+        let doc = extract_html(
+            "<title>The Title</title><nav>Menu</nav><p>Hello, WORLD of Ünïcode!</p>",
+            1 << 20,
+        );
+        assert_eq!(fx.tokens(&doc), vec!["the", "title", "hello", "world", "of", "ünïcode"]);
+    }
+
+    #[test]
+    fn weights_follow_the_formula() {
+        let fx = FeatureExtractor::new(&settings()).with_labels(true);
+        let doc = extract_html(
+            "<html lang=en><title>Crawling</title><h1>Spiders</h1><p>crawling crawling and spiders</p><footer>legal</footer>",
+            1 << 20,
+        );
+        let f = fx.features(&doc, None);
+        let w = |label: &str| {
+            let labels = f.labels.as_ref().unwrap();
+            labels.iter().position(|l| l == label).map(|i| f.items[i].1)
+        };
+        // "crawl": title (3) + 2 body occurrences -> (1 + ln 3) * 3.
+        assert!((w("crawl").unwrap() - (1.0 + 3f32.ln()) * 3.0).abs() < 1e-5);
+        // "spider": heading (2) + body -> (1 + ln 2) * 2.
+        assert!((w("spider").unwrap() - (1.0 + 2f32.ln()) * 2.0).abs() < 1e-5);
+        // bigram within the body block, stop word "and" removed.
+        assert!(w("crawl spider").is_some());
+        assert!(w("and").is_none());
+        // footer has weight 0 by default.
+        assert!(w("legal").is_none());
+        let sorted = f.items.windows(2).all(|p| p[0].0 < p[1].0);
+        assert!(sorted);
+    }
+
+    #[test]
+    fn all_boilerplate_page_falls_back_to_full_text() {
+        let fx = FeatureExtractor::new(&settings());
+        let a = extract_html("<nav>alpha beta gamma</nav>", 1 << 20);
+        let b = extract_html("<nav>delta epsilon zeta</nav>", 1 << 20);
+        let (fa, fb) = (fx.features(&a, None), fx.features(&b, None));
+        assert!(!fa.items.is_empty());
+        assert!(hamming(simhash(&fa), simhash(&fb)) > 3);
+    }
+
+    #[test]
+    fn language_from_lang_attr_and_detection() {
+        let fx = FeatureExtractor::new(&settings());
+        let de = extract_html(
+            "<p>Der Hund und die Katze sind in dem Haus, aber nicht mit uns, weil es kalt ist.</p>",
+            1 << 20,
+        );
+        assert_eq!(fx.language(&de), "de");
+        let fr = extract_html("<html lang='fr-CA'><p>hello</p>", 1 << 20);
+        assert_eq!(fx.language(&fr), "fr");
+        let ru = extract_html("<p>Привет мир, это тест</p>", 1 << 20);
+        assert_eq!(fx.language(&ru), "ru");
+        let unknown = extract_html("<p>zzz qqq</p>", 1 << 20);
+        assert_eq!(fx.language(&unknown), "en");
+    }
+
+    fn templated(i: usize, body: &str) -> String {
+        // A heavy template: 150 distinct index entries on every page.
+        let side: String = (0..150).map(|k| format!("entry{k} ")).collect();
+        format!(
+            "<html><title>Docs {i}</title><div class=top>ACME Widgets API Reference Version 4.2 Home Guides \
+             Reference Examples Download Support Community Blog</div><div class=side><ul><li>Module alpha overview</li>\
+             <li>Module beta configuration</li><li>Module gamma networking and sockets</li><li>Module delta storage \
+             engines</li><li>{side}</li></ul></div><div class=main><p>{body}</p></div><div class=bottom>Copyright ACME Corporation. \
+             All rights reserved. Generated by docgen 1.9 from the sources.</div></html>"
+        )
+    }
+
+    #[test]
+    fn template_learning_cuts_repeated_blocks() {
+        let st = settings();
+        let fx = FeatureExtractor::new(&st);
+        let learner = TemplateLearner::new(&st);
+        let bodies = [
+            "Function open returns a handle",
+            "Struct Buffer holds bytes",
+            "Enum Mode lists modes",
+            "Trait Read reads data",
+            "Macro log prints lines",
+        ];
+        let docs: Vec<Extracted> = bodies
+            .iter()
+            .enumerate()
+            .map(|(i, b)| extract_html(&templated(i, b), 1 << 20))
+            .collect();
+        assert!(learner.template("docs.test").is_none());
+        for d in &docs {
+            learner.observe("docs.test", d);
+        }
+        let t = learner.template("docs.test").expect("template after 5 pages");
+        assert_eq!(learner.version("docs.test"), t.version);
+        assert!(t.version >= 1);
+        assert_eq!(learner.pages("docs.test"), 5);
+        assert_eq!(t.len(), 7, "top, five side list items and bottom are template: {t:?}");
+        let fp = |d: &Extracted, t: Option<&HostTemplate>| simhash(&fx.features(d, t));
+        let min_with = (0..5)
+            .flat_map(|i| (0..i).map(move |j| (i, j)))
+            .map(|(i, j)| hamming(fp(&docs[i], Some(&t)), fp(&docs[j], Some(&t))))
+            .min()
+            .unwrap();
+        let min_without = (0..5)
+            .flat_map(|i| (0..i).map(move |j| (i, j)))
+            .map(|(i, j)| hamming(fp(&docs[i], None), fp(&docs[j], None)))
+            .min()
+            .unwrap();
+        assert!(min_with > 3, "distinct pages apart with the template cut: {min_with}");
+        assert!(
+            min_without <= 3,
+            "without the cut the template dominates: {min_without}"
+        );
+    }
+
+    #[test]
+    fn extractor_is_send_sync() {
+        fn check<T: Send + Sync + Clone>() {}
+        check::<FeatureExtractor>();
+        fn check2<T: Send + Sync>() {}
+        check2::<TemplateLearner>();
+    }
+}

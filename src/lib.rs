@@ -27,7 +27,8 @@
 //!
 //! Beside the pipeline: [`sketch`] (min-hash and Bloom-over-CDC detectors),
 //! [`eval`] (precision/recall harness), [`focus`] (topic relevance),
-//! [`testweb`] (the built-in local test web with ground truth), [`bench`]
+//! [`testweb`] (the built-in local test web with ground truth), [`demo`]
+//! (test web + crawl + score against the ground truth), [`bench`]
 //! (built-in benchmarks) and [`error`].
 #![deny(missing_docs)]
 
@@ -37,6 +38,7 @@ pub mod config;
 pub mod crawl;
 pub mod crawllog;
 pub mod dedup;
+pub mod demo;
 pub mod error;
 pub mod eval;
 pub mod extract;

@@ -140,6 +140,12 @@ struct FingerprintArgs {
     /// How many features to print with --features.
     #[arg(long, default_value_t = 30)]
     top: usize,
+    /// Config file (TOML) laid over config/default.toml ([features] is used).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Override one config key for this run: SECTION.KEY=VALUE (repeatable).
+    #[arg(long = "set", value_name = "SECTION.KEY=VALUE")]
+    set: Vec<String>,
     /// Files or directories.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
@@ -257,6 +263,15 @@ enum BenchKind {
         /// Tables (design for k = 3: 4, 10, 16 or 20).
         #[arg(long, default_value_t = 10)]
         tables: usize,
+        /// Fingerprint distributions to run.
+        #[arg(long, value_enum, default_value = "both")]
+        workload: WorkloadArg,
+        /// Skip the BTreeSet-per-table baseline (very large n).
+        #[arg(long)]
+        no_btree: bool,
+        /// Queries checked against (and timed with) a brute-force scan.
+        #[arg(long, default_value_t = 200)]
+        brute_queries: usize,
     },
     /// The per-page path: parse, text, features, simhash.
     Pipeline,
@@ -268,8 +283,30 @@ enum BenchKind {
     },
 }
 
+#[derive(ValueEnum, Clone, Copy, Debug)]
+enum WorkloadArg {
+    Random,
+    Clustered,
+    Both,
+}
+
 fn not_built(what: &str) -> anyhow::Result<ExitCode> {
     Err(simcrawl::Error::InvalidInput(format!("`simcrawl {what}` is not built yet")).into())
+}
+
+fn fingerprint(args: FingerprintArgs) -> anyhow::Result<ExitCode> {
+    let settings = simcrawl::Settings::load(args.config.as_deref(), &args.set)?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let top = args.features.then_some(args.top);
+    let run =
+        simcrawl::simhash::fingerprint_paths(&args.paths, &settings.features, top, &mut out, &mut std::io::stderr())?;
+    std::io::Write::flush(&mut out)?;
+    Ok(if run.failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
@@ -336,20 +373,90 @@ fn robots(args: RobotsArgs) -> anyhow::Result<ExitCode> {
     Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(2) })
 }
 
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")
+}
+
+fn crawl(args: CrawlArgs) -> anyhow::Result<ExitCode> {
+    let mut overrides = args.set.clone();
+    if let Some(n) = args.max_pages {
+        overrides.push(format!("crawl.max_pages={n}"));
+    }
+    let settings = simcrawl::Settings::load(Some(&args.config), &overrides)?;
+    let seeds = match &args.seeds {
+        Some(path) => simcrawl::crawl::read_seeds(path)?,
+        None if args.resume => Vec::new(),
+        None => return Err(simcrawl::Error::InvalidInput("--seeds FILE is required for a new crawl".into()).into()),
+    };
+    let opts = simcrawl::crawl::CrawlOptions {
+        resume: args.resume,
+        progress: true,
+        ..simcrawl::crawl::CrawlOptions::new(&args.out, seeds)
+    };
+    let summary = runtime()?.block_on(simcrawl::crawl::run(settings, opts, async {
+        let _ = tokio::signal::ctrl_c().await;
+        eprintln!("simcrawl: stopping (in-flight fetches finish; --resume continues)");
+    }))?;
+    let parts: Vec<String> = summary.by_decision.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    println!(
+        "crawl {:?}: {} pages this run, {} in all ({}), {} queued, {:.1} s",
+        summary.stop,
+        summary.pages,
+        summary.total_pages,
+        parts.join(", "),
+        summary.queued,
+        summary.elapsed.as_secs_f64()
+    );
+    println!("crawl log: {}", args.out.join(simcrawl::crawl::LOG_FILE).display());
+    if let Some(r) = &summary.reports {
+        println!("reports:   {}", r.dir.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
+    let result = runtime()?.block_on(simcrawl::demo::run(args.out, &[], true))?;
+    print!("{result}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn explain(args: ExplainArgs) -> anyhow::Result<ExitCode> {
+    let text = simcrawl::report::explain::explain(&args.crawl, &args.url, &simcrawl::Settings::default())?;
+    print!("{text}");
+    Ok(ExitCode::SUCCESS)
+}
+
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Demo(_) => not_built("demo"),
-        Command::Crawl(_) => not_built("crawl"),
+        Command::Demo(args) => demo(args),
+        Command::Crawl(args) => crawl(args),
         Command::Testweb(args) => testweb(args),
         Command::Canon(args) => canon(args),
         Command::Robots(args) => robots(args),
-        Command::Fingerprint(_) => not_built("fingerprint"),
-        Command::Hamming(_) => not_built("hamming"),
+        Command::Fingerprint(args) => fingerprint(args),
+        Command::Hamming(a) => {
+            let stdout = std::io::stdout().lock();
+            simcrawl::index::batch::run_files(&a.fingerprints, &a.queries, a.k, a.tables, stdout)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Near(_) => not_built("near"),
         Command::Report(args) => report(args),
-        Command::Explain(_) => not_built("explain"),
+        Command::Explain(args) => explain(args),
         Command::Eval(_) => not_built("eval"),
-        Command::Bench(_) => not_built("bench"),
+        Command::Bench(b) => match b.which {
+            BenchKind::Index { n, queries, tables, workload, no_btree, brute_queries } => {
+                use simcrawl::index::bench::{Options, Shape};
+                let shapes = match workload {
+                    WorkloadArg::Random => vec![Shape::Random],
+                    WorkloadArg::Clustered => vec![Shape::Clustered],
+                    WorkloadArg::Both => vec![Shape::Random, Shape::Clustered],
+                };
+                let opts = Options { n, queries, tables, shapes, no_btree, brute_queries };
+                simcrawl::index::bench::run(&opts, &mut std::io::stdout().lock())?;
+                Ok(ExitCode::SUCCESS)
+            }
+            _ => not_built("bench"),
+        },
     }
 }
 

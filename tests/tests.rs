@@ -3,6 +3,8 @@
 
 mod canon;
 mod cli;
+mod crawl;
+mod fingerprint_cli;
 mod politeness;
 mod reports;
 mod robots;

@@ -1,3 +1,21 @@
 //! The permuted-table Hamming index (pipeline: after simhash, before the dedup
 //! decision): Manku, Jain and Das Sarma 2007, §3. Finds every stored 64-bit
 //! fingerprint within Hamming distance k of a query while inserts keep arriving.
+//!
+//! - [`design`]: which permutations and prefix lengths (the paper's designs,
+//!   X(f, k, d), an exact covering check).
+//! - [`table`]: [`LiveIndex`], the live tables the crawl engine queries.
+//! - [`compressed`]: sealed runs as XOR-delta + Huffman blocks (§3.2).
+//! - [`batch`]: tables over the queries, parallel scan of the stored file (§3.3).
+//! - [`bench`]: the shared workload and `simcrawl bench index`.
+//!
+//! docs/index.md teaches the structure and gives measured figures.
+
+pub mod batch;
+pub mod bench;
+pub mod compressed;
+pub mod design;
+pub mod table;
+
+pub use design::{Design, TableSpec};
+pub use table::{LiveIndex, Match, ProbeStats};

@@ -8,6 +8,7 @@
 //! [`render_crawl`].
 
 pub mod clusters;
+pub mod explain;
 pub mod html;
 pub mod summary;
 

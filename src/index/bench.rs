@@ -1,0 +1,497 @@
+//! `simcrawl bench index` and the workload shared with the peer comparison
+//! (`peer-bench/`) and the criterion benchmarks: the live index against a
+//! BTreeSet-per-table baseline and a brute-force popcount scan, on the same
+//! fingerprints and queries, in one process. Figures are printed with ratios
+//! against the baselines measured in the same run (the machine is shared and
+//! noisy, so absolute numbers move).
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::time::Instant;
+
+use super::compressed::CompressedTable;
+use super::design::Design;
+use super::table::{LiveIndex, Match};
+use crate::error::{Error, Result};
+
+/// A deterministic splitmix64 stream.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A stream from `seed`.
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    /// The next 64 random bits.
+    #[inline]
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A value in `0..n` (n > 0).
+    #[inline]
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+}
+
+/// Which fingerprint distribution a workload draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// Uniformly random 64-bit fingerprints.
+    Random,
+    /// Simhash-like skew (Manku §4.2): 1% empty pages (fingerprint 0), the
+    /// rest in clusters of 1..200 pages within 0..11 bits of a centre.
+    Clustered,
+}
+
+/// Stored fingerprints and queries; half the queries are planted neighbours
+/// (a stored fingerprint with 0..=k bits flipped), half random.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    /// The distribution.
+    pub shape: Shape,
+    /// Fingerprints to store; the id of `fps[i]` is `i`.
+    pub fps: Vec<u64>,
+    /// Queries.
+    pub queries: Vec<u64>,
+}
+
+impl Workload {
+    /// `n` fingerprints and `q` queries of `shape` for threshold `k`, from `seed`.
+    pub fn new(shape: Shape, n: usize, q: usize, k: u32, seed: u64) -> Workload {
+        let mut rng = Rng::new(seed);
+        let mut fps = Vec::with_capacity(n);
+        match shape {
+            Shape::Random => fps.extend((0..n).map(|_| rng.next_u64())),
+            Shape::Clustered => {
+                fps.extend(std::iter::repeat_n(0, n / 100));
+                while fps.len() < n {
+                    let centre = rng.next_u64();
+                    let size = 1 + rng.below(200) as usize;
+                    for _ in 0..size.min(n - fps.len()) {
+                        let mut x = centre;
+                        for _ in 0..rng.below(12) {
+                            x ^= 1 << rng.below(64);
+                        }
+                        fps.push(x);
+                    }
+                }
+                // Interleave clusters as a crawl would meet them.
+                for i in (1..fps.len()).rev() {
+                    let j = rng.below(i as u64 + 1) as usize;
+                    fps.swap(i, j);
+                }
+            }
+        }
+        let queries = (0..q)
+            .map(|i| {
+                if i % 2 == 0 || fps.is_empty() {
+                    rng.next_u64()
+                } else {
+                    let mut x = fps[rng.below(fps.len() as u64) as usize];
+                    for _ in 0..rng.below(k as u64 + 1) {
+                        x ^= 1 << rng.below(64);
+                    }
+                    x
+                }
+            })
+            .collect();
+        Workload { shape, fps, queries }
+    }
+
+    /// `(fp, id)` pairs with id = position.
+    pub fn items(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.fps.iter().enumerate().map(|(i, &fp)| (fp, i as u64))
+    }
+}
+
+/// Brute force: every stored fingerprint within k, by a popcount scan.
+pub fn brute_force(fps: &[u64], q: u64, k: u32, out: &mut Vec<Match>) {
+    for (i, &fp) in fps.iter().enumerate() {
+        let d = (fp ^ q).count_ones();
+        if d <= k {
+            out.push(Match { fp, id: i as u64, distance: d });
+        }
+    }
+}
+
+/// The baseline: one `BTreeSet<(permuted fp, id)>` per table of the same design.
+#[derive(Debug)]
+pub struct BTreeTables {
+    design: Design,
+    k: u32,
+    sets: Vec<BTreeSet<(u64, u64)>>,
+}
+
+impl BTreeTables {
+    /// An empty baseline.
+    pub fn new(design: Design, k: u32) -> BTreeTables {
+        let sets = vec![BTreeSet::new(); design.tables()];
+        BTreeTables { design, k, sets }
+    }
+
+    /// Builds each table from sorted input (the BTree's bulk path).
+    pub fn bulk(design: Design, k: u32, items: &[(u64, u64)]) -> BTreeTables {
+        let sets = design
+            .specs()
+            .iter()
+            .map(|s| {
+                let mut v: Vec<(u64, u64)> = items.iter().map(|&(fp, id)| (s.permute(fp), id)).collect();
+                v.sort_unstable();
+                v.into_iter().collect()
+            })
+            .collect();
+        BTreeTables { design, k, sets }
+    }
+
+    /// Inserts one pair into every table.
+    pub fn insert(&mut self, fp: u64, id: u64) {
+        for (s, set) in self.design.specs().iter().zip(&mut self.sets) {
+            set.insert((s.permute(fp), id));
+        }
+    }
+
+    /// Every `(fp, id)` within k (each once).
+    pub fn query(&self, q: u64, out: &mut Vec<Match>) {
+        for (i, (s, set)) in self.design.specs().iter().zip(&self.sets).enumerate() {
+            let pq = s.permute(q);
+            let p = s.prefix();
+            let (lo, hi) = if p == 0 {
+                (0, u64::MAX)
+            } else {
+                let shift = 64 - p;
+                let base = (pq >> shift) << shift;
+                (base, base | ((1u64 << shift) - 1))
+            };
+            for &(e, id) in set.range((lo, 0)..=(hi, u64::MAX)) {
+                let c = s.unpermute(e);
+                let x = c ^ q;
+                if x.count_ones() <= self.k {
+                    let first = self.design.specs().iter().position(|t| x & t.prefix_mask() == 0);
+                    if first == Some(i) {
+                        out.push(Match { fp: c, id, distance: x.count_ones() });
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Options of `simcrawl bench index`.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Stored fingerprints.
+    pub n: usize,
+    /// Queries.
+    pub queries: usize,
+    /// Tables (a k = 3 paper design: 4, 10, 16 or 20).
+    pub tables: usize,
+    /// Workloads to run.
+    pub shapes: Vec<Shape>,
+    /// Skip the BTreeSet baseline (for very large n).
+    pub no_btree: bool,
+    /// Queries checked against brute force (and timed for the brute-force rate).
+    pub brute_queries: usize,
+}
+
+fn rate(count: usize, secs: f64) -> f64 {
+    count as f64 / secs.max(1e-9)
+}
+
+fn human(x: f64) -> String {
+    if x >= 1e6 {
+        format!("{:.2}M", x / 1e6)
+    } else if x >= 1e3 {
+        format!("{:.1}k", x / 1e3)
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+/// Runs `simcrawl bench index` and prints the report to `out`.
+pub fn run(opts: &Options, out: &mut impl Write) -> Result<()> {
+    let k = 3;
+    let design = Design::paper_k3(opts.tables).ok_or_else(|| {
+        Error::InvalidInput(format!("--tables {}: expected a k = 3 paper design: 4, 10, 16 or 20", opts.tables))
+    })?;
+    let w = |out: &mut dyn Write, s: String| writeln!(out, "{s}").map_err(|e| Error::io("<stdout>", e));
+    for &shape in &opts.shapes {
+        let wl = Workload::new(shape, opts.n, opts.queries, k, 42);
+        w(
+            out,
+            format!(
+                "== {:?} n={} queries={} k={k} design: {} ==",
+                shape,
+                opts.n,
+                opts.queries,
+                design.name()
+            ),
+        )?;
+        let items: Vec<(u64, u64)> = wl.items().collect();
+
+        // Bulk load.
+        let idx = LiveIndex::new(design.clone(), k);
+        let t = Instant::now();
+        idx.bulk_load(items.iter().copied());
+        let bulk = rate(items.len(), t.elapsed().as_secs_f64());
+        let bytes = idx.memory_bytes() as f64 / opts.n.max(1) as f64;
+
+        // Queries, one at a time, 1 thread, with work statistics.
+        let mut buf = Vec::with_capacity(1024);
+        let t = Instant::now();
+        let (mut examined, mut worst, mut matches) = (0usize, 0usize, 0usize);
+        for &q in &wl.queries {
+            buf.clear();
+            let st = idx.query_stats(q, &mut buf);
+            examined += st.examined;
+            worst = worst.max(st.examined);
+            matches += st.matches;
+        }
+        let q1 = rate(wl.queries.len(), t.elapsed().as_secs_f64());
+
+        // Latency percentiles on a sample (includes ~20 ns of clock reads).
+        let sample = &wl.queries[..wl.queries.len().min(200_000)];
+        let mut lat: Vec<u64> = Vec::with_capacity(sample.len());
+        for &q in sample {
+            buf.clear();
+            let t = Instant::now();
+            idx.query(q, &mut buf);
+            lat.push(t.elapsed().as_nanos() as u64);
+        }
+        lat.sort_unstable();
+        let pct = |p: f64| lat.get(((lat.len() as f64 * p) as usize).min(lat.len().saturating_sub(1))).copied();
+        let (p50, p99) = (pct(0.50).unwrap_or(0), pct(0.99).unwrap_or(0));
+
+        // 2 threads, one query at a time, and batched (query_many) on 1 and 2 threads.
+        let two = |batched: bool| {
+            let t = Instant::now();
+            std::thread::scope(|s| {
+                for half in wl.queries.chunks(wl.queries.len().div_ceil(2).max(1)) {
+                    let idx = &idx;
+                    s.spawn(move || run_queries(idx, half, batched));
+                }
+            });
+            rate(wl.queries.len(), t.elapsed().as_secs_f64())
+        };
+        let q2 = two(false);
+        let t = Instant::now();
+        run_queries(&idx, &wl.queries, true);
+        let qb1 = rate(wl.queries.len(), t.elapsed().as_secs_f64());
+        let qb2 = two(true);
+
+        // Compression of the sealed tables.
+        let t = Instant::now();
+        let sealed = idx.sealed_tables();
+        let comp: Vec<CompressedTable> = sealed.iter().map(|v| CompressedTable::encode(v)).collect();
+        let comp_secs = t.elapsed().as_secs_f64();
+        let distinct = sealed.first().map_or(0, |v| v.len()).max(1) as f64;
+        let comp_table: f64 = comp.iter().map(|c| c.bytes() as f64).sum::<f64>() / comp.len().max(1) as f64 / distinct;
+        let comp_total = comp.iter().map(|c| c.bytes() as f64).sum::<f64>() / opts.n.max(1) as f64 + 8.0;
+        // A compressed probe: decode the prefix range of every table.
+        let t = Instant::now();
+        let mut decoded = 0usize;
+        let cq = &wl.queries[..wl.queries.len().min(100_000)];
+        for &q in cq {
+            for (s, c) in design.specs().iter().zip(&comp) {
+                decoded += c.for_prefix(s.permute(q), s.prefix(), |_| {});
+            }
+        }
+        let qc = rate(cq.len(), t.elapsed().as_secs_f64());
+        drop(comp);
+        drop(sealed);
+
+        // Zero misses against brute force, and the brute-force rate.
+        let bq = &wl.queries[..wl.queries.len().min(opts.brute_queries)];
+        let t = Instant::now();
+        let mut truth = Vec::new();
+        let mut brute_sets = Vec::with_capacity(bq.len());
+        for &q in bq {
+            truth.clear();
+            brute_force(&wl.fps, q, k, &mut truth);
+            truth.sort_unstable();
+            brute_sets.push(truth.clone());
+        }
+        let qbrute = rate(bq.len(), t.elapsed().as_secs_f64());
+        let mut misses = 0usize;
+        let mut extra = 0usize;
+        for (&q, want) in bq.iter().zip(&brute_sets) {
+            buf.clear();
+            idx.query(q, &mut buf);
+            buf.sort_unstable();
+            misses += want.iter().filter(|m| buf.binary_search(m).is_err()).count();
+            extra += buf.iter().filter(|m| want.binary_search(m).is_err()).count();
+        }
+
+        // Live inserts into an empty index, each queryable on return.
+        let live_n = items.len();
+        let live = LiveIndex::new(design.clone(), k);
+        let t = Instant::now();
+        for &(fp, id) in &items {
+            live.insert(fp, id);
+        }
+        let ins = rate(live_n, t.elapsed().as_secs_f64());
+        live.wait_merged();
+        let ins_merged = rate(live_n, t.elapsed().as_secs_f64());
+        let mut live_ok = true;
+        for (&q, want) in bq.iter().zip(&brute_sets).take(50) {
+            buf.clear();
+            live.query(q, &mut buf);
+            buf.sort_unstable();
+            live_ok &= &buf == want;
+        }
+        drop(live);
+
+        // Baseline: BTreeSet per table.
+        let btree = if opts.no_btree {
+            None
+        } else {
+            let t = Instant::now();
+            let bt = BTreeTables::bulk(design.clone(), k, &items);
+            let bbulk = rate(items.len(), t.elapsed().as_secs_f64());
+            let sample = &wl.queries[..wl.queries.len().min(200_000)];
+            let t = Instant::now();
+            for &q in sample {
+                buf.clear();
+                bt.query(q, &mut buf);
+            }
+            let bq1 = rate(sample.len(), t.elapsed().as_secs_f64());
+            drop(bt);
+            let m = items.len().min(1_000_000);
+            let mut bt = BTreeTables::new(design.clone(), k);
+            let t = Instant::now();
+            for &(fp, id) in &items[..m] {
+                bt.insert(fp, id);
+            }
+            let bins = rate(m, t.elapsed().as_secs_f64());
+            Some((bbulk, bq1, bins))
+        };
+
+        let ratio = |a: f64, b: Option<f64>| b.map_or("-".to_string(), |b| format!("{:.1}x", a / b));
+        let bt = |f: fn(&(f64, f64, f64)) -> f64| btree.as_ref().map(f);
+        w(out, format!("{:<34} {:>12} {:>12} {:>10} {:>10}", "", "simcrawl", "btree", "vs btree", "vs brute"))?;
+        let row = |out: &mut dyn Write, name: &str, v: f64, b: Option<f64>, brute: bool| {
+            w(
+                out,
+                format!(
+                    "{:<34} {:>12} {:>12} {:>10} {:>10}",
+                    name,
+                    human(v),
+                    b.map_or("-".into(), human),
+                    ratio(v, b),
+                    if brute { ratio(v, Some(qbrute)) } else { "-".into() }
+                ),
+            )
+        };
+        row(out, "bulk load fp/s", bulk, bt(|b| b.0), false)?;
+        row(out, "live inserts/s", ins, bt(|b| b.2), false)?;
+        row(out, "live inserts/s incl. merges", ins_merged, None, false)?;
+        row(out, "queries/s 1 thread", q1, bt(|b| b.1), true)?;
+        row(out, "queries/s 2 threads", q2, None, true)?;
+        row(out, "queries/s 1 thread, batched", qb1, bt(|b| b.1), true)?;
+        row(out, "queries/s 2 threads, batched", qb2, None, true)?;
+        row(out, "queries/s 1 thread, compressed", qc, None, true)?;
+        w(out, format!("{:<34} {:>12}", "brute-force queries/s", human(qbrute)))?;
+        w(out, format!("{:<34} {:>9} ns {:>9} ns", "latency p50 / p99", p50, p99))?;
+        w(out, format!("{:<34} {:>12.1}", "bytes/fp (all tables + ids)", bytes))?;
+        w(out, format!("{:<34} {:>12.2}", "compressed bytes/fp per table", comp_table))?;
+        w(out, format!("{:<34} {:>12.1}   (encode {comp_secs:.2} s)", "compressed bytes/fp (+ 8 B id)", comp_total))?;
+        w(
+            out,
+            format!(
+                "{:<34} {:>12.1}   (worst {worst}, compressed decodes {:.1})",
+                "examined/query",
+                examined as f64 / wl.queries.len().max(1) as f64,
+                decoded as f64 / cq.len().max(1) as f64
+            ),
+        )?;
+        w(out, format!("{:<34} {:>12.3}", "matches/query", matches as f64 / wl.queries.len().max(1) as f64))?;
+        w(
+            out,
+            format!(
+                "{:<34} {:>12}   ({} queries checked; {} extra; live index {})",
+                "misses vs brute force",
+                misses,
+                bq.len(),
+                extra,
+                if live_ok { "agrees" } else { "DISAGREES" }
+            ),
+        )?;
+        if misses > 0 || extra > 0 || !live_ok {
+            return Err(Error::InvalidInput("the index disagrees with brute force".into()));
+        }
+    }
+    Ok(())
+}
+
+fn run_queries(idx: &LiveIndex, qs: &[u64], batched: bool) -> usize {
+    let mut n = 0;
+    if batched {
+        let mut out = Vec::with_capacity(4096);
+        for chunk in qs.chunks(256) {
+            out.clear();
+            idx.query_many(chunk, &mut out);
+            n += out.len();
+        }
+    } else {
+        let mut out = Vec::with_capacity(1024);
+        for &q in qs {
+            out.clear();
+            idx.query(q, &mut out);
+            n += out.len();
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn btree_baseline_and_index_agree_with_brute_force() {
+        for shape in [Shape::Random, Shape::Clustered] {
+            let wl = Workload::new(shape, 3000, 200, 3, 1);
+            let items: Vec<(u64, u64)> = wl.items().collect();
+            let bt = BTreeTables::bulk(Design::paper_k3(10).unwrap(), 3, &items);
+            let idx = LiveIndex::new(Design::paper_k3(4).unwrap(), 3);
+            idx.bulk_load(items.iter().copied());
+            let mut planted = 0;
+            for &q in &wl.queries {
+                let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
+                brute_force(&wl.fps, q, 3, &mut a);
+                bt.query(q, &mut b);
+                idx.query(q, &mut c);
+                a.sort_unstable();
+                b.sort_unstable();
+                c.sort_unstable();
+                assert_eq!(a, b);
+                assert_eq!(a, c);
+                planted += usize::from(!a.is_empty());
+            }
+            assert!(planted >= 100, "planted neighbours must be found: {planted}");
+        }
+    }
+
+    #[test]
+    fn small_report_runs() {
+        let opts = Options {
+            n: 2000,
+            queries: 500,
+            tables: 10,
+            shapes: vec![Shape::Random, Shape::Clustered],
+            no_btree: false,
+            brute_queries: 100,
+        };
+        let mut out = Vec::new();
+        run(&opts, &mut out).unwrap();
+        let s = String::from_utf8(out).unwrap();
+        assert!(s.contains("misses vs brute force                         0"), "{s}");
+    }
+}

@@ -1,0 +1,907 @@
+//! Live permuted tables (Manku §3.1): the index the crawl engine asks "is
+//! there a stored fingerprint within k of this page's simhash?" while it keeps
+//! inserting the fingerprints of new pages.
+//!
+//! # Layout
+//!
+//! A [`LiveIndex`] is three layers, each holding the same t tables:
+//!
+//! - the **main run** ([`Run`], immutable, shared by `Arc`): per table a sorted
+//!   `Vec<u64>` of *permuted, distinct* fingerprints (8 bytes per entry) and a
+//!   directory of `u32` offsets on the top `b` permuted bits (b ≈ log2 n − 3,
+//!   about 0.5 byte per entry), so a probe is one directory read plus one
+//!   short scan of about 8 consecutive entries. Table 0 also keeps, parallel to
+//!   its keys, the page id of each fingerprint (8 bytes). A match found in
+//!   table i > 0 gets its id by one exact probe of table 0 — matches are rare,
+//!   so ids cost 8 bytes per fingerprint once, not once per table.
+//! - at most one **frozen delta** being merged into the main run by a
+//!   background thread;
+//! - the **live delta** ([`Delta`]): fingerprints and ids in insertion order,
+//!   and per table a chained hash on the top bits of the permuted value
+//!   (`heads` per bucket, `next` per entry, `u32` links): O(1) insert per
+//!   table, no allocation except amortized vector growth.
+//!
+//! Duplicate fingerprints (many pages with one simhash, e.g. empty pages = 0)
+//! are stored once in every table; the other ids go to a side map `extras`,
+//! read only when that fingerprint matches. A crowd of equal fingerprints so
+//! never lengthens a probe.
+//!
+//! # Concurrency
+//!
+//! One `parking_lot::RwLock` guards the layers. `insert` (one writer at a time,
+//! the crawl engine's single inserting task) takes the write lock for about a
+//! microsecond; `query` takes the read lock for the duration of one query, so
+//! many readers run in parallel and every insert is visible to every query that
+//! starts after `insert` returns. When the live delta reaches
+//! `max(2^16, n / 8)` entries it is frozen (moved, O(1)) and a background
+//! thread merges it into a new main run, installed under the write lock.
+//!
+//! # Exactness
+//!
+//! A stored fingerprint c is reported by table i only if i is the *first*
+//! table whose prefix c shares with the query (`(c ^ q) & mask_j == 0`), so
+//! each match is reported once even though several tables see it, and the
+//! design's covering property ([`Design::covers`]) guarantees some table sees
+//! every c within k. Distances are exact popcounts; nothing beyond k is
+//! returned.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+use rayon::prelude::*;
+
+use super::design::{Design, TableSpec};
+
+/// One answer of a query: a stored fingerprint, one page id it was inserted
+/// with, and its Hamming distance from the query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Match {
+    /// The stored fingerprint.
+    pub fp: u64,
+    /// The page id it was inserted with (one match per id).
+    pub id: u64,
+    /// Hamming distance from the query.
+    pub distance: u32,
+}
+
+const NIL: u32 = u32::MAX;
+
+/// One sealed table: sorted distinct permuted fingerprints and a directory on
+/// their top `bits` bits.
+#[derive(Debug, Default)]
+pub(crate) struct Table {
+    pub(crate) keys: Vec<u64>,
+    dir: Vec<u32>,
+    bits: u32,
+}
+
+impl Table {
+    fn build(keys: Vec<u64>, prefix: u32) -> Table {
+        let n = keys.len().max(1);
+        let log2 = usize::BITS - 1 - n.leading_zeros();
+        let bits = log2.saturating_sub(3).clamp(1, 28).min(prefix);
+        let mut dir = vec![0u32; (1usize << bits) + 1];
+        if bits > 0 {
+            let shift = 64 - bits;
+            for &k in &keys {
+                dir[(k >> shift) as usize + 1] += 1;
+            }
+            for i in 1..dir.len() {
+                dir[i] += dir[i - 1];
+            }
+        } else {
+            dir = vec![0, keys.len() as u32];
+        }
+        Table { keys, dir, bits }
+    }
+
+    /// Range of entries sharing the top `bits` bits with `pq`.
+    #[inline]
+    fn bucket(&self, pq: u64) -> std::ops::Range<usize> {
+        let b = if self.bits == 0 { 0 } else { (pq >> (64 - self.bits)) as usize };
+        // The directory has 2^bits + 1 entries, so b + 1 is in range.
+        let lo = self.dir[b] as usize;
+        let hi = self.dir[b + 1] as usize;
+        lo..hi
+    }
+
+    /// Range of entries sharing the top `prefix` bits with `pq`.
+    #[inline]
+    fn prefix_range(&self, pq: u64, prefix: u32) -> std::ops::Range<usize> {
+        let r = self.bucket(pq);
+        if r.len() <= 16 || prefix <= self.bits {
+            return r;
+        }
+        let shift = 64 - prefix;
+        let want = pq >> shift;
+        let s = &self.keys[r.clone()];
+        let lo = s.partition_point(|&k| (k >> shift) < want);
+        let hi = s.partition_point(|&k| (k >> shift) <= want);
+        r.start + lo..r.start + hi
+    }
+
+    #[inline]
+    fn prefetch(&self, pq: u64) {
+        let b = if self.bits == 0 { 0 } else { (pq >> (64 - self.bits)) as usize };
+        prefetch(self.dir.as_ptr().wrapping_add(b));
+    }
+
+    fn bytes(&self) -> usize {
+        self.keys.capacity() * 8 + self.dir.capacity() * 4
+    }
+}
+
+#[inline(always)]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetch is a hint; it never faults, even on an invalid address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// The geometry shared by every layer: table specs, prefix masks, k.
+#[derive(Debug, Clone)]
+pub(crate) struct Geometry {
+    pub(crate) specs: Vec<TableSpec>,
+    masks: Vec<u64>,
+    pub(crate) k: u32,
+}
+
+impl Geometry {
+    pub(crate) fn new(design: &Design, k: u32) -> Geometry {
+        let specs = design.specs().to_vec();
+        let masks = specs.iter().map(|s| s.prefix_mask()).collect();
+        Geometry { specs, masks, k }
+    }
+
+    /// The first table whose prefix the two fingerprints with XOR `x` share.
+    #[inline]
+    fn first_table(&self, x: u64) -> usize {
+        self.masks.iter().position(|&m| x & m == 0).unwrap_or(usize::MAX)
+    }
+}
+
+/// A sealed, immutable set of t tables over the same distinct fingerprints,
+/// with the page id of each fingerprint parallel to table 0.
+#[derive(Debug, Default)]
+pub(crate) struct Run {
+    pub(crate) tables: Vec<Table>,
+    pub(crate) ids: Vec<u64>,
+}
+
+impl Run {
+    /// Builds from distinct `(fp, id)` pairs (any order), tables in parallel.
+    pub(crate) fn build(geo: &Geometry, items: &[(u64, u64)]) -> Run {
+        let tables: Vec<(Table, Vec<u64>)> = geo
+            .specs
+            .par_iter()
+            .enumerate()
+            .map(|(i, spec)| {
+                if i == 0 {
+                    let mut pairs: Vec<(u64, u64)> = items.iter().map(|&(fp, id)| (spec.permute(fp), id)).collect();
+                    pairs.par_sort_unstable();
+                    let (keys, ids): (Vec<u64>, Vec<u64>) = pairs.into_iter().unzip();
+                    (Table::build(keys, spec.prefix()), ids)
+                } else {
+                    let mut keys: Vec<u64> = items.iter().map(|&(fp, _)| spec.permute(fp)).collect();
+                    keys.par_sort_unstable();
+                    (Table::build(keys, spec.prefix()), Vec::new())
+                }
+            })
+            .collect();
+        let mut ids = Vec::new();
+        let mut out = Vec::with_capacity(tables.len());
+        for (i, (t, v)) in tables.into_iter().enumerate() {
+            if i == 0 {
+                ids = v;
+            }
+            out.push(t);
+        }
+        Run { tables: out, ids }
+    }
+
+    /// A new run holding this run's fingerprints and `more` (distinct, none in
+    /// this run), merged table by table.
+    fn merged(&self, geo: &Geometry, more: &[(u64, u64)]) -> Run {
+        let tables: Vec<(Table, Vec<u64>)> = geo
+            .specs
+            .par_iter()
+            .enumerate()
+            .map(|(i, spec)| {
+                let old = &self.tables[i].keys;
+                if i == 0 {
+                    let mut add: Vec<(u64, u64)> = more.iter().map(|&(fp, id)| (spec.permute(fp), id)).collect();
+                    add.sort_unstable();
+                    let mut keys = Vec::with_capacity(old.len() + add.len());
+                    let mut ids = Vec::with_capacity(old.len() + add.len());
+                    let (mut a, mut b) = (0, 0);
+                    while a < old.len() || b < add.len() {
+                        if b == add.len() || (a < old.len() && old[a] < add[b].0) {
+                            keys.push(old[a]);
+                            ids.push(self.ids[a]);
+                            a += 1;
+                        } else {
+                            keys.push(add[b].0);
+                            ids.push(add[b].1);
+                            b += 1;
+                        }
+                    }
+                    (Table::build(keys, spec.prefix()), ids)
+                } else {
+                    let mut add: Vec<u64> = more.iter().map(|&(fp, _)| spec.permute(fp)).collect();
+                    add.sort_unstable();
+                    let mut keys = Vec::with_capacity(old.len() + add.len());
+                    let (mut a, mut b) = (0, 0);
+                    while a < old.len() || b < add.len() {
+                        if b == add.len() || (a < old.len() && old[a] < add[b]) {
+                            keys.push(old[a]);
+                            a += 1;
+                        } else {
+                            keys.push(add[b]);
+                            b += 1;
+                        }
+                    }
+                    (Table::build(keys, spec.prefix()), Vec::new())
+                }
+            })
+            .collect();
+        let mut ids = Vec::new();
+        let mut out = Vec::with_capacity(tables.len());
+        for (i, (t, v)) in tables.into_iter().enumerate() {
+            if i == 0 {
+                ids = v;
+            }
+            out.push(t);
+        }
+        Run { tables: out, ids }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Position of `fp` in table 0, if stored.
+    #[inline]
+    pub(crate) fn find(&self, geo: &Geometry, fp: u64) -> Option<usize> {
+        let t = self.tables.first()?;
+        let pq = geo.specs[0].permute(fp);
+        let r = t.bucket(pq);
+        let s = &t.keys[r.clone()];
+        s.binary_search(&pq).ok().map(|i| r.start + i)
+    }
+
+    /// Calls `emit(fp, id, distance)` once per stored fingerprint within k of `q`.
+    /// Returns the number of entries examined.
+    #[inline]
+    pub(crate) fn probe(&self, geo: &Geometry, q: u64, mut emit: impl FnMut(u64, u64, u32)) -> usize {
+        if self.ids.is_empty() {
+            return 0;
+        }
+        let mut examined = 0;
+        let mut pqs = [0u64; 64];
+        let nt = self.tables.len().min(64);
+        for (i, spec) in geo.specs.iter().enumerate().take(nt) {
+            pqs[i] = spec.permute(q);
+            self.tables[i].prefetch(pqs[i]);
+        }
+        for i in 0..nt {
+            examined += self.probe_table(geo, i, q, pqs[i], &mut emit);
+        }
+        examined
+    }
+
+    #[inline]
+    fn probe_table(&self, geo: &Geometry, i: usize, q: u64, pq: u64, emit: &mut impl FnMut(u64, u64, u32)) -> usize {
+        let t = &self.tables[i];
+        let spec = &geo.specs[i];
+        let r = t.prefix_range(pq, spec.prefix());
+        let keys = &t.keys[r.clone()];
+        for (j, &e) in keys.iter().enumerate() {
+            let d = (e ^ pq).count_ones();
+            if d <= geo.k {
+                let c = spec.unpermute(e);
+                if geo.first_table(c ^ q) == i {
+                    let id = if i == 0 {
+                        self.ids[r.start + j]
+                    } else {
+                        match self.find(geo, c) {
+                            Some(p) => self.ids[p],
+                            None => continue,
+                        }
+                    };
+                    emit(c, id, d);
+                }
+            }
+        }
+        keys.len()
+    }
+
+    /// Probes for a batch of queries, interleaving the tables' memory accesses
+    /// (directory prefetch for every query of the batch first). `emit(query
+    /// index, fp, id, distance)`.
+    pub(crate) fn probe_many(&self, geo: &Geometry, qs: &[u64], mut emit: impl FnMut(usize, u64, u64, u32)) -> usize {
+        if self.ids.is_empty() {
+            return 0;
+        }
+        const B: usize = 16;
+        let nt = self.tables.len();
+        let mut examined = 0;
+        let mut pq = vec![0u64; B * nt];
+        for (c, chunk) in qs.chunks(B).enumerate() {
+            for (qi, &q) in chunk.iter().enumerate() {
+                for (i, spec) in geo.specs.iter().enumerate() {
+                    let p = spec.permute(q);
+                    pq[i * B + qi] = p;
+                    self.tables[i].prefetch(p);
+                }
+            }
+            for i in 0..nt {
+                let t = &self.tables[i];
+                for &p in &pq[i * B..i * B + chunk.len()] {
+                    let r = t.bucket(p);
+                    prefetch(t.keys.as_ptr().wrapping_add(r.start));
+                }
+            }
+            for i in 0..nt {
+                for (qi, &q) in chunk.iter().enumerate() {
+                    let p = pq[i * B + qi];
+                    examined += self.probe_table(geo, i, q, p, &mut |fp, id, d| emit(c * B + qi, fp, id, d));
+                }
+            }
+        }
+        examined
+    }
+
+    pub(crate) fn bytes(&self) -> usize {
+        self.tables.iter().map(Table::bytes).sum::<usize>() + self.ids.capacity() * 8
+    }
+
+    /// Every `(fp, id)` of the run (first ids only).
+    fn items(&self, geo: &Geometry) -> Vec<(u64, u64)> {
+        match self.tables.first() {
+            Some(t) => t.keys.iter().zip(&self.ids).map(|(&k, &id)| (geo.specs[0].unpermute(k), id)).collect(),
+            None => Vec::new(),
+        }
+    }
+}
+
+/// The mutable layer: fingerprints in insertion order with a chained hash per
+/// table on the top `bits` permuted bits.
+#[derive(Debug, Default)]
+pub(crate) struct Delta {
+    fps: Vec<u64>,
+    ids: Vec<u64>,
+    heads: Vec<Vec<u32>>,
+    next: Vec<Vec<u32>>,
+    bits: u32,
+}
+
+impl Delta {
+    fn new(geo: &Geometry, bits: u32) -> Delta {
+        let minp = geo.specs.iter().map(|s| s.prefix()).min().unwrap_or(0);
+        let bits = bits.min(minp);
+        let t = geo.specs.len();
+        Delta {
+            fps: Vec::new(),
+            ids: Vec::new(),
+            heads: vec![vec![NIL; 1usize << bits]; t],
+            next: vec![Vec::new(); t],
+            bits,
+        }
+    }
+
+    #[inline]
+    fn bucket(&self, pq: u64) -> usize {
+        if self.bits == 0 {
+            0
+        } else {
+            (pq >> (64 - self.bits)) as usize
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.fps.len()
+    }
+
+    fn push(&mut self, geo: &Geometry, fp: u64, id: u64) {
+        let idx = self.fps.len() as u32;
+        self.fps.push(fp);
+        self.ids.push(id);
+        for (i, spec) in geo.specs.iter().enumerate() {
+            let b = self.bucket(spec.permute(fp));
+            let h = &mut self.heads[i][b];
+            self.next[i].push(*h);
+            *h = idx;
+        }
+        // Keep chains short: grow the hash when the load passes 2.
+        let minp = geo.specs.iter().map(|s| s.prefix()).min().unwrap_or(0);
+        if self.fps.len() > 2 << self.bits && self.bits < minp {
+            self.rehash(geo, (self.bits + 2).min(minp));
+        }
+    }
+
+    fn rehash(&mut self, geo: &Geometry, bits: u32) {
+        self.bits = bits;
+        for (i, spec) in geo.specs.iter().enumerate() {
+            let heads = &mut self.heads[i];
+            *heads = vec![NIL; 1usize << bits];
+            let next = &mut self.next[i];
+            next.clear();
+            for (idx, &fp) in self.fps.iter().enumerate() {
+                let pq = spec.permute(fp);
+                let b = if bits == 0 { 0 } else { (pq >> (64 - bits)) as usize };
+                next.push(heads[b]);
+                heads[b] = idx as u32;
+            }
+        }
+    }
+
+    fn find(&self, geo: &Geometry, fp: u64) -> Option<usize> {
+        if self.fps.is_empty() {
+            return None;
+        }
+        let mut at = self.heads[0][self.bucket(geo.specs[0].permute(fp))];
+        while at != NIL {
+            if self.fps[at as usize] == fp {
+                return Some(at as usize);
+            }
+            at = self.next[0][at as usize];
+        }
+        None
+    }
+
+    fn probe(&self, geo: &Geometry, q: u64, mut emit: impl FnMut(u64, u64, u32)) -> usize {
+        if self.fps.is_empty() {
+            return 0;
+        }
+        let mut examined = 0;
+        for (i, spec) in geo.specs.iter().enumerate() {
+            let mut at = self.heads[i][self.bucket(spec.permute(q))];
+            while at != NIL {
+                let c = self.fps[at as usize];
+                let x = c ^ q;
+                let d = x.count_ones();
+                if d <= geo.k && geo.first_table(x) == i {
+                    emit(c, self.ids[at as usize], d);
+                }
+                examined += 1;
+                at = self.next[i][at as usize];
+            }
+        }
+        examined
+    }
+
+    fn items(&self) -> Vec<(u64, u64)> {
+        self.fps.iter().copied().zip(self.ids.iter().copied()).collect()
+    }
+
+    fn bytes(&self) -> usize {
+        self.fps.capacity() * 16
+            + self.heads.iter().map(|h| h.capacity() * 4).sum::<usize>()
+            + self.next.iter().map(|n| n.capacity() * 4).sum::<usize>()
+    }
+}
+
+#[derive(Debug)]
+struct State {
+    main: Arc<Run>,
+    frozen: Option<Arc<Delta>>,
+    delta: Delta,
+    /// Ids beyond the first of fingerprints inserted more than once.
+    extras: HashMap<u64, Vec<u64>>,
+    len: usize,
+}
+
+#[derive(Debug)]
+struct Inner {
+    geo: Geometry,
+    design: Design,
+    state: RwLock<State>,
+    merger: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+/// Smallest live delta that is frozen and merged into the main run.
+pub const MIN_DELTA: usize = 1 << 16;
+const DELTA_BITS: u32 = 14;
+
+/// The live Hamming index: inserts and queries interleaved from many threads
+/// (`Send + Sync`; clones share one index). See the module docs for the
+/// layout and the locking.
+#[derive(Debug, Clone)]
+pub struct LiveIndex {
+    inner: Arc<Inner>,
+}
+
+/// Statistics of one query, for benchmarks and the clustered-set report.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProbeStats {
+    /// Table entries compared with the query.
+    pub examined: usize,
+    /// Matches appended.
+    pub matches: usize,
+}
+
+impl LiveIndex {
+    /// An empty index over `design` answering distance `k`.
+    ///
+    /// The design should cover k ([`Design::covers`]); a design that does not
+    /// can miss neighbours.
+    pub fn new(design: Design, k: u32) -> LiveIndex {
+        let geo = Geometry::new(&design, k);
+        let delta = Delta::new(&geo, DELTA_BITS);
+        let main = Arc::new(Run::build(&geo, &[]));
+        LiveIndex {
+            inner: Arc::new(Inner {
+                geo,
+                design,
+                state: RwLock::new(State { main, frozen: None, delta, extras: HashMap::new(), len: 0 }),
+                merger: Mutex::new(None),
+            }),
+        }
+    }
+
+    /// An empty index with the design chosen by `[index]` settings for `k`.
+    pub fn from_settings(settings: &crate::config::IndexSettings, k: u32) -> LiveIndex {
+        use crate::config::IndexDesign;
+        let paper = |t| Design::paper_k3(t).filter(|_| k == 3);
+        let design = match settings.design {
+            IndexDesign::Auto => None,
+            IndexDesign::T4 => paper(4),
+            IndexDesign::T10 => paper(10),
+            IndexDesign::T16 => paper(16),
+            IndexDesign::T20 => paper(20),
+        }
+        .unwrap_or_else(|| Design::for_k(k, settings.expected_size_log2));
+        LiveIndex::new(design, k)
+    }
+
+    /// The design in use.
+    pub fn design(&self) -> &Design {
+        &self.inner.design
+    }
+
+    /// The distance threshold k.
+    pub fn k(&self) -> u32 {
+        self.inner.geo.k
+    }
+
+    /// Adds `(fp, id)`; every query that starts after this returns sees it.
+    pub fn insert(&self, fp: u64, id: u64) {
+        let inner = &self.inner;
+        let geo = &inner.geo;
+        let mut st = inner.state.write();
+        st.len += 1;
+        let exists = st.main.find(geo, fp).is_some()
+            || st.frozen.as_ref().is_some_and(|f| f.find(geo, fp).is_some())
+            || st.delta.find(geo, fp).is_some();
+        if exists {
+            st.extras.entry(fp).or_default().push(id);
+            return;
+        }
+        st.delta.push(geo, fp, id);
+        let threshold = MIN_DELTA.max(st.main.len() / 8);
+        if st.delta.len() >= threshold && st.frozen.is_none() {
+            let bits = st.delta.bits;
+            let full = std::mem::replace(&mut st.delta, Delta::new(geo, bits));
+            let full = Arc::new(full);
+            st.frozen = Some(full.clone());
+            let main = st.main.clone();
+            drop(st);
+            self.spawn_merge(main, full);
+        }
+    }
+
+    fn spawn_merge(&self, main: Arc<Run>, frozen: Arc<Delta>) {
+        let mut slot = self.inner.merger.lock();
+        if let Some(h) = slot.take() {
+            let _ = h.join();
+        }
+        let inner = self.inner.clone();
+        *slot = Some(std::thread::spawn(move || {
+            let merged = Arc::new(main.merged(&inner.geo, &frozen.items()));
+            let mut st = inner.state.write();
+            st.main = merged;
+            st.frozen = None;
+        }));
+    }
+
+    /// Waits for a background merge to finish (benchmarks and tests).
+    pub fn wait_merged(&self) {
+        if let Some(h) = self.inner.merger.lock().take() {
+            let _ = h.join();
+        }
+    }
+
+    /// Adds many `(fp, id)` at once by rebuilding the main run (start-up from
+    /// the store): sorts, deduplicates and builds every table in parallel.
+    pub fn bulk_load(&self, items: impl IntoIterator<Item = (u64, u64)>) {
+        self.wait_merged();
+        let geo = &self.inner.geo;
+        let mut st = self.inner.state.write();
+        let mut all: Vec<(u64, u64)> = st.main.items(geo);
+        if let Some(f) = &st.frozen {
+            all.extend(f.items());
+        }
+        all.extend(st.delta.items());
+        let before = all.len();
+        all.extend(items);
+        let added = all.len() - before;
+        all.par_sort_unstable();
+        let mut extras = std::mem::take(&mut st.extras);
+        let mut distinct = Vec::with_capacity(all.len());
+        for (fp, id) in all {
+            match distinct.last() {
+                Some(&(last, _)) if last == fp => extras.entry(fp).or_default().push(id),
+                _ => distinct.push((fp, id)),
+            }
+        }
+        st.main = Arc::new(Run::build(geo, &distinct));
+        st.frozen = None;
+        st.delta = Delta::new(geo, DELTA_BITS);
+        st.extras = extras;
+        st.len += added;
+    }
+
+    /// Appends every stored `(fp, id)` within k of `fp` to `out` (each once;
+    /// order unspecified). Allocates nothing when `out` has room.
+    pub fn query(&self, fp: u64, out: &mut Vec<Match>) {
+        self.query_stats(fp, out);
+    }
+
+    /// [`LiveIndex::query`] that also says how much work it did.
+    pub fn query_stats(&self, fp: u64, out: &mut Vec<Match>) -> ProbeStats {
+        let geo = &self.inner.geo;
+        let st = self.inner.state.read();
+        let before = out.len();
+        let mut examined = st.main.probe(geo, fp, |c, id, d| out.push(Match { fp: c, id, distance: d }));
+        if let Some(f) = &st.frozen {
+            examined += f.probe(geo, fp, |c, id, d| out.push(Match { fp: c, id, distance: d }));
+        }
+        examined += st.delta.probe(geo, fp, |c, id, d| out.push(Match { fp: c, id, distance: d }));
+        if !st.extras.is_empty() {
+            let end = out.len();
+            for i in before..end {
+                let m = out[i];
+                if let Some(more) = st.extras.get(&m.fp) {
+                    out.extend(more.iter().map(|&id| Match { id, ..m }));
+                }
+            }
+        }
+        ProbeStats { examined, matches: out.len() - before }
+    }
+
+    /// Queries a batch at once (prefetching across queries): appends
+    /// `(query index, match)` pairs.
+    pub fn query_many(&self, fps: &[u64], out: &mut Vec<(usize, Match)>) -> usize {
+        let geo = &self.inner.geo;
+        let st = self.inner.state.read();
+        let before = out.len();
+        let mut examined =
+            st.main.probe_many(geo, fps, |qi, c, id, d| out.push((qi, Match { fp: c, id, distance: d })));
+        if st.frozen.is_some() || st.delta.len() > 0 {
+            for (qi, &q) in fps.iter().enumerate() {
+                if let Some(f) = &st.frozen {
+                    examined += f.probe(geo, q, |c, id, d| out.push((qi, Match { fp: c, id, distance: d })));
+                }
+                examined += st.delta.probe(geo, q, |c, id, d| out.push((qi, Match { fp: c, id, distance: d })));
+            }
+        }
+        if !st.extras.is_empty() {
+            let end = out.len();
+            for i in before..end {
+                let (qi, m) = out[i];
+                if let Some(more) = st.extras.get(&m.fp) {
+                    out.extend(more.iter().map(|&id| (qi, Match { id, ..m })));
+                }
+            }
+        }
+        examined
+    }
+
+    /// The closest stored fingerprint: smallest distance, ties broken by the
+    /// smallest id (the earliest crawled page).
+    pub fn nearest(&self, fp: u64) -> Option<Match> {
+        let mut out = Vec::new();
+        self.query(fp, &mut out);
+        out.into_iter().min_by_key(|m| (m.distance, m.id))
+    }
+
+    /// Number of `(fp, id)` pairs inserted.
+    pub fn len(&self) -> usize {
+        self.inner.state.read().len
+    }
+
+    /// Whether nothing was inserted.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Number of distinct fingerprints stored.
+    pub fn distinct(&self) -> usize {
+        let st = self.inner.state.read();
+        st.main.len() + st.frozen.as_ref().map_or(0, |f| f.len()) + st.delta.len()
+    }
+
+    /// Heap bytes held by the tables, ids, deltas and duplicate ids.
+    pub fn memory_bytes(&self) -> usize {
+        let st = self.inner.state.read();
+        st.main.bytes()
+            + st.frozen.as_ref().map_or(0, |f| f.bytes())
+            + st.delta.bytes()
+            + st.extras.capacity() * 48
+            + st.extras.values().map(|v| v.capacity() * 8).sum::<usize>()
+    }
+
+    /// Every stored `(fp, id)`, sorted (persistence and tests).
+    pub fn items(&self) -> Vec<(u64, u64)> {
+        let geo = &self.inner.geo;
+        let st = self.inner.state.read();
+        let mut all = st.main.items(geo);
+        if let Some(f) = &st.frozen {
+            all.extend(f.items());
+        }
+        all.extend(st.delta.items());
+        for (&fp, ids) in &st.extras {
+            all.extend(ids.iter().map(|&id| (fp, id)));
+        }
+        all.sort_unstable();
+        all
+    }
+
+    /// Copies of the main run's sorted permuted keys, one vector per table
+    /// (compression measurements).
+    pub fn sealed_tables(&self) -> Vec<Vec<u64>> {
+        self.wait_merged();
+        let st = self.inner.state.read();
+        st.main.tables.iter().map(|t| t.keys.clone()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn brute(items: &[(u64, u64)], q: u64, k: u32) -> Vec<Match> {
+        let mut v: Vec<Match> = items
+            .iter()
+            .filter(|(fp, _)| (fp ^ q).count_ones() <= k)
+            .map(|&(fp, id)| Match { fp, id, distance: (fp ^ q).count_ones() })
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    fn flip(mut x: u64, bits: &[u8]) -> u64 {
+        for &b in bits {
+            x ^= 1u64 << (b % 64);
+        }
+        x
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn index_equals_brute_force(
+            k in 0u32..=7,
+            which in 0usize..6,
+            base in proptest::collection::vec(any::<u64>(), 1..40),
+            ops in proptest::collection::vec((any::<bool>(), 0usize..1000, proptest::collection::vec(any::<u8>(), 0..10)), 1..120),
+        ) {
+            let design = match which {
+                0 => Design::paper_k3(4).unwrap(),
+                1 => Design::paper_k3(10).unwrap(),
+                2 => Design::paper_k3(16).unwrap(),
+                3 => Design::paper_k3(20).unwrap(),
+                4 => Design::for_k(k, 20),
+                _ => Design::with_tables(k, 6),
+            };
+            // Paper designs cover k = 3 only; use them for k <= 3.
+            let k = if which < 4 { k.min(3) } else { k };
+            let idx = LiveIndex::new(design, k);
+            let mut items: Vec<(u64, u64)> = Vec::new();
+            let mut next_id = 0u64;
+            for (insert, pick, bits) in ops {
+                // Planted neighbours: a base fingerprint with 0..=k+2 flipped bits.
+                let b = base[pick % base.len()];
+                let nb = bits.len().min(k as usize + 2);
+                let fp = flip(b, &bits[..nb]);
+                if insert {
+                    idx.insert(fp, next_id);
+                    items.push((fp, next_id));
+                    next_id += 1;
+                } else {
+                    let mut got = Vec::new();
+                    idx.query(fp, &mut got);
+                    got.sort_unstable();
+                    prop_assert_eq!(got, brute(&items, fp, k));
+                }
+            }
+            // And after a rebuild.
+            idx.bulk_load(std::iter::empty());
+            for &b in &base {
+                let mut got = Vec::new();
+                idx.query(b, &mut got);
+                got.sort_unstable();
+                prop_assert_eq!(got, brute(&items, b, k));
+            }
+        }
+    }
+
+    fn lcg(seed: &mut u64) -> u64 {
+        *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let mut z = *seed;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
+        z ^ (z >> 31)
+    }
+
+    #[test]
+    fn merges_keep_every_fingerprint() {
+        let idx = LiveIndex::new(Design::paper_k3(10).unwrap(), 3);
+        let mut seed = 7;
+        let items: Vec<(u64, u64)> = (0..(MIN_DELTA as u64 * 2 + 100)).map(|i| (lcg(&mut seed), i)).collect();
+        for &(fp, id) in &items {
+            idx.insert(fp, id);
+        }
+        idx.wait_merged();
+        assert_eq!(idx.len(), items.len());
+        for &(fp, id) in items.iter().step_by(997) {
+            let mut out = Vec::new();
+            idx.query(fp ^ 0b101, &mut out);
+            assert!(out.contains(&Match { fp, id, distance: 2 }), "{fp:x}");
+        }
+    }
+
+    #[test]
+    fn duplicates_are_stored_once_and_reported_per_id() {
+        let idx = LiveIndex::new(Design::paper_k3(10).unwrap(), 3);
+        for id in 0..1000 {
+            idx.insert(0, id);
+        }
+        idx.insert(0b111, 5000);
+        assert_eq!(idx.distinct(), 2);
+        let mut out = Vec::new();
+        let st = idx.query_stats(0b1, &mut out);
+        assert_eq!(out.len(), 1001);
+        assert!(st.examined <= 2 * 10, "duplicates lengthened the probe: {st:?}");
+        assert_eq!(idx.nearest(0b1), Some(Match { fp: 0, id: 0, distance: 1 }));
+        // A query far from 0 but sharing prefixes examines nothing of the crowd.
+        let mut out = Vec::new();
+        let st = idx.query_stats(0xF000_0000_0000_000F, &mut out);
+        assert!(out.is_empty());
+        assert!(st.examined <= 2 * 10, "{st:?}");
+    }
+
+    #[test]
+    fn clustered_sets_keep_probes_bounded() {
+        // 64 clusters of 500 fingerprints, each within 8 bits of its centre
+        // (simhash clusters similar pages, Manku §4.2).
+        let mut seed = 11;
+        let mut items = Vec::new();
+        for c in 0..64 {
+            let centre = lcg(&mut seed);
+            for j in 0..500u64 {
+                let r = lcg(&mut seed);
+                let bits: Vec<u8> = (0..8).map(|s| ((r >> (s * 8)) & 63) as u8).collect();
+                items.push((flip(centre, &bits), c * 1000 + j));
+            }
+        }
+        let idx = LiveIndex::new(Design::paper_k3(10).unwrap(), 3);
+        idx.bulk_load(items.iter().copied());
+        let mut worst = 0;
+        for &(fp, _) in items.iter().step_by(37) {
+            let mut out = Vec::new();
+            let st = idx.query_stats(fp ^ 1, &mut out);
+            worst = worst.max(st.examined);
+            out.sort_unstable();
+            assert_eq!(out, brute(&items, fp ^ 1, 3));
+        }
+        // A full scan would examine 32 000 entries per table.
+        assert!(worst < 32_000, "worst probe {worst}");
+    }
+}

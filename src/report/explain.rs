@@ -1,0 +1,115 @@
+//! `simcrawl explain`: why one URL of a stored crawl was fetched, skipped or
+//! demoted — its decision, the page it duplicates and the distance, its
+//! priority components with their weights, its parent and the robots.txt
+//! verdict. Reads `DIR/pages.jsonl` and, for URLs still queued, `DIR/store`.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::canon::Canonicalizer;
+use crate::config::Settings;
+use crate::crawllog::{self, PageRecord, ScoreComponents};
+use crate::dedup::Decision;
+use crate::error::{Error, Result};
+use crate::store::{SledStore, Store, UrlState};
+
+fn components(out: &mut String, c: &ScoreComponents, priority: f64, settings: &Settings) {
+    let _ = writeln!(out, "priority    {priority:.3} = sum of weight x component ([frontier] weights):");
+    for (name, value, weight, product) in crate::frontier::explain(c, &settings.frontier) {
+        let _ = writeln!(out, "  {name:<14} {value:>8.3} x {weight:<6} = {product:>8.3}");
+    }
+}
+
+fn explain_record(out: &mut String, r: &PageRecord, settings: &Settings) {
+    let _ = writeln!(out, "url         {}", r.url);
+    let _ = writeln!(out, "canonical   {}", r.canonical);
+    let verdict = match (r.decision, &r.dup_of, r.distance) {
+        (Decision::ExactDuplicate, Some(of), _) => format!("exact_duplicate of {of} (same body or same visible text)"),
+        (Decision::NearDuplicate, Some(of), Some(d)) => {
+            format!("near_duplicate of {of} at Hamming distance {d} (k = {})", settings.simhash.k)
+        }
+        (Decision::Redirect, _, _) => format!("redirect to {}", r.final_url),
+        (d, _, _) => d.to_string(),
+    };
+    let _ = writeln!(out, "decision    {verdict}");
+    if let Some(e) = &r.error {
+        let _ = writeln!(out, "reason      {e}");
+    }
+    let _ = writeln!(
+        out,
+        "fetch       HTTP {} {} {} bytes at {}{}{}",
+        r.status,
+        r.content_type.as_deref().unwrap_or("-"),
+        r.bytes,
+        r.fetched_at,
+        r.latency_ms.map_or(String::new(), |l| format!(", {l} ms")),
+        r.delay_ms.map_or(String::new(), |d| format!(", politeness delay {d} ms")),
+    );
+    let _ = writeln!(out, "robots.txt  {}", r.robots.as_deref().unwrap_or("not checked"));
+    if let Some(fp) = &r.simhash {
+        let _ = writeln!(out, "simhash     {fp}");
+    }
+    let _ = writeln!(out, "parent      {} (depth {})", r.parent.as_deref().unwrap_or("(seed)"), r.depth);
+    components(out, &r.score, r.priority, settings);
+    let links = if r.decision.is_duplicate() {
+        format!("{} enqueued (duplicate: [dedup] policy decides whether and how they are followed)", r.outlinks)
+    } else {
+        format!("{} enqueued", r.outlinks)
+    };
+    let _ = writeln!(out, "out-links   {links}");
+}
+
+/// The explanation of `url` in the crawl stored in `dir`, as text.
+pub fn explain(dir: &Path, url: &str, settings: &Settings) -> Result<String> {
+    let log = dir.join(crate::crawl::LOG_FILE);
+    if !log.exists() {
+        return Err(Error::InvalidInput(format!("{}: not a crawl directory (no pages.jsonl)", dir.display())));
+    }
+    let canon = Canonicalizer::new(&settings.canon);
+    let canonical = canon.parse(url).map_or_else(|_| url.to_string(), |u| u.to_string());
+    let records = crawllog::read_log(&log)?;
+    let mut out = String::new();
+    let hits: Vec<&PageRecord> =
+        records.iter().filter(|r| r.canonical == canonical || r.url == url || r.canonical == url).collect();
+    for r in &hits {
+        explain_record(&mut out, r, settings);
+    }
+    let duplicates: Vec<&PageRecord> = records.iter().filter(|r| r.dup_of.as_deref() == Some(&canonical)).collect();
+    if !duplicates.is_empty() {
+        let _ = writeln!(out, "original of {} duplicate page(s):", duplicates.len());
+        for r in duplicates.iter().take(20) {
+            let _ = writeln!(out, "  {} ({}{})", r.canonical, r.decision, r.distance.map_or(String::new(), |d| format!(", distance {d}")));
+        }
+    }
+    if !hits.is_empty() {
+        return Ok(out);
+    }
+    // Not fetched: ask the store.
+    let store_dir = dir.join(crate::crawl::STORE_DIR);
+    let store = SledStore::open(&store_dir)?;
+    match store.url_state(&canonical)? {
+        Some(UrlState::AliasOf(of)) => {
+            let _ = writeln!(out, "{canonical} is an alias of {of} (redirect or rel=canonical): explain that URL");
+        }
+        Some(UrlState::Queued(key)) | Some(UrlState::InFlight(key)) => {
+            let host = url::Url::parse(&canonical).map(|u| crate::frontier::scope::host_key(&u)).unwrap_or_default();
+            let _ = writeln!(out, "url         {canonical}");
+            let _ = writeln!(out, "decision    not fetched yet: queued (the crawl stopped before reaching it)");
+            if let Some(q) = store.queued(&host, key)? {
+                let _ = writeln!(out, "parent      {} (depth {})", q.parent.as_deref().unwrap_or("(seed)"), q.depth);
+                let _ = writeln!(out, "in-links    {}", q.inlinks);
+                components(&mut out, &q.components, q.priority, settings);
+            }
+        }
+        Some(UrlState::Done(id)) => {
+            let _ = writeln!(out, "{canonical} was recorded as page {id}, but its crawl log line is missing");
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "{canonical} was never queued: not linked from a fetched page, out of scope, a trap, or only linked from duplicates whose links were dropped"
+            );
+        }
+    }
+    Ok(out)
+}

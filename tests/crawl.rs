@@ -1,0 +1,210 @@
+//! End-to-end crawls of the built-in test web (in-process, ports chosen by
+//! the OS): coverage, exactly-once, robots.txt, duplicate decisions against
+//! the ground truth, the `drop` policy, politeness timing, and resume after
+//! `kill -9`.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use simcrawl::canon::Canonicalizer;
+use simcrawl::crawl::{self, CrawlOptions};
+use simcrawl::crawllog::{read_log, PageRecord};
+use simcrawl::dedup::Decision;
+use simcrawl::testweb::{RunningTestWeb, TestWeb, TestWebOptions};
+use simcrawl::Settings;
+
+async fn start_web() -> RunningTestWeb {
+    let web = Arc::new(TestWeb::new(TestWebOptions { slow_ms: 300, ..Default::default() }));
+    RunningTestWeb::start(web, "127.0.0.1:0".parse().unwrap()).await.unwrap()
+}
+
+async fn crawl_web(server: &RunningTestWeb, dir: &Path, overrides: &[&str]) -> (crawl::CrawlSummary, Vec<PageRecord>) {
+    let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    let settings = Settings::test_web(&overrides).unwrap();
+    let summary = crawl::run(settings, CrawlOptions::new(dir, server.seeds()), std::future::pending()).await.unwrap();
+    let records = read_log(&dir.join(crawl::LOG_FILE)).unwrap();
+    (summary, records)
+}
+
+fn canonical_set(records: &[PageRecord]) -> HashSet<String> {
+    records.iter().map(|r| r.canonical.clone()).collect()
+}
+
+fn assert_once(records: &[PageRecord]) {
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for r in records {
+        *counts.entry(&r.canonical).or_default() += 1;
+    }
+    let twice: Vec<_> = counts.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "URLs recorded more than once: {twice:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn full_crawl_matches_ground_truth() {
+    let server = start_web().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (summary, records) = crawl_web(&server, dir.path(), &[]).await;
+    let truth = server.truth();
+    let settings = Settings::test_web(&[]).unwrap();
+    let canon = Canonicalizer::new(&settings.canon);
+
+    assert_eq!(summary.stop, crawl::StopReason::Completed);
+    assert_once(&records);
+    // Every reachable, allowed page was fetched (by canonical URL).
+    let fetched = canonical_set(&records);
+    let missing: Vec<String> = truth
+        .reachable
+        .iter()
+        .map(|u| canon.parse(u).unwrap().to_string())
+        .filter(|u| !fetched.contains(u))
+        .collect();
+    assert!(missing.is_empty(), "{} reachable URLs never fetched: {:?}", missing.len(), &missing[..missing.len().min(10)]);
+
+    let score = simcrawl::demo::score(&truth, &records, &canon, &server.requests());
+    assert!(score.robots_violations.is_empty(), "disallowed URLs requested: {:?}", score.robots_violations);
+    assert!(score.false_decisions.is_empty(), "false duplicate decisions: {:?}", score.false_decisions);
+    assert!(score.missed.is_empty(), "missed duplicates: {:?}", score.missed);
+    assert_eq!(score.exact.precision(), 1.0);
+    assert_eq!(score.exact.recall(), 1.0);
+    assert_eq!(score.near.precision(), 1.0);
+    assert_eq!(score.near.recall(), 1.0);
+    assert!(score.exact.expected > 100 && score.near.expected >= 10, "{score:?}");
+
+    // Non-content outcomes are recorded, not fatal.
+    let by_decision = |d: Decision| records.iter().filter(|r| r.decision == d).count();
+    assert!(by_decision(Decision::Redirect) > 0);
+    assert!(by_decision(Decision::TooLarge) == 1, "the 2 MiB body is over the 1 MiB cap");
+    assert!(by_decision(Decision::NotHtml) >= 1);
+    assert!(by_decision(Decision::Disallowed) >= 1);
+    assert!(records.iter().any(|r| r.error.as_deref().is_some_and(|e| e.contains("redirect loop"))), "loop recorded");
+
+    // Reports were written at the end, and the mirror report finds the truth's pairs.
+    let reports = summary.reports.expect("reports");
+    assert!(reports.files.iter().any(|f| f.ends_with("mirrors.json")));
+
+    // `explain` answers for a near duplicate.
+    let near = records.iter().find(|r| r.decision == Decision::NearDuplicate).expect("a near duplicate");
+    let text = simcrawl::report::explain::explain(dir.path(), &near.canonical, &settings).unwrap();
+    assert!(text.contains("near_duplicate of") && text.contains("priority"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drop_policy_does_not_follow_duplicates_links() {
+    let server = start_web().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (summary, records) = crawl_web(&server, dir.path(), &["dedup.policy=drop"]).await;
+    assert_once(&records);
+    let decision: HashMap<&str, Decision> = records.iter().map(|r| (r.canonical.as_str(), r.decision)).collect();
+    for r in &records {
+        if let Some(p) = &r.parent {
+            let pd = decision.get(p.as_str()).copied();
+            assert!(!pd.is_some_and(Decision::is_duplicate), "{} was fetched from duplicate page {p}", r.canonical);
+        }
+    }
+    let dropped = summary.stats.dup_links_dropped.unwrap_or(0);
+    assert!(dropped > 0, "drop policy saved no fetch: {:?}", summary.stats);
+
+    let dir2 = tempfile::tempdir().unwrap();
+    let (_, all) = crawl_web(&server, dir2.path(), &["dedup.policy=keep"]).await;
+    assert!(records.len() + dropped as usize <= all.len(), "drop: {} + {dropped} saved vs keep: {}", records.len(), all.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn politeness_holds_during_a_crawl() {
+    let server = start_web().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (_, records) = crawl_web(&server, dir.path(), &["politeness.min_delay_ms=60"]).await;
+    assert_once(&records);
+    let truth = server.truth();
+    let requests = server.requests();
+    let mut per_host: HashMap<&str, Vec<&simcrawl::testweb::RequestLogEntry>> = HashMap::new();
+    for r in &requests {
+        per_host.entry(&r.host).or_default().push(r);
+    }
+    for (host, reqs) in &mut per_host {
+        reqs.sort_by_key(|r| r.start);
+        let delay = Duration::from_millis(truth.crawl_delays.get(*host).map_or(60, |s| s * 1000));
+        for w in reqs.windows(2) {
+            let gap = w[1].start.duration_since(w[0].start);
+            // 5 ms of slack for timer granularity.
+            assert!(gap + Duration::from_millis(5) >= delay, "{host}: two requests {gap:?} apart (< {delay:?}): {} then {}", w[0].target, w[1].target);
+            let prev_end = w[0].end.expect("request finished");
+            assert!(prev_end <= w[1].start, "{host}: two requests in flight at once ({} and {})", w[0].target, w[1].target);
+        }
+    }
+    // The 503-robots host: only its robots.txt was requested.
+    let r503: Vec<&str> = requests.iter().filter(|r| r.host == "robots-503.test").map(|r| r.target.as_str()).collect();
+    assert!(r503.iter().all(|t| *t == "/robots.txt"), "{r503:?}");
+    // The 429 page was retried, and only after its Retry-After (1 s).
+    let busy: Vec<_> = requests.iter().filter(|r| r.target.starts_with("/busy")).collect();
+    if busy.len() >= 2 {
+        assert!(busy[1].start.duration_since(busy[0].start) >= Duration::from_millis(990));
+    }
+}
+
+fn simcrawl_bin() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_simcrawl"))
+}
+
+fn log_lines(path: &Path) -> usize {
+    std::fs::read_to_string(path).map(|t| t.lines().count()).unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_after_kill_matches_an_uninterrupted_crawl() {
+    let server = start_web().await;
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = dir.path().join("seeds.txt");
+    std::fs::write(&seeds, server.seeds().join("\n")).unwrap();
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/test.toml");
+    let out = dir.path().join("out");
+    let args = |resume: bool| {
+        let mut c = simcrawl_bin();
+        c.arg("crawl").arg("--config").arg(&config).arg("--out").arg(&out).arg("--set").arg("output.reports=false");
+        if resume {
+            c.arg("--resume");
+        } else {
+            c.arg("--seeds").arg(&seeds);
+        }
+        c.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+        c
+    };
+    // Kill -9 the crawl once it has recorded some pages.
+    let mut child = args(false).spawn().unwrap();
+    let log = out.join(crawl::LOG_FILE);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while log_lines(&log) < 120 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let before = log_lines(&log);
+    assert!(before >= 120, "the crawl recorded {before} pages before the kill");
+    // Resume to the end.
+    let mut resume = args(true);
+    let status = tokio::task::spawn_blocking(move || resume.status().unwrap()).await.unwrap();
+    assert!(status.success());
+    let resumed = read_log(&log).unwrap();
+    assert_once(&resumed);
+
+    // The same pages as an uninterrupted crawl.
+    let dir2 = tempfile::tempdir().unwrap();
+    let (_, full) = crawl_web(&server, dir2.path(), &[]).await;
+    let (a, b) = (canonical_set(&resumed), canonical_set(&full));
+    let only_resumed: Vec<_> = a.difference(&b).collect();
+    let only_full: Vec<_> = b.difference(&a).collect();
+    assert!(only_resumed.is_empty() && only_full.is_empty(), "resumed-only {only_resumed:?}, full-only {only_full:?}");
+}
+
+#[test]
+fn crawl_cli_rejects_bad_config_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("bad.toml");
+    std::fs::write(&cfg, "[politeness]\nmin_delay_ms = -1\n").unwrap();
+    let out = simcrawl_bin().arg("crawl").arg("--config").arg(&cfg).arg("--out").arg(dir.path().join("o")).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.toml") && err.contains("politeness.min_delay_ms"), "{err}");
+}
