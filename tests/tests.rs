@@ -5,6 +5,7 @@ mod canon;
 mod cli;
 mod crawl;
 mod fingerprint_cli;
+mod near_eval;
 mod politeness;
 mod reports;
 mod robots;

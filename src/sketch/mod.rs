@@ -14,6 +14,7 @@
 //! - [`near`]: a corpus's pages sketched once; pairs and clusters by each method (`simcrawl near`).
 
 pub mod bloom;
+pub mod corpus;
 pub mod minhash;
 pub mod near;
 

@@ -104,17 +104,13 @@ impl Detectors {
 }
 
 /// Every pair (a < b) of fingerprints within Hamming distance `k`, with the
-/// distance, sorted.
+/// distance, sorted: the batch permuted-table join of the index
+/// ([`crate::index::batch::run`]) of the fingerprints with themselves.
 pub fn simhash_pairs(fingerprints: &[u64], k: u32) -> Vec<(u32, u32, u32)> {
-    let mut out: Vec<(u32, u32, u32)> = (0..fingerprints.len())
-        .into_par_iter()
-        .flat_map_iter(|i| {
-            let fi = fingerprints[i];
-            fingerprints[i + 1..].iter().enumerate().filter_map(move |(j, &fj)| {
-                let d = (fi ^ fj).count_ones();
-                (d <= k).then_some((i as u32, (i + 1 + j) as u32, d))
-            })
-        })
+    let mut out: Vec<(u32, u32, u32)> = crate::index::batch::run(fingerprints, fingerprints, k, None)
+        .into_iter()
+        .filter(|&(q, f, _)| q < f)
+        .map(|(q, f, d)| (q as u32, f as u32, d))
         .collect();
     out.sort_unstable();
     out
