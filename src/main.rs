@@ -438,6 +438,44 @@ fn explain(args: ExplainArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+fn near(a: NearArgs) -> anyhow::Result<ExitCode> {
+    use simcrawl::sketch::near::Method;
+    let settings = simcrawl::Settings::default();
+    let opts = simcrawl::sketch::corpus::NearOptions {
+        corpus: a.corpus,
+        method: match a.method {
+            MethodArg::Simhash => Method::Simhash,
+            MethodArg::Minhash => Method::Minhash,
+            MethodArg::Bloom => Method::Bloom,
+        },
+        k: a.k,
+        threshold: a.threshold,
+        clusters: a.clusters,
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    simcrawl::sketch::corpus::run_near(&opts, &settings, &mut out, &mut std::io::stderr())?;
+    std::io::Write::flush(&mut out).context("writing stdout")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn eval(a: EvalArgs) -> anyhow::Result<ExitCode> {
+    let settings = simcrawl::Settings::default();
+    let out_dir = a.out.unwrap_or_else(|| PathBuf::from("."));
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match (a.corpus, a.crawl) {
+        (Some(corpus), _) => {
+            simcrawl::sketch::corpus::run_eval_corpus(&corpus, &out_dir, &settings, &mut out, &mut std::io::stderr())?;
+        }
+        (None, Some(crawl)) => simcrawl::sketch::corpus::run_eval_crawl(&crawl, &out_dir, &settings, &mut out)?,
+        (None, None) => {
+            return Err(simcrawl::Error::InvalidInput("eval needs --corpus DIR or --crawl DIR".into()).into())
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Demo(args) => demo(args),
@@ -451,10 +489,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             simcrawl::index::batch::run_files(&a.fingerprints, &a.queries, a.k, a.tables, stdout)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Near(_) => not_built("near"),
+        Command::Near(a) => near(a),
         Command::Report(args) => report(args),
         Command::Explain(args) => explain(args),
-        Command::Eval(_) => not_built("eval"),
+        Command::Eval(a) => eval(a),
         Command::Bench(b) => match b.which {
             BenchKind::Index {
                 n,

@@ -1,0 +1,205 @@
+//! Corpora for `simcrawl near` and `simcrawl eval` (beside the pipeline):
+//! documents in, [`PageSketch`]es out, through the crawler's own extraction,
+//! feature and simhash code, on all cores, with a progress bar on a terminal.
+//!
+//! A source of documents is anything yielding `(name, Extracted)`: a
+//! directory of HTML/text files ([`read_corpus`]) today; a crawl's stored
+//! bodies (`eval --crawl`) plug in the same way.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+
+use super::near::{clusters, near_pairs, Detectors, Method, PageSketch, Pair};
+use crate::config::Settings;
+use crate::extract::Extracted;
+use crate::features::FeatureExtractor;
+use crate::simhash::{collect_files, extract_file, simhash};
+
+/// Named documents: (name, extracted page).
+pub type Documents = Vec<(String, Extracted)>;
+
+/// A progress bar on stderr when it is a terminal; hidden otherwise.
+pub fn progress(len: usize, what: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new(len as u64);
+    let style = ProgressStyle::with_template("{msg:>12} [{bar:40}] {pos}/{len} ({eta})")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+    pb.set_style(style);
+    pb.set_message(what.to_string());
+    pb
+}
+
+/// The documents of a directory of HTML/text files (recursive, in a stable
+/// order), named by their path relative to `dir`, extracted in parallel.
+/// Files that cannot be read are returned as errors beside the documents.
+pub fn read_corpus(dir: &Path, max_text_bytes: usize) -> crate::Result<(Documents, Vec<crate::Error>)> {
+    let meta = std::fs::metadata(dir).map_err(|e| crate::Error::io(dir, e))?;
+    if !meta.is_dir() {
+        return Err(crate::Error::InvalidInput(format!(
+            "--corpus {}: not a directory",
+            dir.display()
+        )));
+    }
+    let files = collect_files(&[dir.to_path_buf()])?;
+    let pb = progress(files.len(), "reading");
+    let results: Vec<(PathBuf, crate::Result<Extracted>)> = files
+        .into_par_iter()
+        .map(|f| {
+            let r = extract_file(&f, max_text_bytes);
+            pb.inc(1);
+            (f, r)
+        })
+        .collect();
+    pb.finish_and_clear();
+    let mut docs = Vec::with_capacity(results.len());
+    let mut errors = Vec::new();
+    for (f, r) in results {
+        match r {
+            Ok(doc) => {
+                let name = f.strip_prefix(dir).unwrap_or(&f).to_string_lossy().into_owned();
+                docs.push((name, doc));
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    Ok((docs, errors))
+}
+
+/// Sketch every document with the shared pipeline: canonical tokens and the
+/// simhash fingerprint from [`FeatureExtractor`] (as the crawler computes
+/// them), then shingles, min-hash and Bloom ([`Detectors::sketch_page`]).
+pub fn sketch_documents(docs: &[(String, Extracted)], settings: &Settings, det: &Detectors) -> Vec<PageSketch> {
+    let fx = FeatureExtractor::new(&settings.features);
+    let pb = progress(docs.len(), "sketching");
+    let out = docs
+        .par_iter()
+        .map(|(_, doc)| {
+            let tokens = fx.tokens(doc);
+            let fp = simhash(&fx.features(doc, None));
+            pb.inc(1);
+            det.sketch_page(&tokens, fp)
+        })
+        .collect();
+    pb.finish_and_clear();
+    out
+}
+
+/// What `simcrawl near` is asked to do.
+#[derive(Debug, Clone)]
+pub struct NearOptions {
+    /// The corpus directory.
+    pub corpus: PathBuf,
+    /// The detector.
+    pub method: Method,
+    /// Simhash Hamming threshold.
+    pub k: u32,
+    /// Min-hash resemblance or Bloom similarity threshold.
+    pub threshold: Option<f64>,
+    /// Print clusters instead of pairs.
+    pub clusters: bool,
+}
+
+/// `simcrawl near`: writes `a\tb\tscore` per near-duplicate pair (names
+/// relative to the corpus; score = Hamming distance, estimated resemblance
+/// or Bloom similarity), or with `clusters` one tab-separated line of names
+/// per cluster of two or more. Unreadable files are reported on `err` and
+/// skipped. Returns the number of pairs.
+pub fn run_near(
+    opts: &NearOptions,
+    settings: &Settings,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> crate::Result<usize> {
+    if let Some(t) = opts.threshold {
+        if !(0.0..=1.0).contains(&t) {
+            return Err(crate::Error::InvalidInput(format!("--threshold {t}: must be in 0..=1")));
+        }
+    }
+    if opts.k > 64 {
+        return Err(crate::Error::InvalidInput(format!("-k {}: must be in 0..=64", opts.k)));
+    }
+    let (docs, errors) = read_corpus(&opts.corpus, settings.features.max_text_bytes)?;
+    for e in &errors {
+        let _ = writeln!(err, "simcrawl: {e}");
+    }
+    let det = Detectors::from_settings(settings);
+    let pages = sketch_documents(&docs, settings, &det);
+    let pairs = near_pairs(&pages, &det, opts.method, opts.k, opts.threshold);
+    let io = |e: std::io::Error| crate::Error::io("<stdout>", e);
+    if opts.clusters {
+        for c in clusters(pages.len(), &pairs) {
+            let names: Vec<&str> = c.iter().map(|&i| docs[i].0.as_str()).collect();
+            writeln!(out, "{}", names.join("\t")).map_err(io)?;
+        }
+    } else {
+        for Pair { a, b, score } in &pairs {
+            let s = match opts.method {
+                Method::Simhash => format!("{score}"),
+                _ => format!("{score:.3}"),
+            };
+            writeln!(out, "{}\t{}\t{s}", docs[*a as usize].0, docs[*b as usize].0).map_err(io)?;
+        }
+    }
+    Ok(pairs.len())
+}
+
+/// `simcrawl eval --corpus DIR`: evaluate every method on the corpus, print
+/// the table at the headline threshold to `out` and write the CSV, text
+/// tables and SVG plots to `out_dir`.
+pub fn run_eval_corpus(
+    corpus: &Path,
+    out_dir: &Path,
+    settings: &Settings,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> crate::Result<crate::eval::Report> {
+    let (docs, errors) = read_corpus(corpus, settings.features.max_text_bytes)?;
+    for e in &errors {
+        let _ = writeln!(err, "simcrawl: {e}");
+    }
+    run_eval(&docs, out_dir, settings, out)
+}
+
+/// Evaluate a set of documents from any source (a corpus directory, a
+/// crawl's stored bodies) and write the results to `out_dir`.
+pub fn run_eval(
+    docs: &[(String, Extracted)],
+    out_dir: &Path,
+    settings: &Settings,
+    out: &mut dyn Write,
+) -> crate::Result<crate::eval::Report> {
+    let det = Detectors::from_settings(settings);
+    let pages = sketch_documents(docs, settings, &det);
+    let report = crate::eval::evaluate(&pages, &det, settings.dedup.verify_threshold);
+    let written = report.write(out_dir)?;
+    let io = |e: std::io::Error| crate::Error::io("<stdout>", e);
+    write!(out, "{}", report.table(crate::eval::PRIMARY_THRESHOLD)).map_err(io)?;
+    for p in written {
+        writeln!(out, "wrote {}", p.display()).map_err(io)?;
+    }
+    Ok(report)
+}
+
+/// `simcrawl eval --crawl DIR`: evaluate the pages of a stored crawl. The
+/// crawl store's body API is not available yet, so this reports that
+/// instead of guessing at its layout; [`run_eval`] is the function it will
+/// call with `(url, extracted body)` documents.
+pub fn run_eval_crawl(crawl: &Path, _out_dir: &Path, _settings: &Settings, _out: &mut dyn Write) -> crate::Result<()> {
+    let pages = crawl.join("pages.jsonl");
+    if !pages.is_file() {
+        return Err(crate::Error::InvalidInput(format!(
+            "--crawl {}: no pages.jsonl (not a crawl output directory)",
+            crawl.display()
+        )));
+    }
+    Err(crate::Error::InvalidInput(format!(
+        "--crawl {}: reading stored page bodies needs the crawl store, which is not built yet; use --corpus",
+        crawl.display()
+    )))
+}
