@@ -7,7 +7,10 @@ use simcrawl::index::bench::{brute_force, Shape, Workload};
 use simcrawl::index::{Design, LiveIndex};
 
 fn index(c: &mut Criterion) {
-    let n: usize = std::env::var("SIMCRAWL_BENCH_N").ok().and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
+    let n: usize = std::env::var("SIMCRAWL_BENCH_N")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000);
     let wl = Workload::new(Shape::Random, n, 4096, 3, 7);
     let idx = LiveIndex::new(Design::paper_k3(10).expect("paper design"), 3);
     idx.bulk_load(wl.items());

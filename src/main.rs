@@ -303,14 +303,28 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Explain(_) => not_built("explain"),
         Command::Eval(_) => not_built("eval"),
         Command::Bench(b) => match b.which {
-            BenchKind::Index { n, queries, tables, workload, no_btree, brute_queries } => {
+            BenchKind::Index {
+                n,
+                queries,
+                tables,
+                workload,
+                no_btree,
+                brute_queries,
+            } => {
                 use simcrawl::index::bench::{Options, Shape};
                 let shapes = match workload {
                     WorkloadArg::Random => vec![Shape::Random],
                     WorkloadArg::Clustered => vec![Shape::Clustered],
                     WorkloadArg::Both => vec![Shape::Random, Shape::Clustered],
                 };
-                let opts = Options { n, queries, tables, shapes, no_btree, brute_queries };
+                let opts = Options {
+                    n,
+                    queries,
+                    tables,
+                    shapes,
+                    no_btree,
+                    brute_queries,
+                };
                 simcrawl::index::bench::run(&opts, &mut std::io::stdout().lock())?;
                 Ok(ExitCode::SUCCESS)
             }

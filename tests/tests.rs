@@ -2,3 +2,4 @@
 //! Each module tests one part against the built-in test web or real files.
 
 mod cli;
+mod hamming;

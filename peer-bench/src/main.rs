@@ -6,7 +6,8 @@
 //! table of rates, bytes per fingerprint (from a counting allocator) and
 //! ratios against simcrawl.
 //!
-//! Usage: `peer-bench [N] [QUERIES] [random|clustered]` (defaults 1000000 1000000 random).
+//! Usage: `peer-bench [N] [QUERIES] [random|clustered] [nogaoya]` (defaults 1000000 1000000 random;
+//! `nogaoya` skips gaoya, which needs about 1 KB per fingerprint).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -71,7 +72,11 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let n: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
     let q: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
-    let shape = if args.get(3).map(String::as_str) == Some("clustered") { Shape::Clustered } else { Shape::Random };
+    let shape = if args.get(3).map(String::as_str) == Some("clustered") {
+        Shape::Clustered
+    } else {
+        Shape::Random
+    };
     let k = 3u32;
     let wl = Workload::new(shape, n, q, k, 42);
     println!("peer comparison: {shape:?} n={n} queries={q} k={k} (half the queries planted neighbours)");
@@ -91,11 +96,15 @@ fn main() {
         .collect();
     let brute_q = sample.len() as f64 / t.elapsed().as_secs_f64();
     let check = |ids: &mut dyn FnMut(u64) -> Vec<u64>| -> usize {
-        sample.iter().zip(&truth).map(|(&x, want)| {
-            let mut got = ids(x);
-            got.sort_unstable();
-            want.iter().filter(|w| got.binary_search(w).is_err()).count() + usize::from(got.len() > want.len())
-        }).sum()
+        sample
+            .iter()
+            .zip(&truth)
+            .map(|(&x, want)| {
+                let mut got = ids(x);
+                got.sort_unstable();
+                want.iter().filter(|w| got.binary_search(w).is_err()).count() + usize::from(got.len() > want.len())
+            })
+            .sum()
     };
     let mut rows = Vec::new();
 
@@ -123,7 +132,14 @@ fn main() {
             idx.query(x, &mut out);
             out.into_iter().map(|m| m.id).collect()
         });
-        rows.push(Row { name: "simcrawl (10 tables)", build_fps: build, q1, q2, bytes_fp: bytes, misses });
+        rows.push(Row {
+            name: "simcrawl (10 tables)",
+            build_fps: build,
+            q1,
+            q2,
+            bytes_fp: bytes,
+            misses,
+        });
     }
     // mih-rs
     {
@@ -144,10 +160,17 @@ fn main() {
         let q2 = two_threads(&wl.queries, run);
         let mut s = idx.range_searcher();
         let misses = check(&mut |x| s.run(x, k as usize).iter().map(|&i| i as u64).collect());
-        rows.push(Row { name: "mih-rs", build_fps: build, q1, q2, bytes_fp: bytes, misses });
+        rows.push(Row {
+            name: "mih-rs",
+            build_fps: build,
+            q1,
+            q2,
+            bytes_fp: bytes,
+            misses,
+        });
     }
     // gaoya (5 blocks, k = 3: C(5,3) = 10 tables like simcrawl's)
-    {
+    if args.get(4).map(String::as_str) != Some("nogaoya") {
         let before = live();
         let t = Instant::now();
         let mut idx = gaoya::simhash::SimHashIndex::<u64, u64>::new(5, k as usize);
@@ -164,7 +187,14 @@ fn main() {
         let q1 = q as f64 / t.elapsed().as_secs_f64();
         let q2 = two_threads(&wl.queries, run);
         let misses = check(&mut |x| idx.query_owned(&x).into_iter().collect());
-        rows.push(Row { name: "gaoya SimHashIndex", build_fps: build, q1, q2, bytes_fp: bytes, misses });
+        rows.push(Row {
+            name: "gaoya SimHashIndex",
+            build_fps: build,
+            q1,
+            q2,
+            bytes_fp: bytes,
+            misses,
+        });
     }
 
     println!(
@@ -175,7 +205,13 @@ fn main() {
     for r in &rows {
         println!(
             "{:<22} {:>12.0} {:>12.0} {:>12.0} {:>9.1} {:>13.1}x {:>7}",
-            r.name, r.build_fps, r.q1, r.q2, r.bytes_fp, ours / r.q1, r.misses
+            r.name,
+            r.build_fps,
+            r.q1,
+            r.q2,
+            r.bytes_fp,
+            ours / r.q1,
+            r.misses
         );
     }
     println!(

@@ -79,8 +79,8 @@ pub fn parse_line(line: &str) -> Option<u64> {
 pub fn read_fingerprints(path: impl AsRef<Path>) -> Result<Vec<u64>> {
     let path = path.as_ref();
     let text = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let text = String::from_utf8(text)
-        .map_err(|e| Error::InvalidInput(format!("{}: not UTF-8 text: {e}", path.display())))?;
+    let text =
+        String::from_utf8(text).map_err(|e| Error::InvalidInput(format!("{}: not UTF-8 text: {e}", path.display())))?;
     let mut out = Vec::with_capacity(text.len() / 17);
     for (i, line) in text.lines().enumerate() {
         match parse_line(line) {

@@ -117,7 +117,11 @@ pub fn brute_force(fps: &[u64], q: u64, k: u32, out: &mut Vec<Match>) {
     for (i, &fp) in fps.iter().enumerate() {
         let d = (fp ^ q).count_ones();
         if d <= k {
-            out.push(Match { fp, id: i as u64, distance: d });
+            out.push(Match {
+                fp,
+                id: i as u64,
+                distance: d,
+            });
         }
     }
 }
@@ -176,7 +180,11 @@ impl BTreeTables {
                 if x.count_ones() <= self.k {
                     let first = self.design.specs().iter().position(|t| x & t.prefix_mask() == 0);
                     if first == Some(i) {
-                        out.push(Match { fp: c, id, distance: x.count_ones() });
+                        out.push(Match {
+                            fp: c,
+                            id,
+                            distance: x.count_ones(),
+                        });
                     }
                 }
             }
@@ -219,7 +227,10 @@ fn human(x: f64) -> String {
 pub fn run(opts: &Options, out: &mut impl Write) -> Result<()> {
     let k = 3;
     let design = Design::paper_k3(opts.tables).ok_or_else(|| {
-        Error::InvalidInput(format!("--tables {}: expected a k = 3 paper design: 4, 10, 16 or 20", opts.tables))
+        Error::InvalidInput(format!(
+            "--tables {}: expected a k = 3 paper design: 4, 10, 16 or 20",
+            opts.tables
+        ))
     })?;
     let w = |out: &mut dyn Write, s: String| writeln!(out, "{s}").map_err(|e| Error::io("<stdout>", e));
     for &shape in &opts.shapes {
@@ -266,7 +277,10 @@ pub fn run(opts: &Options, out: &mut impl Write) -> Result<()> {
             lat.push(t.elapsed().as_nanos() as u64);
         }
         lat.sort_unstable();
-        let pct = |p: f64| lat.get(((lat.len() as f64 * p) as usize).min(lat.len().saturating_sub(1))).copied();
+        let pct = |p: f64| {
+            lat.get(((lat.len() as f64 * p) as usize).min(lat.len().saturating_sub(1)))
+                .copied()
+        };
         let (p50, p99) = (pct(0.50).unwrap_or(0), pct(0.99).unwrap_or(0));
 
         // 2 threads, one query at a time, and batched (query_many) on 1 and 2 threads.
@@ -375,7 +389,13 @@ pub fn run(opts: &Options, out: &mut impl Write) -> Result<()> {
 
         let ratio = |a: f64, b: Option<f64>| b.map_or("-".to_string(), |b| format!("{:.1}x", a / b));
         let bt = |f: fn(&(f64, f64, f64)) -> f64| btree.as_ref().map(f);
-        w(out, format!("{:<34} {:>12} {:>12} {:>10} {:>10}", "", "simcrawl", "btree", "vs btree", "vs brute"))?;
+        w(
+            out,
+            format!(
+                "{:<34} {:>12} {:>12} {:>10} {:>10}",
+                "", "simcrawl", "btree", "vs btree", "vs brute"
+            ),
+        )?;
         let row = |out: &mut dyn Write, name: &str, v: f64, b: Option<f64>, brute: bool| {
             w(
                 out,
@@ -400,8 +420,17 @@ pub fn run(opts: &Options, out: &mut impl Write) -> Result<()> {
         w(out, format!("{:<34} {:>12}", "brute-force queries/s", human(qbrute)))?;
         w(out, format!("{:<34} {:>9} ns {:>9} ns", "latency p50 / p99", p50, p99))?;
         w(out, format!("{:<34} {:>12.1}", "bytes/fp (all tables + ids)", bytes))?;
-        w(out, format!("{:<34} {:>12.2}", "compressed bytes/fp per table", comp_table))?;
-        w(out, format!("{:<34} {:>12.1}   (encode {comp_secs:.2} s)", "compressed bytes/fp (+ 8 B id)", comp_total))?;
+        w(
+            out,
+            format!("{:<34} {:>12.2}", "compressed bytes/fp per table", comp_table),
+        )?;
+        w(
+            out,
+            format!(
+                "{:<34} {:>12.1}   (encode {comp_secs:.2} s)",
+                "compressed bytes/fp (+ 8 B id)", comp_total
+            ),
+        )?;
         w(
             out,
             format!(
@@ -411,7 +440,14 @@ pub fn run(opts: &Options, out: &mut impl Write) -> Result<()> {
                 decoded as f64 / cq.len().max(1) as f64
             ),
         )?;
-        w(out, format!("{:<34} {:>12.3}", "matches/query", matches as f64 / wl.queries.len().max(1) as f64))?;
+        w(
+            out,
+            format!(
+                "{:<34} {:>12.3}",
+                "matches/query",
+                matches as f64 / wl.queries.len().max(1) as f64
+            ),
+        )?;
         w(
             out,
             format!(

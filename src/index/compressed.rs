@@ -72,7 +72,9 @@ fn huffman_lengths(freq: &[u64]) -> Vec<u32> {
     let mut heap: BinaryHeap<Reverse<(u64, usize)>> = freq.iter().enumerate().map(|(i, &f)| Reverse((f, i))).collect();
     let mut next = n;
     while heap.len() > 1 {
-        let (Some(Reverse((fa, a))), Some(Reverse((fb, b)))) = (heap.pop(), heap.pop()) else { break };
+        let (Some(Reverse((fa, a))), Some(Reverse((fb, b)))) = (heap.pop(), heap.pop()) else {
+            break;
+        };
         parent[a] = next;
         parent[b] = next;
         heap.push(Reverse((fa + fb, next)));
@@ -167,7 +169,10 @@ impl CompressedTable {
         while i < sorted.len() {
             let start = bytes.len();
             bytes.resize(start + BLOCK_BYTES, 0);
-            let mut w = BitWriter { out: &mut bytes[start..], pos: 0 };
+            let mut w = BitWriter {
+                out: &mut bytes[start..],
+                pos: 0,
+            };
             let first = sorted[i];
             w.put(first, 64);
             keys.push(first);
@@ -196,7 +201,13 @@ impl CompressedTable {
             block_counts.push(n);
         }
         bytes.extend_from_slice(&[0; 8]);
-        CompressedTable { code, bytes, keys, counts: block_counts, len }
+        CompressedTable {
+            code,
+            bytes,
+            keys,
+            counts: block_counts,
+            len,
+        }
     }
 
     /// Number of fingerprints.
@@ -357,7 +368,7 @@ mod tests {
         ) {
             // Cluster half the values under a few prefixes so ranges span blocks.
             for (i, x) in v.iter_mut().enumerate() {
-                if shared && i % 2 == 0 { *x = (q & !0xFFFF_FFFF_FFFu64) | (*x & 0xFFFF_FFFF_FFF); }
+                if shared && i % 2 == 0 { *x = (q & !0x0FFF_FFFF_FFFF_u64) | (*x & 0x0FFF_FFFF_FFFF); }
             }
             v.sort_unstable();
             v.dedup();

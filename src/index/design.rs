@@ -52,14 +52,22 @@ impl TableSpec {
             }
             seen |= 1u64 << b;
         }
-        let prefix_mask = order[..prefix as usize].iter().fold(0u64, |m, &b| m | (1u64 << (63 - b)));
+        let prefix_mask = order[..prefix as usize]
+            .iter()
+            .fold(0u64, |m, &b| m | (1u64 << (63 - b)));
         let fwd = compile(&order);
         let mut inverse = vec![0u8; 64];
         for (j, &b) in order.iter().enumerate() {
             inverse[b as usize] = j as u8;
         }
         let inv = compile(&inverse);
-        Some(TableSpec { order, prefix, prefix_mask, fwd, inv })
+        Some(TableSpec {
+            order,
+            prefix,
+            prefix_mask,
+            fwd,
+            inv,
+        })
     }
 
     /// Prefix length p_i.
@@ -134,7 +142,10 @@ pub const MAX_AUTO_TABLES: usize = 40;
 impl Design {
     /// Builds a design from explicit tables (tests and experiments).
     pub fn from_tables(tables: Vec<TableSpec>, name: impl Into<String>) -> Design {
-        Design { tables, name: name.into() }
+        Design {
+            tables,
+            name: name.into(),
+        }
     }
 
     /// One of the paper's designs for f = 64, k = 3 (Example 3.1): 4 tables
@@ -333,7 +344,11 @@ fn build_levels(k: usize, free: &[u8], fixed: Vec<u8>, levels: &[usize], out: &m
         out.push(table_from(&fixed, free));
         return;
     };
-    assert!(r > k && r <= free.len(), "a level needs k < r <= free bits (r={r}, k={k}, bits={})", free.len());
+    assert!(
+        r > k && r <= free.len(),
+        "a level needs k < r <= free bits (r={r}, k={k}, bits={})",
+        free.len()
+    );
     let blocks = split(free, r);
     for chosen in combinations(r, r - k) {
         let mut pre = fixed.clone();
@@ -390,7 +405,11 @@ fn cost_uncached(m: usize, s: usize, k: usize, pmin: usize, memo: &mut Memo) -> 
         // The r − k smallest blocks: sizes q (r − rem of them) then q + 1.
         let small = r - rem;
         let take = r - k;
-        let gain = if take <= small { take * q } else { small * q + (take - small) * (q + 1) };
+        let gain = if take <= small {
+            take * q
+        } else {
+            small * q + (take - small) * (q + 1)
+        };
         if gain == 0 {
             continue;
         }

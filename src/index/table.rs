@@ -81,7 +81,8 @@ impl Table {
         let n = keys.len().max(1);
         let log2 = usize::BITS - 1 - n.leading_zeros();
         let bits = log2.saturating_sub(3).clamp(1, 28).min(prefix);
-        let mut dir = vec![0u32; (1usize << bits) + 1];
+        let mut dir = huge_vec((1usize << bits) + 1);
+        dir.resize((1usize << bits) + 1, 0u32);
         if bits > 0 {
             let shift = 64 - bits;
             for &k in &keys {
@@ -99,7 +100,11 @@ impl Table {
     /// Range of entries sharing the top `bits` bits with `pq`.
     #[inline]
     fn bucket(&self, pq: u64) -> std::ops::Range<usize> {
-        let b = if self.bits == 0 { 0 } else { (pq >> (64 - self.bits)) as usize };
+        let b = if self.bits == 0 {
+            0
+        } else {
+            (pq >> (64 - self.bits)) as usize
+        };
         // The directory has 2^bits + 1 entries, so b + 1 is in range.
         let lo = self.dir[b] as usize;
         let hi = self.dir[b + 1] as usize;
@@ -123,13 +128,43 @@ impl Table {
 
     #[inline]
     fn prefetch(&self, pq: u64) {
-        let b = if self.bits == 0 { 0 } else { (pq >> (64 - self.bits)) as usize };
+        let b = if self.bits == 0 {
+            0
+        } else {
+            (pq >> (64 - self.bits)) as usize
+        };
         prefetch(self.dir.as_ptr().wrapping_add(b));
     }
 
     fn bytes(&self) -> usize {
         self.keys.capacity() * 8 + self.dir.capacity() * 4
     }
+}
+
+/// A vector with room for `cap` items whose large middle is backed by
+/// transparent huge pages where the kernel allows it (`madvise`): a probe
+/// touches ~2 random lines per table, and with 4 KiB pages each would also
+/// miss the TLB.
+pub(crate) fn huge_vec<T>(cap: usize) -> Vec<T> {
+    let v: Vec<T> = Vec::with_capacity(cap);
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let bytes = cap * std::mem::size_of::<T>();
+        if bytes >= 2 * HUGE {
+            let start = v.as_ptr() as usize;
+            let lo = start.next_multiple_of(HUGE);
+            let hi = (start + bytes) / HUGE * HUGE;
+            if hi > lo {
+                // SAFETY: the range lies inside this vector's allocation;
+                // MADV_HUGEPAGE only changes how pages are backed, not contents.
+                unsafe {
+                    libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_HUGEPAGE);
+                }
+            }
+        }
+    }
+    v
 }
 
 #[inline(always)]
@@ -184,10 +219,16 @@ impl Run {
                 if i == 0 {
                     let mut pairs: Vec<(u64, u64)> = items.iter().map(|&(fp, id)| (spec.permute(fp), id)).collect();
                     pairs.par_sort_unstable();
-                    let (keys, ids): (Vec<u64>, Vec<u64>) = pairs.into_iter().unzip();
+                    let mut keys = huge_vec(pairs.len());
+                    let mut ids = huge_vec(pairs.len());
+                    for (k, id) in pairs {
+                        keys.push(k);
+                        ids.push(id);
+                    }
                     (Table::build(keys, spec.prefix()), ids)
                 } else {
-                    let mut keys: Vec<u64> = items.iter().map(|&(fp, _)| spec.permute(fp)).collect();
+                    let mut keys: Vec<u64> = huge_vec(items.len());
+                    keys.extend(items.iter().map(|&(fp, _)| spec.permute(fp)));
                     keys.par_sort_unstable();
                     (Table::build(keys, spec.prefix()), Vec::new())
                 }
@@ -216,8 +257,8 @@ impl Run {
                 if i == 0 {
                     let mut add: Vec<(u64, u64)> = more.iter().map(|&(fp, id)| (spec.permute(fp), id)).collect();
                     add.sort_unstable();
-                    let mut keys = Vec::with_capacity(old.len() + add.len());
-                    let mut ids = Vec::with_capacity(old.len() + add.len());
+                    let mut keys = huge_vec(old.len() + add.len());
+                    let mut ids = huge_vec(old.len() + add.len());
                     let (mut a, mut b) = (0, 0);
                     while a < old.len() || b < add.len() {
                         if b == add.len() || (a < old.len() && old[a] < add[b].0) {
@@ -234,7 +275,7 @@ impl Run {
                 } else {
                     let mut add: Vec<u64> = more.iter().map(|&(fp, _)| spec.permute(fp)).collect();
                     add.sort_unstable();
-                    let mut keys = Vec::with_capacity(old.len() + add.len());
+                    let mut keys = huge_vec(old.len() + add.len());
                     let (mut a, mut b) = (0, 0);
                     while a < old.len() || b < add.len() {
                         if b == add.len() || (a < old.len() && old[a] < add[b]) {
@@ -284,12 +325,17 @@ impl Run {
         let mut examined = 0;
         let mut pqs = [0u64; 64];
         let nt = self.tables.len().min(64);
+        // Three rounds so the cache misses of different tables overlap:
+        // directory prefetch, key-range prefetch, then the scans.
         for (i, spec) in geo.specs.iter().enumerate().take(nt) {
             pqs[i] = spec.permute(q);
             self.tables[i].prefetch(pqs[i]);
         }
-        for i in 0..nt {
-            examined += self.probe_table(geo, i, q, pqs[i], &mut emit);
+        for (t, &pq) in self.tables.iter().zip(&pqs[..nt]) {
+            prefetch(t.keys.as_ptr().wrapping_add(t.bucket(pq).start));
+        }
+        for (i, &pq) in pqs[..nt].iter().enumerate() {
+            examined += self.probe_table(geo, i, q, pq, &mut emit);
         }
         examined
     }
@@ -363,7 +409,12 @@ impl Run {
     /// Every `(fp, id)` of the run (first ids only).
     fn items(&self, geo: &Geometry) -> Vec<(u64, u64)> {
         match self.tables.first() {
-            Some(t) => t.keys.iter().zip(&self.ids).map(|(&k, &id)| (geo.specs[0].unpermute(k), id)).collect(),
+            Some(t) => t
+                .keys
+                .iter()
+                .zip(&self.ids)
+                .map(|(&k, &id)| (geo.specs[0].unpermute(k), id))
+                .collect(),
             None => Vec::new(),
         }
     }
@@ -538,7 +589,13 @@ impl LiveIndex {
             inner: Arc::new(Inner {
                 geo,
                 design,
-                state: RwLock::new(State { main, frozen: None, delta, extras: HashMap::new(), len: 0 }),
+                state: RwLock::new(State {
+                    main,
+                    frozen: None,
+                    delta,
+                    extras: HashMap::new(),
+                    len: 0,
+                }),
                 merger: Mutex::new(None),
             }),
         }
@@ -657,11 +714,15 @@ impl LiveIndex {
         let geo = &self.inner.geo;
         let st = self.inner.state.read();
         let before = out.len();
-        let mut examined = st.main.probe(geo, fp, |c, id, d| out.push(Match { fp: c, id, distance: d }));
+        let mut examined = st
+            .main
+            .probe(geo, fp, |c, id, d| out.push(Match { fp: c, id, distance: d }));
         if let Some(f) = &st.frozen {
             examined += f.probe(geo, fp, |c, id, d| out.push(Match { fp: c, id, distance: d }));
         }
-        examined += st.delta.probe(geo, fp, |c, id, d| out.push(Match { fp: c, id, distance: d }));
+        examined += st
+            .delta
+            .probe(geo, fp, |c, id, d| out.push(Match { fp: c, id, distance: d }));
         if !st.extras.is_empty() {
             let end = out.len();
             for i in before..end {
@@ -671,7 +732,10 @@ impl LiveIndex {
                 }
             }
         }
-        ProbeStats { examined, matches: out.len() - before }
+        ProbeStats {
+            examined,
+            matches: out.len() - before,
+        }
     }
 
     /// Queries a batch at once (prefetching across queries): appends
@@ -680,14 +744,17 @@ impl LiveIndex {
         let geo = &self.inner.geo;
         let st = self.inner.state.read();
         let before = out.len();
-        let mut examined =
-            st.main.probe_many(geo, fps, |qi, c, id, d| out.push((qi, Match { fp: c, id, distance: d })));
+        let mut examined = st.main.probe_many(geo, fps, |qi, c, id, d| {
+            out.push((qi, Match { fp: c, id, distance: d }))
+        });
         if st.frozen.is_some() || st.delta.len() > 0 {
             for (qi, &q) in fps.iter().enumerate() {
                 if let Some(f) = &st.frozen {
                     examined += f.probe(geo, q, |c, id, d| out.push((qi, Match { fp: c, id, distance: d })));
                 }
-                examined += st.delta.probe(geo, q, |c, id, d| out.push((qi, Match { fp: c, id, distance: d })));
+                examined += st
+                    .delta
+                    .probe(geo, q, |c, id, d| out.push((qi, Match { fp: c, id, distance: d })));
             }
         }
         if !st.extras.is_empty() {
@@ -770,7 +837,11 @@ mod tests {
         let mut v: Vec<Match> = items
             .iter()
             .filter(|(fp, _)| (fp ^ q).count_ones() <= k)
-            .map(|&(fp, id)| Match { fp, id, distance: (fp ^ q).count_ones() })
+            .map(|&(fp, id)| Match {
+                fp,
+                id,
+                distance: (fp ^ q).count_ones(),
+            })
             .collect();
         v.sort_unstable();
         v
@@ -869,7 +940,14 @@ mod tests {
         let st = idx.query_stats(0b1, &mut out);
         assert_eq!(out.len(), 1001);
         assert!(st.examined <= 2 * 10, "duplicates lengthened the probe: {st:?}");
-        assert_eq!(idx.nearest(0b1), Some(Match { fp: 0, id: 0, distance: 1 }));
+        assert_eq!(
+            idx.nearest(0b1),
+            Some(Match {
+                fp: 0,
+                id: 0,
+                distance: 1
+            })
+        );
         // A query far from 0 but sharing prefixes examines nothing of the crowd.
         let mut out = Vec::new();
         let st = idx.query_stats(0xF000_0000_0000_000F, &mut out);
