@@ -81,7 +81,8 @@ impl Table {
         let n = keys.len().max(1);
         let log2 = usize::BITS - 1 - n.leading_zeros();
         let bits = log2.saturating_sub(3).clamp(1, 28).min(prefix);
-        let mut dir = vec![0u32; (1usize << bits) + 1];
+        let mut dir = huge_vec((1usize << bits) + 1);
+        dir.resize((1usize << bits) + 1, 0u32);
         if bits > 0 {
             let shift = 64 - bits;
             for &k in &keys {
@@ -140,6 +141,32 @@ impl Table {
     }
 }
 
+/// A vector with room for `cap` items whose large middle is backed by
+/// transparent huge pages where the kernel allows it (`madvise`): a probe
+/// touches ~2 random lines per table, and with 4 KiB pages each would also
+/// miss the TLB.
+pub(crate) fn huge_vec<T>(cap: usize) -> Vec<T> {
+    let v: Vec<T> = Vec::with_capacity(cap);
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let bytes = cap * std::mem::size_of::<T>();
+        if bytes >= 2 * HUGE {
+            let start = v.as_ptr() as usize;
+            let lo = start.next_multiple_of(HUGE);
+            let hi = (start + bytes) / HUGE * HUGE;
+            if hi > lo {
+                // SAFETY: the range lies inside this vector's allocation;
+                // MADV_HUGEPAGE only changes how pages are backed, not contents.
+                unsafe {
+                    libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_HUGEPAGE);
+                }
+            }
+        }
+    }
+    v
+}
+
 #[inline(always)]
 fn prefetch<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
@@ -192,10 +219,16 @@ impl Run {
                 if i == 0 {
                     let mut pairs: Vec<(u64, u64)> = items.iter().map(|&(fp, id)| (spec.permute(fp), id)).collect();
                     pairs.par_sort_unstable();
-                    let (keys, ids): (Vec<u64>, Vec<u64>) = pairs.into_iter().unzip();
+                    let mut keys = huge_vec(pairs.len());
+                    let mut ids = huge_vec(pairs.len());
+                    for (k, id) in pairs {
+                        keys.push(k);
+                        ids.push(id);
+                    }
                     (Table::build(keys, spec.prefix()), ids)
                 } else {
-                    let mut keys: Vec<u64> = items.iter().map(|&(fp, _)| spec.permute(fp)).collect();
+                    let mut keys: Vec<u64> = huge_vec(items.len());
+                    keys.extend(items.iter().map(|&(fp, _)| spec.permute(fp)));
                     keys.par_sort_unstable();
                     (Table::build(keys, spec.prefix()), Vec::new())
                 }
@@ -224,8 +257,8 @@ impl Run {
                 if i == 0 {
                     let mut add: Vec<(u64, u64)> = more.iter().map(|&(fp, id)| (spec.permute(fp), id)).collect();
                     add.sort_unstable();
-                    let mut keys = Vec::with_capacity(old.len() + add.len());
-                    let mut ids = Vec::with_capacity(old.len() + add.len());
+                    let mut keys = huge_vec(old.len() + add.len());
+                    let mut ids = huge_vec(old.len() + add.len());
                     let (mut a, mut b) = (0, 0);
                     while a < old.len() || b < add.len() {
                         if b == add.len() || (a < old.len() && old[a] < add[b].0) {
@@ -242,7 +275,7 @@ impl Run {
                 } else {
                     let mut add: Vec<u64> = more.iter().map(|&(fp, _)| spec.permute(fp)).collect();
                     add.sort_unstable();
-                    let mut keys = Vec::with_capacity(old.len() + add.len());
+                    let mut keys = huge_vec(old.len() + add.len());
                     let (mut a, mut b) = (0, 0);
                     while a < old.len() || b < add.len() {
                         if b == add.len() || (a < old.len() && old[a] < add[b]) {
@@ -292,11 +325,16 @@ impl Run {
         let mut examined = 0;
         let mut pqs = [0u64; 64];
         let nt = self.tables.len().min(64);
+        // Three rounds so the cache misses of different tables overlap:
+        // directory prefetch, key-range prefetch, then the scans.
         for (i, spec) in geo.specs.iter().enumerate().take(nt) {
             pqs[i] = spec.permute(q);
             self.tables[i].prefetch(pqs[i]);
         }
-        for (i, &pq) in pqs.iter().enumerate().take(nt) {
+        for (t, &pq) in self.tables.iter().zip(&pqs[..nt]) {
+            prefetch(t.keys.as_ptr().wrapping_add(t.bucket(pq).start));
+        }
+        for (i, &pq) in pqs[..nt].iter().enumerate() {
             examined += self.probe_table(geo, i, q, pq, &mut emit);
         }
         examined
