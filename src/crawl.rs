@@ -50,6 +50,7 @@ use crate::mirror::OnlineMirrors;
 use crate::politeness::{NotReady, Politeness, RequestOutcome, RetryPolicy, RobotsVerdict};
 use crate::report::{self, CrawlStats, ReportPaths};
 use crate::simhash;
+use crate::sketch::minhash::{MinHashSketch, MinHasher};
 use crate::store::QueuedUrl;
 use crate::store::{PageId, SledStore, Store, StoredPage, UrlState};
 
@@ -138,6 +139,8 @@ struct Shared {
     canon: Canonicalizer,
     fx: FeatureExtractor,
     templates: TemplateLearner,
+    /// Min-hash sketcher when near duplicates are verified.
+    verifier: Option<MinHasher>,
     /// Bounds CPU work on the blocking pool to the number of cores.
     cpu: Semaphore,
     /// URLs handed out and not yet recorded or re-queued.
@@ -199,6 +202,8 @@ struct Analysis {
     /// and their topic relevance (0 without focus).
     links: Vec<(Url, String, f64)>,
     relevance: Option<f64>,
+    /// Min-hash sketch of the page's shingles (`[dedup] verify = "minhash"`).
+    sketch: Option<MinHashSketch>,
     body: Option<Vec<u8>>,
 }
 
@@ -290,6 +295,8 @@ pub async fn run(
         fetcher,
         fx: FeatureExtractor::new(&settings.features),
         templates: TemplateLearner::new(&settings.features),
+        verifier: (settings.dedup.verify == crate::config::Verify::Minhash)
+            .then(|| MinHasher::from_settings(&settings.sketch)),
         canon,
         cpu: Semaphore::new(cores),
         in_flight: AtomicUsize::new(0),
@@ -764,6 +771,7 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
             links.push((c, doc.canonical.clone().unwrap_or_default(), 0.0));
         }
     }
+    let sketch = shared.verifier.as_ref().map(|v| v.sketch(&shared.fx.tokens(&doc)));
     let young = (shared.templates.pages(&host) as usize) <= PROVISIONAL_PER_HOST;
     Analysis {
         doc: young.then_some(doc),
@@ -775,6 +783,7 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
         nofollow: meta.nofollow,
         links,
         relevance,
+        sketch,
         body: s.output.store_bodies.then_some(resp.body),
     }
 }
@@ -787,6 +796,8 @@ struct Decider {
     exact: ExactIndex,
     policy: DedupPolicyEngine,
     mirrors: OnlineMirrors,
+    /// Min-hash sketches of new pages (only with `[dedup] verify = "minhash"`).
+    sketches: HashMap<PageId, MinHashSketch>,
     /// Young hosts' new pages, re-fingerprinted when the host template changes.
     provisional: HashMap<String, Vec<Provisional>>,
     provisional_len: usize,
@@ -869,6 +880,7 @@ impl Decider {
             policy: DedupPolicyEngine::new(s),
             mirrors,
             redirects,
+            sketches: HashMap::new(),
             provisional: HashMap::new(),
             provisional_len: 0,
             hops: HashMap::new(),
@@ -1058,7 +1070,7 @@ impl Decider {
         let k = self.shared.settings.simhash.k;
         self.matches.clear();
         self.index.query(a.simhash, &mut self.matches);
-        let near: Vec<NearMatch> = self
+        let mut near: Vec<NearMatch> = self
             .matches
             .iter()
             .map(|m| NearMatch {
@@ -1066,9 +1078,22 @@ impl Decider {
                 distance: m.distance,
             })
             .collect();
+        if let Some(sk) = &a.sketch {
+            // Verification: a simhash candidate must also have an estimated
+            // shingle resemblance of at least `verify_threshold`.
+            let threshold = self.shared.settings.dedup.verify_threshold;
+            near.retain(|m| {
+                self.sketches
+                    .get(&m.page)
+                    .is_some_and(|other| sk.resemblance(other) >= threshold)
+            });
+        }
         let v = dedup::decide(None, None, &near, k);
         if v.decision == Decision::New {
             self.index.insert(a.simhash, id);
+            if let Some(sk) = &a.sketch {
+                self.sketches.insert(id, sk.clone());
+            }
         }
         v
     }

@@ -468,7 +468,9 @@ fn eval(a: EvalArgs) -> anyhow::Result<ExitCode> {
         (Some(corpus), _) => {
             simcrawl::sketch::corpus::run_eval_corpus(&corpus, &out_dir, &settings, &mut out, &mut std::io::stderr())?;
         }
-        (None, Some(crawl)) => simcrawl::sketch::corpus::run_eval_crawl(&crawl, &out_dir, &settings, &mut out)?,
+        (None, Some(crawl)) => {
+            simcrawl::sketch::corpus::run_eval_crawl(&crawl, &out_dir, &settings, &mut out)?;
+        }
         (None, None) => {
             return Err(simcrawl::Error::InvalidInput("eval needs --corpus DIR or --crawl DIR".into()).into())
         }

@@ -186,20 +186,48 @@ pub fn run_eval(
     Ok(report)
 }
 
-/// `simcrawl eval --crawl DIR`: evaluate the pages of a stored crawl. The
-/// crawl store's body API is not available yet, so this reports that
-/// instead of guessing at its layout; [`run_eval`] is the function it will
-/// call with `(url, extracted body)` documents.
-pub fn run_eval_crawl(crawl: &Path, _out_dir: &Path, _settings: &Settings, _out: &mut dyn Write) -> crate::Result<()> {
-    let pages = crawl.join("pages.jsonl");
-    if !pages.is_file() {
+/// `simcrawl eval --crawl DIR`: evaluate the pages of a stored crawl: the
+/// bodies its store kept (`[output] store_bodies = true`, the default) of
+/// every page that was decided new, exact or near duplicate, extracted with
+/// the same pipeline as the crawl, named by canonical URL.
+pub fn run_eval_crawl(
+    crawl: &Path,
+    out_dir: &Path,
+    settings: &Settings,
+    out: &mut dyn Write,
+) -> crate::Result<crate::eval::Report> {
+    use crate::dedup::Decision;
+    use crate::store::Store;
+    if !crawl.join(crate::crawl::LOG_FILE).is_file() {
         return Err(crate::Error::InvalidInput(format!(
             "--crawl {}: no pages.jsonl (not a crawl output directory)",
             crawl.display()
         )));
     }
-    Err(crate::Error::InvalidInput(format!(
-        "--crawl {}: reading stored page bodies needs the crawl store, which is not built yet; use --corpus",
-        crawl.display()
-    )))
+    let store = crate::store::SledStore::open(&crawl.join(crate::crawl::STORE_DIR))?;
+    let mut docs = Vec::new();
+    for page in store.iter_pages() {
+        let page = page?;
+        if !matches!(
+            page.decision,
+            Decision::New | Decision::ExactDuplicate | Decision::NearDuplicate
+        ) {
+            continue;
+        }
+        let Some(body) = store.body(page.id)? else { continue };
+        let (text, _) = crate::fetch::decode_text(&body, None);
+        let doc = if crate::extract::looks_like_html(&body) {
+            crate::extract::extract_html(&text, settings.features.max_text_bytes)
+        } else {
+            crate::extract::extract_plain(&text, settings.features.max_text_bytes)
+        };
+        docs.push((page.canonical, doc));
+    }
+    if docs.is_empty() {
+        return Err(crate::Error::InvalidInput(format!(
+            "--crawl {}: the store holds no page bodies (was the crawl run with output.store_bodies = false?)",
+            crawl.display()
+        )));
+    }
+    run_eval(&docs, out_dir, settings, out)
 }
