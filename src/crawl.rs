@@ -44,6 +44,7 @@ use crate::error::{Error, Result};
 use crate::extract::{self, Extracted};
 use crate::features::{FeatureExtractor, TemplateLearner};
 use crate::fetch::{FetchResponse, Fetcher, HttpFetcher};
+use crate::focus::{self, Focus};
 use crate::frontier::{Candidate, Frontier, NextUrl, Offer};
 use crate::index::{LiveIndex, Match};
 use crate::mirror::OnlineMirrors;
@@ -138,6 +139,8 @@ struct Shared {
     canon: Canonicalizer,
     fx: FeatureExtractor,
     templates: TemplateLearner,
+    /// The topic profile when `[focus] enabled`.
+    focus: Option<Focus>,
     /// Bounds CPU work on the blocking pool to the number of cores.
     cpu: Semaphore,
     /// URLs handed out and not yet recorded or re-queued.
@@ -184,7 +187,7 @@ struct Analysis {
     noindex: bool,
     nofollow: bool,
     /// Canonical out-links, in page order, unique, with how they were written
-    /// and their topic relevance (0 without focus).
+    /// and their anchor text's topic relevance (0 without focus).
     links: Vec<(Url, String, f64)>,
     relevance: Option<f64>,
     body: Option<Vec<u8>>,
@@ -272,7 +275,13 @@ pub async fn run(
         None => Arc::new(HttpFetcher::new(&settings)?),
     };
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let focus = if settings.focus.enabled {
+        Some(Focus::new(&settings)?)
+    } else {
+        None
+    };
     let shared = Arc::new(Shared {
+        focus,
         politeness: Politeness::new(&settings),
         retry: RetryPolicy::new(&settings.politeness),
         fetcher,
@@ -716,7 +725,8 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
     let features = shared.fx.features(&doc, template.as_ref());
     let fp = simhash::simhash(&features);
     let hashes = ContentHashes::compute(&resp.body, &doc);
-    let relevance: Option<f64> = None;
+    let relevance = shared.focus.as_ref().map(|f| f.page_relevance(&features));
+    let mut link_text = String::new();
 
     let base = canon::effective_base(&resp.url, doc.base_href.as_deref());
     let mut links = Vec::with_capacity(doc.links.len() + 1);
@@ -727,7 +737,11 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
         }
         if let Ok(u) = shared.canon.resolve(&base, &l.href) {
             if seen.insert(u.as_str().to_string()) {
-                links.push((u, l.href.clone(), 0.0));
+                let rel = shared
+                    .focus
+                    .as_ref()
+                    .map_or(0.0, |f| f.link_relevance(f.link_text(l, &mut link_text)));
+                links.push((u, l.href.clone(), rel));
             }
         }
     }
@@ -928,6 +942,9 @@ impl Decider {
                     self.hops.insert(target_s.clone(), hops);
                     let mut c = Candidate::new(target, q.depth);
                     c.parent = q.parent.clone();
+                    // The target stands in for the redirecting URL.
+                    c.relevance = q.components.relevance;
+                    c.tunnel = q.tunnel;
                     c.discovered = Some(location);
                     offers.push(c);
                 }
@@ -963,12 +980,29 @@ impl Decider {
                 };
                 match follow {
                     Some(pd) => {
-                        for (u, written, relevance) in a.links {
+                        let parent = focus::Parent {
+                            relevance: a.relevance.unwrap_or(0.0),
+                            component: q.components.relevance,
+                            tunnel: q.tunnel,
+                            duplicate: verdict.decision.is_duplicate(),
+                        };
+                        for (u, written, anchor) in a.links {
                             let mut c = Candidate::link(u, q, pd);
+                            if let Some(f) = &shared.focus {
+                                match f.out_link(parent, anchor) {
+                                    Some(ls) => {
+                                        c.relevance = ls.relevance;
+                                        c.tunnel = ls.tunnel;
+                                    }
+                                    None => {
+                                        tracing::trace!("focus: {} not enqueued (min_relevance)", c.url);
+                                        continue;
+                                    }
+                                }
+                            }
                             if written != c.url.as_str() {
                                 c.discovered = Some(written);
                             }
-                            c.relevance = relevance;
                             c.mirror = self.mirrors.penalty_for(c.url.as_str()).is_some();
                             offers.push(c);
                         }
