@@ -781,6 +781,8 @@ struct Decider {
     dropped: HashSet<String>,
     /// URLs enqueued with a duplicate penalty (`deprioritize`).
     demoted: HashSet<String>,
+    /// Out-links not enqueued by `focus.min_relevance`.
+    focus_cut: u64,
     matches: Vec<Match>,
 }
 
@@ -789,6 +791,8 @@ struct Decided {
     dropped: HashSet<String>,
     demoted: HashSet<String>,
     mirror_saved: u64,
+    /// `focus.on_topic` and the links cut by `min_relevance`, when focused.
+    focus: Option<(f64, u64)>,
 }
 
 impl Decided {
@@ -810,6 +814,8 @@ impl Decided {
             dup_links_dropped: Some(dropped),
             dup_links_demoted: Some(demoted),
             mirror_fetches_saved: Some(self.mirror_saved),
+            focus_on_topic: self.focus.map(|f| f.0),
+            focus_links_cut: self.focus.map(|f| f.1),
         })
     }
 }
@@ -848,6 +854,7 @@ impl Decider {
             hops: HashMap::new(),
             dropped: HashSet::new(),
             demoted: HashSet::new(),
+            focus_cut: 0,
             matches: Vec::with_capacity(16),
             shared,
         })
@@ -869,6 +876,11 @@ impl Decider {
         result?;
         Ok(Decided {
             mirror_saved: self.mirrors.stats().fetches_saved(),
+            focus: self
+                .shared
+                .focus
+                .is_some()
+                .then_some((self.shared.settings.focus.on_topic, self.focus_cut)),
             dropped: self.dropped,
             demoted: self.demoted,
         })
@@ -996,6 +1008,7 @@ impl Decider {
                                     }
                                     None => {
                                         tracing::trace!("focus: {} not enqueued (min_relevance)", c.url);
+                                        self.focus_cut += 1;
                                         continue;
                                     }
                                 }

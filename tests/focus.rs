@@ -20,7 +20,7 @@ const TOPIC: &str = "astronomy";
 /// The focused crawl's config (shipped as an example), relative to the crate root.
 const CONFIG: &str = "config/focused-example.toml";
 
-async fn crawl_web(server: &RunningTestWeb, overrides: &[&str]) -> Vec<PageRecord> {
+async fn crawl_web(server: &RunningTestWeb, overrides: &[&str]) -> (tempfile::TempDir, Vec<PageRecord>) {
     let dir = tempfile::tempdir().unwrap();
     let mut o: Vec<String> = vec![format!("crawl.max_pages={PAGES}")];
     // FOCUS_SET="crawl.concurrency=32;focus.examples=[]" varies the setup by hand.
@@ -39,7 +39,8 @@ async fn crawl_web(server: &RunningTestWeb, overrides: &[&str]) -> Vec<PageRecor
     )
     .await
     .unwrap();
-    read_log(&dir.path().join(crawl::LOG_FILE)).unwrap()
+    let records = read_log(&dir.path().join(crawl::LOG_FILE)).unwrap();
+    (dir, records)
 }
 
 /// Ground-truth topic of every page, by canonical URL.
@@ -74,8 +75,8 @@ async fn focused_crawl_harvests_more_on_topic_pages_than_breadth_first() {
         .unwrap();
     let topics = topics(&server);
     // Breadth-first: the same config with focus off.
-    let bfs = crawl_web(&server, &["focus.enabled=false"]).await;
-    let focused = crawl_web(&server, &[]).await;
+    let (bfs_dir, bfs) = crawl_web(&server, &["focus.enabled=false"]).await;
+    let (dir, focused) = crawl_web(&server, &[]).await;
     assert!(
         bfs.len() >= PAGES - 5 && focused.len() >= PAGES - 5,
         "{} {}",
@@ -107,4 +108,23 @@ async fn focused_crawl_harvests_more_on_topic_pages_than_breadth_first() {
     let (on, off) = (mean(true), mean(false));
     eprintln!("mean page relevance: on-topic {on:.3}, other pages {off:.3}");
     assert!(on > 2.0 * off, "on-topic {on:.3} vs off-topic {off:.3}");
+
+    // The summary report shows the harvest-rate curve (by the crawl's own
+    // relevance judgement), and only for the focused crawl.
+    let html = std::fs::read_to_string(dir.path().join("reports/summary.html")).unwrap();
+    assert!(html.contains("Focus: harvest rate") && html.contains("<polyline"));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("reports/summary.json")).unwrap()).unwrap();
+    let h = &json["harvest"];
+    assert_eq!(
+        h["on_topic"].as_f64(),
+        Some(0.15),
+        "the crawl's threshold, from crawl_stats.json"
+    );
+    let own = h["first_half_rate"].as_f64().unwrap();
+    eprintln!("summary report: first-half harvest rate by the crawl's own relevance {own:.3}");
+    assert!(own > 1.5 * hb, "{own} vs {hb}");
+    assert!(h["curve"].as_array().is_some_and(|c| c.len() > 10));
+    let plain = std::fs::read_to_string(bfs_dir.path().join("reports/summary.json")).unwrap();
+    assert!(!plain.contains("\"harvest\""));
 }
