@@ -145,8 +145,9 @@ fn bench(c: &mut Criterion) {
             let mut buf = String::new();
             b.iter(|| {
                 let mut sum = focus.page_relevance(black_box(f));
+                let language = fx.language(d);
                 for l in &d.links {
-                    sum += focus.link_relevance(focus.link_text(l, &mut buf));
+                    sum += focus.link_relevance(focus.link_text(l, &mut buf), language);
                 }
                 sum
             })

@@ -727,6 +727,12 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
     let hashes = ContentHashes::compute(&resp.body, &doc);
     let relevance = shared.focus.as_ref().map(|f| f.page_relevance(&features));
     let mut link_text = String::new();
+    // Links are stemmed in the page's language (no detection per link).
+    let language = if shared.focus.is_some() {
+        shared.fx.language(&doc)
+    } else {
+        "en"
+    };
 
     let base = canon::effective_base(&resp.url, doc.base_href.as_deref());
     let mut links = Vec::with_capacity(doc.links.len() + 1);
@@ -740,7 +746,7 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
                 let rel = shared
                     .focus
                     .as_ref()
-                    .map_or(0.0, |f| f.link_relevance(f.link_text(l, &mut link_text)));
+                    .map_or(0.0, |f| f.link_relevance(f.link_text(l, &mut link_text), language));
                 links.push((u, l.href.clone(), rel));
             }
         }

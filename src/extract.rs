@@ -74,11 +74,13 @@ pub struct Link {
     /// Text of the enclosing block around the anchor (up to
     /// [`CONTEXT_BYTES`] before and after it, whole words, the anchor text
     /// itself left out): what a focused crawl reads besides the anchor.
+    /// Empty for links in structural boilerplate (navigation, footers),
+    /// whose neighbours are other links, not a description.
     pub context: String,
 }
 
 /// Bytes of block text kept on each side of a link's anchor in [`Link::context`].
-pub const CONTEXT_BYTES: usize = 80;
+pub const CONTEXT_BYTES: usize = 48;
 
 /// Robots directives from `<meta name=robots>` and `X-Robots-Tag`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -700,7 +702,7 @@ impl Walker {
                     if name == "a" {
                         self.anchor = Some(self.out.links.len() - 1);
                         self.anchor_pending_space = false;
-                        if self.skip == 0 {
+                        if self.skip == 0 && self.boilerplate == 0 {
                             self.spans.push((self.out.links.len() - 1, self.buf.len(), None));
                         }
                     }
@@ -919,7 +921,8 @@ mod tests {
         let long = "word ".repeat(40);
         let html = format!(
             "<p>The <a href=/t>telescope</a> saw a comet.</p><ul><li><a href=/x>Only anchor</a></li></ul>\
-             <p>{long}<a href=/y>déjà vu</a> über {long}</p><p><a href=/z>open <b>bold</b></p>"
+             <p>{long}<a href=/y>déjà vu</a> über {long}</p><p><a href=/z>open <b>bold</b></p>\
+             <nav>Home <a href=/n>News</a> Sport</nav>"
         );
         let e = extract_html(&html, 1 << 20);
         let ctx: Vec<&str> = e.links.iter().map(|l| l.context.as_str()).collect();
@@ -931,6 +934,12 @@ mod tests {
         assert!(ctx[2].len() <= 2 * CONTEXT_BYTES + 1 && ctx[2].contains("word über word"));
         assert_eq!(e.links[3].anchor, "open bold");
         assert_eq!(ctx[3], "");
+        let nav = e.links.iter().find(|l| l.href == "/n").unwrap();
+        assert_eq!(
+            (nav.anchor.as_str(), nav.context.as_str()),
+            ("News", ""),
+            "no context in navigation"
+        );
         assert_eq!(context_window("ab", 5, 9), "ab", "out-of-range offsets do not panic");
     }
 

@@ -188,12 +188,13 @@ impl Focus {
     }
 
     /// Relevance of a link: cosine similarity of the features of `text` (its
-    /// anchor text and context window, see [`Focus::link_text`]) to the profile.
-    pub fn link_relevance(&self, text: &str) -> f64 {
+    /// anchor text and context window, see [`Focus::link_text`]) to the
+    /// profile, stemmed as `language` (the page's, [`FeatureExtractor::language`]).
+    pub fn link_relevance(&self, text: &str, language: &str) -> f64 {
         if text.trim().is_empty() {
             return 0.0;
         }
-        cosine_to_unit(&self.fx.text_features(text).items, &self.profile)
+        cosine_to_unit(&self.fx.text_features_in(text, language).items, &self.profile)
     }
 
     /// The text [`Focus::link_relevance`] scores for `link`, written into
@@ -308,10 +309,10 @@ mod tests {
     #[test]
     fn on_topic_text_scores_higher_and_stems_match() {
         let f = focus(&["telescope", "galaxies", "planet orbit"], &[]);
-        let astro = f.link_relevance("New telescopes find a galaxy with a planet in orbit");
-        let cook = f.link_relevance("Slow roasted garlic and a simple tomato sauce");
+        let astro = f.link_relevance("New telescopes find a galaxy with a planet in orbit", "en");
+        let cook = f.link_relevance("Slow roasted garlic and a simple tomato sauce", "en");
         assert!(astro > 0.3 && cook == 0.0, "{astro} {cook}");
-        assert_eq!(f.link_relevance("   "), 0.0);
+        assert_eq!(f.link_relevance("   ", "en"), 0.0);
         let fx = FeatureExtractor::new(&Settings::default().features);
         let page = fx.text_features("the galaxy and the telescope");
         assert!(f.page_relevance(&page) > f.page_relevance(&fx.text_features("a recipe for bread")));
@@ -372,6 +373,6 @@ mod tests {
         std::fs::write(&p, "Stars and galaxies seen through a telescope.").unwrap();
         s.focus.examples = vec![p];
         let f = Focus::new(&s).unwrap();
-        assert!(f.profile_len() > 3 && f.link_relevance("telescope") > 0.1);
+        assert!(f.profile_len() > 3 && f.link_relevance("telescope", "en") > 0.1);
     }
 }
