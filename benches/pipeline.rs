@@ -4,6 +4,11 @@
 //! 100 KB and 1 MB. Throughput is reported in bytes of HTML input, so the
 //! MB/s figures of the stages add up as rates of the same input.
 //!
+//! `7_focus` is the extra work of a focused crawl per page: the page's
+//! relevance (cosine to the topic profile over the features already computed)
+//! and every link's relevance (features of its anchor text and context
+//! window); compare it with `6_whole`.
+//!
 //! Run: `cargo bench --bench pipeline -- --measurement-time 3 --warm-up-time 1`
 
 use std::hint::black_box;
@@ -100,9 +105,16 @@ fn page(size: usize, seed: u64) -> String {
 }
 
 fn bench(c: &mut Criterion) {
-    let settings = simcrawl::Settings::from_layers(&[], &[])
-        .expect("default config")
-        .features;
+    let all = simcrawl::Settings::from_layers(
+        &[],
+        &[
+            "focus.enabled=true".to_string(),
+            r#"focus.keywords=["crawler", "frontier", "politeness", "duplicate", "simhash", "mirror"]"#.to_string(),
+        ],
+    )
+    .expect("default config");
+    let focus = simcrawl::focus::Focus::new(&all).expect("focus profile");
+    let settings = all.features;
     let fx = FeatureExtractor::new(&settings);
     for (label, size) in [("10KB", 10usize << 10), ("100KB", 100 << 10), ("1MB", 1 << 20)] {
         let html = page(size, 42);
@@ -128,6 +140,17 @@ fn bench(c: &mut Criterion) {
         });
         g.bench_with_input(BenchmarkId::new("6_whole", label), &html, |b, h| {
             b.iter(|| simhash(&fx.features(&extract_html(black_box(h), settings.max_text_bytes), None)))
+        });
+        g.bench_with_input(BenchmarkId::new("7_focus", label), &(&doc, &feats), |b, (d, f)| {
+            let mut buf = String::new();
+            b.iter(|| {
+                let mut sum = focus.page_relevance(black_box(f));
+                let language = fx.language(d);
+                for l in &d.links {
+                    sum += focus.link_relevance(focus.link_text(l, &mut buf), language);
+                }
+                sum
+            })
         });
         g.finish();
     }

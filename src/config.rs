@@ -164,7 +164,7 @@ raw_section!(
 raw_section!(
     /// `[focus]` as written.
     RawFocus {
-        enabled: bool, keywords: Vec<String>, examples: Vec<String>, min_relevance: f64,
+        enabled: bool, keywords: Vec<String>, examples: Vec<String>, on_topic: f64, min_relevance: f64,
         tunnel_distance: i64, parent_weight: f64, anchor_weight: f64,
     }
 );
@@ -402,6 +402,8 @@ pub struct FocusSettings {
     pub keywords: Vec<String>,
     /// Resolved against the config file's directory.
     pub examples: Vec<PathBuf>,
+    /// A page is on-topic when its relevance is at least this (tunnelling, harvest rate).
+    pub on_topic: f64,
     pub min_relevance: f64,
     pub tunnel_distance: u32,
     pub parent_weight: f64,
@@ -937,6 +939,7 @@ impl RawConfig {
 
         let focus = FocusSettings {
             enabled: focus.enabled,
+            on_topic: c.float("focus.on_topic", focus.on_topic, 0.0, 1.0)?,
             min_relevance: c.float("focus.min_relevance", focus.min_relevance, 0.0, 1.0)?,
             tunnel_distance: c.uint("focus.tunnel_distance", focus.tunnel_distance, 0, 100)?,
             parent_weight: c.float("focus.parent_weight", focus.parent_weight, 0.0, 100.0)?,

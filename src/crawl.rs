@@ -44,6 +44,7 @@ use crate::error::{Error, Result};
 use crate::extract::{self, Extracted};
 use crate::features::{FeatureExtractor, TemplateLearner};
 use crate::fetch::{FetchResponse, Fetcher, HttpFetcher};
+use crate::focus::{self, Focus};
 use crate::frontier::{Candidate, Frontier, NextUrl, Offer};
 use crate::index::{LiveIndex, Match};
 use crate::mirror::OnlineMirrors;
@@ -141,6 +142,8 @@ struct Shared {
     templates: TemplateLearner,
     /// Min-hash sketcher when near duplicates are verified.
     verifier: Option<MinHasher>,
+    /// The topic profile when `[focus] enabled`.
+    focus: Option<Focus>,
     /// Bounds CPU work on the blocking pool to the number of cores.
     cpu: Semaphore,
     /// URLs handed out and not yet recorded or re-queued.
@@ -199,7 +202,7 @@ struct Analysis {
     noindex: bool,
     nofollow: bool,
     /// Canonical out-links, in page order, unique, with how they were written
-    /// and their topic relevance (0 without focus).
+    /// and their anchor text's topic relevance (0 without focus).
     links: Vec<(Url, String, f64)>,
     relevance: Option<f64>,
     /// Min-hash sketch of the page's shingles (`[dedup] verify = "minhash"`).
@@ -289,7 +292,13 @@ pub async fn run(
         None => Arc::new(HttpFetcher::new(&settings)?),
     };
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let focus = if settings.focus.enabled {
+        Some(Focus::new(&settings)?)
+    } else {
+        None
+    };
     let shared = Arc::new(Shared {
+        focus,
         politeness: Politeness::new(&settings),
         retry: RetryPolicy::new(&settings.politeness),
         fetcher,
@@ -746,7 +755,14 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
     let features = shared.fx.features(&doc, template.as_ref());
     let fp = simhash::simhash(&features);
     let hashes = ContentHashes::compute(&resp.body, &doc);
-    let relevance: Option<f64> = None;
+    let relevance = shared.focus.as_ref().map(|f| f.page_relevance(&features));
+    let mut link_text = String::new();
+    // Links are stemmed in the page's language (no detection per link).
+    let language = if shared.focus.is_some() {
+        shared.fx.language(&doc)
+    } else {
+        "en"
+    };
 
     let base = canon::effective_base(&resp.url, doc.base_href.as_deref());
     let mut links = Vec::with_capacity(doc.links.len() + 1);
@@ -757,7 +773,11 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
         }
         if let Ok(u) = shared.canon.resolve(&base, &l.href) {
             if seen.insert(u.as_str().to_string()) {
-                links.push((u, l.href.clone(), 0.0));
+                let rel = shared
+                    .focus
+                    .as_ref()
+                    .map_or(0.0, |f| f.link_relevance(f.link_text(l, &mut link_text), language));
+                links.push((u, l.href.clone(), rel));
             }
         }
     }
@@ -808,6 +828,8 @@ struct Decider {
     dropped: HashSet<String>,
     /// URLs enqueued with a duplicate penalty (`deprioritize`).
     demoted: HashSet<String>,
+    /// Out-links not enqueued by `focus.min_relevance`.
+    focus_cut: u64,
     matches: Vec<Match>,
 }
 
@@ -824,6 +846,8 @@ struct Decided {
     dropped: HashSet<String>,
     demoted: HashSet<String>,
     mirror_saved: u64,
+    /// `focus.on_topic` and the links cut by `min_relevance`, when focused.
+    focus: Option<(f64, u64)>,
 }
 
 impl Decided {
@@ -845,6 +869,8 @@ impl Decided {
             dup_links_dropped: Some(dropped),
             dup_links_demoted: Some(demoted),
             mirror_fetches_saved: Some(self.mirror_saved),
+            focus_on_topic: self.focus.map(|f| f.0),
+            focus_links_cut: self.focus.map(|f| f.1),
         })
     }
 }
@@ -886,6 +912,7 @@ impl Decider {
             hops: HashMap::new(),
             dropped: HashSet::new(),
             demoted: HashSet::new(),
+            focus_cut: 0,
             matches: Vec::with_capacity(16),
             shared,
         })
@@ -907,6 +934,11 @@ impl Decider {
         result?;
         Ok(Decided {
             mirror_saved: self.mirrors.stats().fetches_saved(),
+            focus: self
+                .shared
+                .focus
+                .is_some()
+                .then_some((self.shared.settings.focus.on_topic, self.focus_cut)),
             dropped: self.dropped,
             demoted: self.demoted,
         })
@@ -980,6 +1012,9 @@ impl Decider {
                     self.hops.insert(target_s.clone(), hops);
                     let mut c = Candidate::new(target, q.depth);
                     c.parent = q.parent.clone();
+                    // The target stands in for the redirecting URL.
+                    c.relevance = q.components.relevance;
+                    c.tunnel = q.tunnel;
                     c.discovered = Some(location);
                     offers.push(c);
                 }
@@ -1018,12 +1053,30 @@ impl Decider {
                 };
                 match follow {
                     Some(pd) => {
-                        for (u, written, relevance) in a.links {
+                        let parent = focus::Parent {
+                            relevance: a.relevance.unwrap_or(0.0),
+                            component: q.components.relevance,
+                            tunnel: q.tunnel,
+                            duplicate: verdict.decision.is_duplicate(),
+                        };
+                        for (u, written, anchor) in a.links {
                             let mut c = Candidate::link(u, q, pd);
+                            if let Some(f) = &shared.focus {
+                                match f.out_link(parent, anchor) {
+                                    Some(ls) => {
+                                        c.relevance = ls.relevance;
+                                        c.tunnel = ls.tunnel;
+                                    }
+                                    None => {
+                                        tracing::trace!("focus: {} not enqueued (min_relevance)", c.url);
+                                        self.focus_cut += 1;
+                                        continue;
+                                    }
+                                }
+                            }
                             if written != c.url.as_str() {
                                 c.discovered = Some(written);
                             }
-                            c.relevance = relevance;
                             c.mirror = self.mirrors.penalty_for(c.url.as_str()).is_some();
                             offers.push(c);
                         }

@@ -71,7 +71,16 @@ pub struct Link {
     pub anchor: String,
     /// `rel` contains `nofollow` (or `sponsored` / `ugc`, which imply it).
     pub nofollow: bool,
+    /// Text of the enclosing block around the anchor (up to
+    /// [`CONTEXT_BYTES`] before and after it, whole words, the anchor text
+    /// itself left out): what a focused crawl reads besides the anchor.
+    /// Empty for links in structural boilerplate (navigation, footers),
+    /// whose neighbours are other links, not a description.
+    pub context: String,
 }
+
+/// Bytes of block text kept on each side of a link's anchor in [`Link::context`].
+pub const CONTEXT_BYTES: usize = 48;
 
 /// Robots directives from `<meta name=robots>` and `X-Robots-Tag`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -352,6 +361,38 @@ pub fn looks_like_html(bytes: &[u8]) -> bool {
 }
 
 /// Largest `i <= max` that is a char boundary of `s`.
+/// Up to [`CONTEXT_BYTES`] of whole words of `block` before `start` and
+/// after `end`, joined by one space.
+fn context_window(block: &str, start: usize, end: usize) -> String {
+    let before = &block[..floor_char_boundary(block, start)];
+    let mut from = ceil_char_boundary(before, before.len().saturating_sub(CONTEXT_BYTES));
+    if from > 0 && !before[..from].ends_with(' ') {
+        // Drop the word cut by the window's edge.
+        from = before[from..].find(' ').map_or(before.len(), |p| from + p);
+    }
+    let after = &block[ceil_char_boundary(block, end)..];
+    let mut to = floor_char_boundary(after, CONTEXT_BYTES);
+    if to < after.len() && !after[to..].starts_with(' ') {
+        to = after[..to].rfind(' ').unwrap_or(0);
+    }
+    let (b, a) = (before[from..].trim(), after[..to].trim());
+    let mut out = String::with_capacity(b.len() + a.len() + 1);
+    out.push_str(b);
+    if !b.is_empty() && !a.is_empty() {
+        out.push(' ');
+    }
+    out.push_str(a);
+    out
+}
+
+fn ceil_char_boundary(s: &str, min: usize) -> usize {
+    let mut i = min.min(s.len());
+    while !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
 fn floor_char_boundary(s: &str, max: usize) -> usize {
     if max >= s.len() {
         return s.len();
@@ -593,6 +634,9 @@ struct Walker {
     /// Index in `out.links` of the open `<a>` (anchor text goes there).
     anchor: Option<usize>,
     anchor_pending_space: bool,
+    /// Links of the current block: (index in `out.links`, offset in `buf`
+    /// where the anchor starts, where it ends once closed), for contexts.
+    spans: Vec<(usize, usize, Option<usize>)>,
     /// Per open element: what `open` did (F_* bits), undone by `close`.
     open_flags: Vec<u8>,
 }
@@ -617,6 +661,7 @@ impl Walker {
             pending_space: false,
             anchor: None,
             anchor_pending_space: false,
+            spans: Vec::new(),
             open_flags: Vec::with_capacity(64),
         }
     }
@@ -652,10 +697,14 @@ impl Walker {
                         href: href.trim().to_string(),
                         anchor: String::new(),
                         nofollow,
+                        context: String::new(),
                     });
                     if name == "a" {
                         self.anchor = Some(self.out.links.len() - 1);
                         self.anchor_pending_space = false;
+                        if self.skip == 0 && self.boilerplate == 0 {
+                            self.spans.push((self.out.links.len() - 1, self.buf.len(), None));
+                        }
                     }
                 }
             }
@@ -701,7 +750,11 @@ impl Walker {
             self.title_buf.clear();
         }
         if name == "a" {
-            self.anchor = None;
+            if let Some(i) = self.anchor.take() {
+                if let Some(span) = self.spans.iter_mut().rev().find(|s| s.0 == i) {
+                    span.2.get_or_insert(self.buf.len());
+                }
+            }
         }
         // What `open` decided for this element (the walk is properly nested).
         let flags = self.open_flags.pop().unwrap_or(0);
@@ -751,6 +804,15 @@ impl Walker {
     /// Ends the current block.
     fn flush(&mut self) {
         self.pending_space = false;
+        if !self.spans.is_empty() {
+            let buf = self.buf.as_str();
+            for (i, start, end) in self.spans.drain(..) {
+                let (start, end) = (start.min(buf.len()), end.unwrap_or(buf.len()).min(buf.len()).max(start));
+                if let Some(link) = self.out.links.get_mut(i) {
+                    link.context = context_window(buf, start, end);
+                }
+            }
+        }
         let t = self.buf.trim();
         if t.is_empty() {
             self.buf.clear();
@@ -852,6 +914,33 @@ mod tests {
                 ("x.html", "an image text", false)
             ]
         );
+    }
+
+    #[test]
+    fn link_context_is_the_block_text_around_the_anchor() {
+        let long = "word ".repeat(40);
+        let html = format!(
+            "<p>The <a href=/t>telescope</a> saw a comet.</p><ul><li><a href=/x>Only anchor</a></li></ul>\
+             <p>{long}<a href=/y>déjà vu</a> über {long}</p><p><a href=/z>open <b>bold</b></p>\
+             <nav>Home <a href=/n>News</a> Sport</nav>"
+        );
+        let e = extract_html(&html, 1 << 20);
+        let ctx: Vec<&str> = e.links.iter().map(|l| l.context.as_str()).collect();
+        assert_eq!(ctx[0], "The saw a comet.");
+        assert_eq!(ctx[1], "");
+        // Whole words only, at most CONTEXT_BYTES on each side.
+        let words: Vec<&str> = ctx[2].split(' ').collect();
+        assert!(words.iter().all(|w| *w == "word" || *w == "über"), "{:?}", ctx[2]);
+        assert!(ctx[2].len() <= 2 * CONTEXT_BYTES + 1 && ctx[2].contains("word über word"));
+        assert_eq!(e.links[3].anchor, "open bold");
+        assert_eq!(ctx[3], "");
+        let nav = e.links.iter().find(|l| l.href == "/n").unwrap();
+        assert_eq!(
+            (nav.anchor.as_str(), nav.context.as_str()),
+            ("News", ""),
+            "no context in navigation"
+        );
+        assert_eq!(context_window("ab", 5, 9), "ab", "out-of-range offsets do not panic");
     }
 
     #[test]

@@ -367,6 +367,17 @@ impl FeatureExtractor {
         acc.finish()
     }
 
+    /// [`FeatureExtractor::text_features`] in a known language (ISO 639-1,
+    /// e.g. from [`FeatureExtractor::language`] of the page a text comes
+    /// from; the default language when it has no stemmer): no detection,
+    /// so short texts of one page (anchor texts) are cheap and consistent.
+    pub fn text_features_in(&self, text: &str, language: &str) -> Features {
+        let lang = lang_id(language).unwrap_or(self.shared.default_lang);
+        let mut acc = Accumulator::new(self.labels);
+        self.add_text(&mut acc, lang, text, 1.0);
+        acc.finish()
+    }
+
     /// Adds the unigrams and bigrams of one block with multiplier `m`.
     fn add_text(&self, acc: &mut Accumulator, lang: usize, text: &str, m: f32) {
         let s = &self.shared.settings;

@@ -1,2 +1,378 @@
-//! Focused crawling (pipeline: feeds the frontier's relevance component): a
-//! topic profile and cosine relevance of pages and anchor texts.
+//! Topic relevance for focused crawls (beside the pipeline: called by the
+//! crawl loop between [`crate::features`] and the [`crate::frontier`]). A
+//! [`Focus`] holds the topic profile and scores pages, links and out-link
+//! priorities; the frontier only sees the resulting `relevance` component and
+//! the tunnelling counter of each [`Candidate`](crate::frontier::Candidate).
+//!
+//! # Profile
+//!
+//! `[focus] keywords` and `examples` (HTML or text files) go through the same
+//! feature pipeline as pages ([`FeatureExtractor::text_features`] for each
+//! keyword, [`FeatureExtractor::features`] for each example), so the profile
+//! is stemmed, stop-word free and weighted like a page. Each keyword and each
+//! example is L2-normalized before they are summed (a long example does not
+//! drown the keywords), and the sum is normalized again.
+//!
+//! # Relevance
+//!
+//! - **page relevance**: cosine similarity of the page's features (the ones
+//!   its simhash is made of) to the profile, in 0..1;
+//! - **link relevance**: cosine similarity of the features of the anchor
+//!   text followed by its context window ([`crate::extract::Link::context`])
+//!   to the profile. URL tokens are never used.
+//!
+//! # Out-link priority ([`Focus::out_link`])
+//!
+//! A page is *on-topic* when its relevance is at least `on_topic`. Each
+//! queued URL carries `tunnel`: off-topic pages on its path since the last
+//! on-topic one. An out-link of page P gets the relevance component
+//!
+//! ```text
+//! base      = (parent_weight × rel(P) + anchor_weight × rel(anchor)) / (parent_weight + anchor_weight)
+//! tunnel    = 0 if P is on-topic, else tunnel(P) + 1
+//! allowance = component(P) × (1 − tunnel / (tunnel_distance + 1))   if P is off-topic and tunnel ≤ tunnel_distance, else 0
+//! component = max(base, allowance)
+//! ```
+//!
+//! so a path that leaves the topic keeps a decaying share of the priority it
+//! had, for at most `tunnel_distance` off-topic pages (shark-search style
+//! inheritance). With `min_relevance > 0`, links of a page below it whose
+//! `tunnel` would exceed `tunnel_distance` are not enqueued at all. Links of a
+//! duplicate page get component 0: their duplicate penalty stays whole,
+//! because a copy of an on-topic page is no reason to crawl more copies.
+
+use std::path::Path;
+
+use crate::config::{FocusSettings, Settings};
+use crate::error::{Error, Result};
+use crate::extract;
+use crate::features::{FeatureExtractor, Features};
+
+/// The topic profile and the relevance rules of a focused crawl.
+#[derive(Debug, Clone)]
+pub struct Focus {
+    fx: FeatureExtractor,
+    /// `(feature hash, weight)`, sorted by hash, unit L2 norm.
+    profile: Vec<(u64, f32)>,
+    settings: FocusSettings,
+}
+
+/// What the out-link rule needs to know about the page a link was found on.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Parent {
+    /// The page's relevance ([`Focus::page_relevance`]).
+    pub relevance: f64,
+    /// The relevance component the page was queued with.
+    pub component: f64,
+    /// Off-topic hops on the page's path (its queued `tunnel`).
+    pub tunnel: u32,
+    /// The page is an exact or near duplicate.
+    pub duplicate: bool,
+}
+
+/// An out-link's relevance component and tunnelling counter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinkScore {
+    /// The `relevance` priority component, 0..1.
+    pub relevance: f64,
+    /// Off-topic pages on the path to the link since the last on-topic one.
+    pub tunnel: u32,
+}
+
+/// Unit-normalize a sorted feature vector in place (no-op on a zero vector).
+fn normalize(v: &mut [(u64, f32)]) {
+    let norm = v.iter().map(|&(_, w)| f64::from(w) * f64::from(w)).sum::<f64>().sqrt();
+    if norm > 0.0 {
+        for (_, w) in v.iter_mut() {
+            *w = (f64::from(*w) / norm) as f32;
+        }
+    }
+}
+
+/// Add `b` (sorted by hash, unit norm) into the sorted accumulator `acc`.
+fn add_into(acc: &mut Vec<(u64, f32)>, b: &[(u64, f32)]) {
+    let mut out = Vec::with_capacity(acc.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < acc.len() || j < b.len() {
+        match (acc.get(i), b.get(j)) {
+            (Some(&(ha, wa)), Some(&(hb, wb))) if ha == hb => {
+                out.push((ha, wa + wb));
+                i += 1;
+                j += 1;
+            }
+            (Some(&(ha, wa)), Some(&(hb, _))) if ha < hb => {
+                out.push((ha, wa));
+                i += 1;
+            }
+            (Some(&a), None) => {
+                out.push(a);
+                i += 1;
+            }
+            (_, Some(&b)) => {
+                out.push(b);
+                j += 1;
+            }
+            (None, None) => break,
+        }
+    }
+    *acc = out;
+}
+
+/// Cosine similarity of a sorted feature vector to a sorted unit vector
+/// (merge join; 0 when either is empty).
+fn cosine_to_unit(items: &[(u64, f32)], unit: &[(u64, f32)]) -> f64 {
+    let (mut dot, mut norm) = (0.0f64, 0.0f64);
+    let mut j = 0;
+    for &(h, w) in items {
+        let w = f64::from(w);
+        norm += w * w;
+        while j < unit.len() && unit[j].0 < h {
+            j += 1;
+        }
+        if j < unit.len() && unit[j].0 == h {
+            dot += w * f64::from(unit[j].1);
+        }
+    }
+    if norm > 0.0 {
+        (dot / norm.sqrt()).clamp(0.0, 1.0)
+    } else {
+        0.0
+    }
+}
+
+impl Focus {
+    /// The profile of `settings.focus` (keywords and example files, with the
+    /// `[features]` pipeline). Errors name an unreadable example, or a topic
+    /// that yields no feature at all (only stop words or numbers).
+    pub fn new(settings: &Settings) -> Result<Focus> {
+        let fx = FeatureExtractor::new(&settings.features);
+        let f = &settings.focus;
+        let mut profile: Vec<(u64, f32)> = Vec::new();
+        for k in &f.keywords {
+            let mut v = fx.text_features(k).items;
+            normalize(&mut v);
+            add_into(&mut profile, &v);
+        }
+        for path in &f.examples {
+            let mut v = example_features(&fx, path)?.items;
+            if v.is_empty() {
+                return Err(Error::InvalidInput(format!(
+                    "focus.examples: {} has no text to learn the topic from",
+                    path.display()
+                )));
+            }
+            normalize(&mut v);
+            add_into(&mut profile, &v);
+        }
+        if profile.is_empty() {
+            return Err(Error::InvalidInput(
+                "focus.keywords: no keyword yields a feature (only stop words or numbers?); give topic words".into(),
+            ));
+        }
+        normalize(&mut profile);
+        Ok(Focus {
+            fx,
+            profile,
+            settings: f.clone(),
+        })
+    }
+
+    /// Features in the profile.
+    pub fn profile_len(&self) -> usize {
+        self.profile.len()
+    }
+
+    /// Cosine similarity of a page's features to the profile, 0..1.
+    pub fn page_relevance(&self, features: &Features) -> f64 {
+        cosine_to_unit(&features.items, &self.profile)
+    }
+
+    /// Relevance of a link: cosine similarity of the features of `text` (its
+    /// anchor text and context window, see [`Focus::link_text`]) to the
+    /// profile, stemmed as `language` (the page's, [`FeatureExtractor::language`]).
+    pub fn link_relevance(&self, text: &str, language: &str) -> f64 {
+        if text.trim().is_empty() {
+            return 0.0;
+        }
+        cosine_to_unit(&self.fx.text_features_in(text, language).items, &self.profile)
+    }
+
+    /// The text [`Focus::link_relevance`] scores for `link`, written into
+    /// `buf` (reused across links): the anchor, then its context.
+    pub fn link_text<'a>(&self, link: &extract::Link, buf: &'a mut String) -> &'a str {
+        buf.clear();
+        buf.push_str(&link.anchor);
+        if !link.context.is_empty() {
+            buf.push(' ');
+            buf.push_str(&link.context);
+        }
+        buf
+    }
+
+    /// Whether a page of this relevance is on-topic (`focus.on_topic`).
+    pub fn on_topic(&self, relevance: f64) -> bool {
+        relevance >= self.settings.on_topic
+    }
+
+    /// The relevance component and tunnelling counter of an out-link of
+    /// `parent` whose link relevance is `anchor` (see the module docs); None
+    /// when `min_relevance` says the link is not to be enqueued.
+    pub fn out_link(&self, parent: Parent, anchor: f64) -> Option<LinkScore> {
+        let s = &self.settings;
+        let on = self.on_topic(parent.relevance);
+        let tunnel = if on { 0 } else { parent.tunnel.saturating_add(1) };
+        if s.min_relevance > 0.0 && parent.relevance < s.min_relevance && tunnel > s.tunnel_distance {
+            return None;
+        }
+        if parent.duplicate {
+            return Some(LinkScore { relevance: 0.0, tunnel });
+        }
+        let wsum = s.parent_weight + s.anchor_weight;
+        let base = if wsum > 0.0 {
+            (s.parent_weight * parent.relevance + s.anchor_weight * anchor) / wsum
+        } else {
+            0.0
+        };
+        let allowance = if !on && tunnel <= s.tunnel_distance {
+            let keep = 1.0 - f64::from(tunnel) / (f64::from(s.tunnel_distance) + 1.0);
+            parent.component.max(0.0) * keep
+        } else {
+            0.0
+        };
+        let relevance = base.max(allowance);
+        Some(LinkScore {
+            relevance: if relevance.is_finite() {
+                relevance.clamp(0.0, 1.0)
+            } else {
+                0.0
+            },
+            tunnel,
+        })
+    }
+}
+
+/// Features of one example file: HTML unless it ends in `.txt` or `.text`.
+fn example_features(fx: &FeatureExtractor, path: &Path) -> Result<Features> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        Error::InvalidInput(format!(
+            "focus.examples: cannot read {}: {e} (paths are relative to the config file)",
+            path.display()
+        ))
+    })?;
+    let text = String::from_utf8_lossy(&bytes);
+    let plain = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("txt") || e.eq_ignore_ascii_case("text"));
+    let doc = if plain {
+        extract::extract_plain(&text, fx.max_text_bytes())
+    } else {
+        extract::extract_html(&text, fx.max_text_bytes())
+    };
+    Ok(fx.features(&doc, None))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn focus(keywords: &[&str], extra: &[&str]) -> Focus {
+        let mut o: Vec<String> = vec![
+            "focus.enabled=true".into(),
+            format!(
+                "focus.keywords=[{}]",
+                keywords.iter().map(|k| format!("{k:?}")).collect::<Vec<_>>().join(",")
+            ),
+        ];
+        o.extend(extra.iter().map(|s| s.to_string()));
+        Focus::new(&Settings::from_layers(&[], &o).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn cosine_matches_a_dense_oracle() {
+        let unit = {
+            let mut u = vec![(1, 3.0), (5, 4.0), (9, 0.0)];
+            normalize(&mut u);
+            u
+        };
+        let items = [(0, 1.0), (1, 2.0), (5, 2.0), (7, 1.0)];
+        // dense: a = [1,2,2,1] over hashes 0,1,5,7; u = 0.6 at 1, 0.8 at 5.
+        let want = (2.0 * 0.6 + 2.0 * 0.8) / (1.0f64 + 4.0 + 4.0 + 1.0).sqrt();
+        assert!((cosine_to_unit(&items, &unit) - want).abs() < 1e-6);
+        assert_eq!(cosine_to_unit(&[], &unit), 0.0);
+        assert!((cosine_to_unit(&unit, &unit) - 1.0).abs() < 1e-6);
+        let mut acc = vec![(1, 1.0), (4, 1.0)];
+        add_into(&mut acc, &[(0, 2.0), (4, 1.0), (9, 1.0)]);
+        assert_eq!(acc, vec![(0, 2.0), (1, 1.0), (4, 2.0), (9, 1.0)]);
+    }
+
+    #[test]
+    fn on_topic_text_scores_higher_and_stems_match() {
+        let f = focus(&["telescope", "galaxies", "planet orbit"], &[]);
+        let astro = f.link_relevance("New telescopes find a galaxy with a planet in orbit", "en");
+        let cook = f.link_relevance("Slow roasted garlic and a simple tomato sauce", "en");
+        assert!(astro > 0.3 && cook == 0.0, "{astro} {cook}");
+        assert_eq!(f.link_relevance("   ", "en"), 0.0);
+        let fx = FeatureExtractor::new(&Settings::default().features);
+        let page = fx.text_features("the galaxy and the telescope");
+        assert!(f.page_relevance(&page) > f.page_relevance(&fx.text_features("a recipe for bread")));
+    }
+
+    #[test]
+    fn out_link_rule_tunnels_decays_and_cuts() {
+        let f = focus(&["star"], &["focus.on_topic=0.2", "focus.tunnel_distance=2"]);
+        let on = Parent {
+            relevance: 0.5,
+            component: 0.1,
+            tunnel: 3,
+            duplicate: false,
+        };
+        let s = f.out_link(on, 0.1).unwrap();
+        assert_eq!(s.tunnel, 0, "an on-topic parent resets the counter");
+        assert!((s.relevance - 0.3).abs() < 1e-9, "{s:?}");
+        // Off-topic parent: the allowance decays with the hop count, then vanishes.
+        let mut p = Parent {
+            relevance: 0.0,
+            component: 0.6,
+            tunnel: 0,
+            duplicate: false,
+        };
+        let one = f.out_link(p, 0.0).unwrap();
+        assert_eq!(one.tunnel, 1);
+        assert!((one.relevance - 0.4).abs() < 1e-9, "{one:?}");
+        p.tunnel = 1;
+        p.component = one.relevance;
+        let two = f.out_link(p, 0.0).unwrap();
+        assert!(two.tunnel == 2 && two.relevance < one.relevance && two.relevance > 0.0);
+        p.tunnel = 2;
+        assert_eq!(f.out_link(p, 0.0).unwrap().relevance, 0.0, "beyond tunnel_distance");
+        // A duplicate parent passes no relevance on.
+        assert_eq!(
+            f.out_link(Parent { duplicate: true, ..on }, 0.9).unwrap().relevance,
+            0.0
+        );
+        // Hard threshold: nothing beyond the tunnelling distance.
+        let hard = focus(&["star"], &["focus.min_relevance=0.1", "focus.tunnel_distance=1"]);
+        p.tunnel = 0;
+        assert!(hard.out_link(p, 0.0).is_some());
+        p.tunnel = 1;
+        assert!(hard.out_link(p, 0.9).is_none());
+        assert!(hard.out_link(Parent { relevance: 0.5, ..p }, 0.0).is_some());
+    }
+
+    #[test]
+    fn bad_profiles_are_errors() {
+        let o = |k: &str| vec!["focus.enabled=true".to_string(), format!("focus.keywords={k}")];
+        let s = Settings::from_layers(&[], &o(r#"["the", "2024"]"#)).unwrap();
+        assert!(Focus::new(&s).unwrap_err().to_string().contains("no keyword"));
+        let mut s = Settings::from_layers(&[], &o(r#"["star"]"#)).unwrap();
+        s.focus.examples = vec!["/nonexistent/example.html".into()];
+        assert!(Focus::new(&s).unwrap_err().to_string().contains("cannot read"));
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.txt");
+        std::fs::write(&p, "Stars and galaxies seen through a telescope.").unwrap();
+        s.focus.examples = vec![p];
+        let f = Focus::new(&s).unwrap();
+        assert!(f.profile_len() > 3 && f.link_relevance("telescope", "en") > 0.1);
+    }
+}

@@ -536,6 +536,16 @@ fn json_matches_documented_fields() {
             serde_json::from_str(&std::fs::read_to_string(paths.dir.join(name)).unwrap()).unwrap();
         let mut got = BTreeSet::new();
         json_paths(&v, "", &mut got);
+        if name == "summary.json" {
+            // `harvest` appears only for focused crawls (records with a relevance).
+            let mut focused = f.records.clone();
+            focused[0].relevance = Some(0.5);
+            json_paths(
+                &serde_json::to_value(report::summary::build(&focused, None)).unwrap(),
+                "",
+                &mut got,
+            );
+        }
         if name == "mirrors.json" {
             // The standard fixture has no implied pair; this one has.
             let other = mirror::detect(&two_copies().records, &settings());

@@ -6,6 +6,7 @@ mod cli;
 mod crawl;
 mod fingerprint_cli;
 mod fingerprint_quality;
+mod focus;
 mod hamming;
 mod near_eval;
 mod politeness;

@@ -94,6 +94,9 @@ pub struct Candidate {
     pub relevance: f64,
     /// The URL's host is an established mirror (`[mirror] penalty` applies).
     pub mirror: bool,
+    /// Focused crawls: off-topic pages on the path since the last on-topic
+    /// one ([`crate::focus::LinkScore::tunnel`]); 0 otherwise.
+    pub tunnel: u32,
 }
 
 impl Candidate {
@@ -107,6 +110,7 @@ impl Candidate {
             parent_dup: ParentDup::None,
             relevance: 0.0,
             mirror: false,
+            tunnel: 0,
         }
     }
 
@@ -464,6 +468,7 @@ impl Frontier {
                 seq: inner.next_seq,
                 retries: 0,
                 inlinks: 1,
+                tunnel: c.tunnel,
             };
             inner.next_seq += 1;
             inner.hosts[id as usize].admitted += 1;

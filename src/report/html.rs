@@ -199,6 +199,61 @@ fn bar_chart(title: &str, x_label: &str, values: &[u64], reference: Option<&[f64
     s
 }
 
+/// An inline SVG line chart of `(x, y)` points with y in 0..=1.
+fn rate_chart(title: &str, x_label: &str, y_label: &str, points: &[(u64, f64)]) -> String {
+    let (w, h, left, bottom, top) = (560.0, 260.0, 50.0, 40.0, 28.0);
+    let plot_w = w - left - 10.0;
+    let plot_h = h - bottom - top;
+    let y0 = top + plot_h;
+    let max_x = points.iter().map(|p| p.0).max().unwrap_or(1).max(1) as f64;
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" role=\"img\" aria-label=\"{t}\">\
+         <text x=\"{cx}\" y=\"18\" text-anchor=\"middle\" font-size=\"13\">{t}</text>\
+         <line x1=\"{left}\" y1=\"{y0}\" x2=\"{x2}\" y2=\"{y0}\" stroke=\"#333\"/>\
+         <line x1=\"{left}\" y1=\"{top}\" x2=\"{left}\" y2=\"{y0}\" stroke=\"#333\"/>\
+         <text x=\"{mx}\" y=\"{ly}\" text-anchor=\"middle\" font-size=\"11\">{xl}</text>\
+         <text x=\"12\" y=\"{my}\" font-size=\"11\" transform=\"rotate(-90 12 {my})\" text-anchor=\"middle\">{yl}</text>",
+        t = escape(title),
+        cx = w / 2.0,
+        x2 = left + plot_w,
+        mx = left + plot_w / 2.0,
+        ly = h - 8.0,
+        my = top + plot_h / 2.0,
+        xl = escape(x_label),
+        yl = escape(y_label),
+    );
+    for frac in [0.0, 0.5, 1.0] {
+        let _ = write!(
+            s,
+            "<text x=\"{x}\" y=\"{y:.1}\" text-anchor=\"end\" font-size=\"10\">{frac}</text>\
+             <text x=\"{tx:.1}\" y=\"{ty}\" text-anchor=\"middle\" font-size=\"10\">{v}</text>",
+            x = left - 4.0,
+            y = y0 - frac * plot_h + 3.0,
+            tx = left + frac * plot_w,
+            ty = y0 + 12.0,
+            v = (frac * max_x).round()
+        );
+    }
+    let pts: Vec<String> = points
+        .iter()
+        .map(|&(x, y)| {
+            format!(
+                "{:.1},{:.1}",
+                left + x as f64 / max_x * plot_w,
+                y0 - y.clamp(0.0, 1.0) * plot_h
+            )
+        })
+        .collect();
+    let _ = write!(
+        s,
+        "<polyline points=\"{}\" fill=\"none\" stroke=\"#4a7bd0\" stroke-width=\"2\"/></svg>",
+        pts.join(" ")
+    );
+    s
+}
+
 /// The summary page.
 pub fn summary_page(s: &Summary) -> String {
     let mut b = String::new();
@@ -214,6 +269,24 @@ pub fn summary_page(s: &Summary) -> String {
         s.dedup.near,
         s.dedup.duplicate_rate * 100.0
     );
+    if let Some(hv) = &s.harvest {
+        let _ = write!(
+            b,
+            "<h2>Focus: harvest rate</h2>\
+             <p>{} of {} parsed pages on-topic (relevance ≥ {}): harvest rate <b>{:.3}</b>, \
+             {:.3} over the first half; mean relevance {:.3}.</p>\
+             <div class=\"charts\">{}</div>\
+             <p class=\"muted\">Cumulative fraction of on-topic pages (by the crawl's own relevance \
+             score, not a ground truth) against pages fetched, in crawl order.</p>",
+            hv.on_topic_pages,
+            hv.pages,
+            hv.on_topic,
+            hv.harvest_rate,
+            hv.first_half_rate,
+            hv.mean_relevance,
+            rate_chart("harvest rate", "pages fetched", "on-topic fraction", &hv.curve)
+        );
+    }
     b.push_str("<h2>Pages by decision</h2>");
     table(
         &mut b,
@@ -471,6 +544,14 @@ mod tests {
     #[test]
     fn escapes_markup() {
         assert_eq!(escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+    }
+
+    #[test]
+    fn rate_chart_is_a_polyline() {
+        let svg = rate_chart("h", "x", "y", &[(1, 1.0), (2, 0.5), (4, 0.25)]);
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
+        assert_eq!(svg.matches("<polyline").count(), 1);
+        assert!(svg.contains("550.0,"), "the last point is at the right edge: {svg}");
     }
 
     #[test]

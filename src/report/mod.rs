@@ -77,6 +77,11 @@ pub struct CrawlStats {
     pub dup_links_demoted: Option<u64>,
     /// URLs demoted by the online mirror detector and never fetched.
     pub mirror_fetches_saved: Option<u64>,
+    /// Focused crawls: the `focus.on_topic` threshold the crawl ran with
+    /// (the summary's harvest rate uses it).
+    pub focus_on_topic: Option<f64>,
+    /// Focused crawls: out-links not enqueued because of `focus.min_relevance`.
+    pub focus_links_cut: Option<u64>,
 }
 
 /// The file name of [`CrawlStats`] in a crawl directory.

@@ -126,6 +126,69 @@ pub struct FingerprintStats {
     pub bucket_max_ratio: f64,
 }
 
+/// Focused crawls: how much of what was fetched is on the topic.
+///
+/// A crawl has no ground truth, so "on-topic" is the crawl's own judgement:
+/// a page whose recorded relevance (`pages.jsonl` `relevance`, cosine
+/// similarity to the topic profile) is at least `on_topic` (the crawl's
+/// `focus.on_topic`, from `crawl_stats.json`, else the default). Only records
+/// with a relevance count (pages that were parsed), in log order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HarvestStats {
+    /// The on-topic threshold used.
+    pub on_topic: f64,
+    /// Pages with a relevance.
+    pub pages: u64,
+    /// Of which on-topic.
+    pub on_topic_pages: u64,
+    /// on_topic_pages / pages.
+    pub harvest_rate: f64,
+    /// The harvest rate over the first half of those pages.
+    pub first_half_rate: f64,
+    /// Mean relevance.
+    pub mean_relevance: f64,
+    /// The curve: `[pages so far, cumulative harvest rate]`, at most
+    /// [`CURVE_POINTS`] points, the last one at `pages`.
+    pub curve: Vec<(u64, f64)>,
+}
+
+/// Points kept of the harvest-rate curve.
+pub const CURVE_POINTS: usize = 200;
+
+/// The harvest rate of the records that carry a relevance (None when none
+/// does: the crawl was not focused). See [`HarvestStats`].
+pub fn harvest(records: &[PageRecord], on_topic: f64) -> Option<HarvestStats> {
+    let rel: Vec<f64> = records.iter().filter_map(|r| r.relevance).collect();
+    if rel.is_empty() {
+        return None;
+    }
+    let n = rel.len();
+    let step = n.div_ceil(CURVE_POINTS).max(1);
+    let (mut on, mut half_on, mut sum) = (0u64, 0u64, 0.0);
+    let mut curve = Vec::with_capacity(n / step + 1);
+    for (i, &r) in rel.iter().enumerate() {
+        sum += r;
+        if r >= on_topic {
+            on += 1;
+        }
+        if i + 1 == n.div_ceil(2) {
+            half_on = on;
+        }
+        if (i + 1) % step == 0 || i + 1 == n {
+            curve.push(((i + 1) as u64, on as f64 / (i + 1) as f64));
+        }
+    }
+    Some(HarvestStats {
+        on_topic,
+        pages: n as u64,
+        on_topic_pages: on,
+        harvest_rate: rate(on, n as u64),
+        first_half_rate: rate(half_on, n.div_ceil(2) as u64),
+        mean_relevance: sum / n as f64,
+        curve,
+    })
+}
+
 /// The summary report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -147,6 +210,9 @@ pub struct Summary {
     pub dedup: DedupStats,
     /// Fingerprint distribution.
     pub fingerprints: FingerprintStats,
+    /// Focused crawls: the harvest rate (absent for unfocused crawls).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harvest: Option<HarvestStats>,
 }
 
 #[derive(Default)]
@@ -233,6 +299,11 @@ pub fn build(records: &[PageRecord], crawl_stats: Option<CrawlStats>) -> Summary
         })
         .collect();
     types.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.content_type.cmp(&b.content_type)));
+    let on_topic = crawl_stats
+        .as_ref()
+        .and_then(|s| s.focus_on_topic)
+        .unwrap_or_else(|| crate::config::Settings::default().focus.on_topic);
+    let harvest = harvest(records, on_topic);
     let fetches_saved = crawl_stats.as_ref().and_then(|s| {
         (s.dup_links_dropped.is_some() || s.mirror_fetches_saved.is_some())
             .then(|| s.dup_links_dropped.unwrap_or(0) + s.mirror_fetches_saved.unwrap_or(0))
@@ -265,6 +336,7 @@ pub fn build(records: &[PageRecord], crawl_stats: Option<CrawlStats>) -> Summary
             crawl_stats,
         },
         fingerprints: fingerprint_stats(fps),
+        harvest,
     }
 }
 
@@ -380,6 +452,31 @@ mod tests {
         assert_eq!(s.buckets[32], 1);
         assert_eq!(s.buckets[64], 1);
         assert_eq!(s.buckets.len(), 128);
+    }
+
+    #[test]
+    fn harvest_rate_curve() {
+        let rec = |r: Option<f64>| PageRecord {
+            relevance: r,
+            ..PageRecord::default()
+        };
+        assert!(harvest(&[rec(None)], 0.2).is_none());
+        // on, off, (no relevance), on, off: 2 of 4 on-topic; first half 1 of 2.
+        let recs = [
+            rec(Some(0.3)),
+            rec(Some(0.1)),
+            rec(None),
+            rec(Some(0.2)),
+            rec(Some(0.0)),
+        ];
+        let h = harvest(&recs, 0.2).unwrap();
+        assert_eq!((h.pages, h.on_topic_pages), (4, 2));
+        assert_eq!((h.harvest_rate, h.first_half_rate), (0.5, 0.5));
+        assert_eq!(h.curve, vec![(1, 1.0), (2, 0.5), (3, 2.0 / 3.0), (4, 0.5)]);
+        assert!((h.mean_relevance - 0.15).abs() < 1e-12);
+        let many: Vec<PageRecord> = (0..1000).map(|i| rec(Some(f64::from(i % 2)))).collect();
+        let h = harvest(&many, 0.5).unwrap();
+        assert!(h.curve.len() <= CURVE_POINTS && h.curve.last() == Some(&(1000, 0.5)));
     }
 
     #[test]

@@ -17,7 +17,7 @@
 //!   near-duplicate index, and body / text hash → first page id (exact duplicates);
 //! - **hosts**: host → [`HostStats`]; and the page counter.
 //!
-//! # Key layout (format version 1)
+//! # Key layout (format version 2)
 //!
 //! A sled database with two trees. `meta` holds `format_version` (u32,
 //! big-endian; checked at open, a mismatch is [`StoreError::Version`]) and
@@ -66,8 +66,9 @@ use crate::crawllog::ScoreComponents;
 use crate::dedup::Decision;
 use codec::{show_key, Dec, Enc};
 
-/// The key layout version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 1;
+/// The key layout version this build reads and writes (2: queued URLs carry
+/// the focused crawl's tunnelling counter; version 1 stores are refused).
+pub const FORMAT_VERSION: u32 = 2;
 
 /// A page's number: monotonically increasing in the order pages are decided.
 pub type PageId = u64;
@@ -155,6 +156,9 @@ pub struct QueuedUrl {
     pub retries: u32,
     /// Known in-links (offers of this URL), starting at 1.
     pub inlinks: u32,
+    /// Focused crawls: off-topic pages on the path to this URL since the
+    /// last on-topic one (see [`crate::focus`]); 0 otherwise.
+    pub tunnel: u32,
 }
 
 impl QueuedUrl {
@@ -442,7 +446,8 @@ fn enc_queued(u: &QueuedUrl) -> Vec<u8> {
     e.f64(u.priority)
         .u64(u.seq)
         .varint(u64::from(u.retries))
-        .varint(u64::from(u.inlinks));
+        .varint(u64::from(u.inlinks))
+        .varint(u64::from(u.tunnel));
     e.buf
 }
 
@@ -466,6 +471,7 @@ fn dec_queued(d: &mut Dec<'_>) -> codec::DecResult<QueuedUrl> {
         seq: d.u64()?,
         retries: d.u32()?,
         inlinks: d.u32()?,
+        tunnel: d.u32()?,
     })
 }
 
@@ -899,6 +905,8 @@ pub(crate) mod suite {
             seq,
             retries: 0,
             inlinks: 1,
+            // Non-zero for some, so round trips check the field.
+            tunnel: (seq % 3) as u32,
         }
     }
 
@@ -1103,15 +1111,25 @@ mod tests {
 
     #[test]
     fn version_mismatch_is_a_clear_error() {
-        let dir = tempfile::tempdir().unwrap();
-        {
-            let s = SledStore::open(dir.path()).unwrap();
-            s.backend().meta_set("format_version", &7u32.to_be_bytes()).unwrap();
-            s.flush().unwrap();
+        // 1: a store of the build before queued URLs carried `tunnel`.
+        for old in [1u32, 7] {
+            let dir = tempfile::tempdir().unwrap();
+            {
+                let s = SledStore::open(dir.path()).unwrap();
+                s.backend().meta_set("format_version", &old.to_be_bytes()).unwrap();
+                s.flush().unwrap();
+            }
+            let e = SledStore::open(dir.path()).err().unwrap();
+            assert!(
+                matches!(e, StoreError::Version { expected: 2, got } if got == old),
+                "{e}"
+            );
+            assert!(
+                e.to_string().contains(&format!("version {old} is not supported")),
+                "{e}"
+            );
+            assert!(e.to_string().contains("start a new crawl directory"), "{e}");
         }
-        let e = SledStore::open(dir.path()).err().unwrap();
-        assert!(matches!(e, StoreError::Version { expected: 1, got: 7 }), "{e}");
-        assert!(e.to_string().contains("version 7"), "{e}");
     }
 
     #[test]
