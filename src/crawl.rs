@@ -828,6 +828,8 @@ struct Decider {
     dropped: HashSet<String>,
     /// URLs enqueued with a duplicate penalty (`deprioritize`).
     demoted: HashSet<String>,
+    /// URLs demoted because their host is an established mirror.
+    mirror_demoted: HashSet<String>,
     /// Out-links not enqueued by `focus.min_relevance`.
     focus_cut: u64,
     matches: Vec<Match>,
@@ -845,13 +847,15 @@ struct Provisional {
 struct Decided {
     dropped: HashSet<String>,
     demoted: HashSet<String>,
-    mirror_saved: u64,
+    mirror_demoted: HashSet<String>,
     /// `focus.on_topic` and the links cut by `min_relevance`, when focused.
     focus: Option<(f64, u64)>,
 }
 
 impl Decided {
-    /// Fetches saved: dropped links never fetched, demoted links still queued.
+    /// What dedup did to the crawl, counted at its end: links of duplicates
+    /// dropped and never fetched; links of duplicates enqueued with a penalty;
+    /// URLs demoted as mirror copies and never fetched.
     fn stats(&self, store: &dyn Store) -> Result<CrawlStats> {
         let mut dropped = 0;
         for u in &self.dropped {
@@ -859,16 +863,16 @@ impl Decided {
                 dropped += 1;
             }
         }
-        let mut demoted = 0;
-        for u in &self.demoted {
-            if matches!(store.url_state(u)?, Some(UrlState::Queued(_))) {
-                demoted += 1;
+        let mut mirror_saved = 0;
+        for u in &self.mirror_demoted {
+            if !matches!(store.url_state(u)?, Some(UrlState::Done(_))) {
+                mirror_saved += 1;
             }
         }
         Ok(CrawlStats {
             dup_links_dropped: Some(dropped),
-            dup_links_demoted: Some(demoted),
-            mirror_fetches_saved: Some(self.mirror_saved),
+            dup_links_demoted: Some(self.demoted.len() as u64),
+            mirror_fetches_saved: Some(mirror_saved),
             focus_on_topic: self.focus.map(|f| f.0),
             focus_links_cut: self.focus.map(|f| f.1),
         })
@@ -912,6 +916,7 @@ impl Decider {
             hops: HashMap::new(),
             dropped: HashSet::new(),
             demoted: HashSet::new(),
+            mirror_demoted: HashSet::new(),
             focus_cut: 0,
             matches: Vec::with_capacity(16),
             shared,
@@ -933,7 +938,7 @@ impl Decider {
         }
         result?;
         Ok(Decided {
-            mirror_saved: self.mirrors.stats().fetches_saved(),
+            mirror_demoted: self.mirror_demoted,
             focus: self
                 .shared
                 .focus
@@ -1078,6 +1083,9 @@ impl Decider {
                                 c.discovered = Some(written);
                             }
                             c.mirror = self.mirrors.penalty_for(c.url.as_str()).is_some();
+                            if c.mirror {
+                                self.mirror_demoted.insert(c.url.to_string());
+                            }
                             offers.push(c);
                         }
                     }

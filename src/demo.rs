@@ -318,9 +318,9 @@ impl std::fmt::Display for DemoResult {
         let st = &s.stats;
         writeln!(
             f,
-            "  fetches saved     {} out-links of duplicates never fetched (dropped), {} demoted and still queued, {} by mirror detection",
-            st.dup_links_dropped.unwrap_or(0),
+            "  dedup policy      {} out-links of duplicates demoted (fetched after other URLs), {} dropped and never fetched, {} mirror-copy URLs never fetched",
             st.dup_links_demoted.unwrap_or(0),
+            st.dup_links_dropped.unwrap_or(0),
             st.mirror_fetches_saved.unwrap_or(0)
         )?;
         writeln!(f, "  crawl log         {}", self.out.join(crawl::LOG_FILE).display())?;

@@ -334,7 +334,7 @@ impl Frontier {
             for r in f.store.iter_pages() {
                 let page = r?;
                 if page.decision.is_duplicate() {
-                    if let Some(p) = Url::parse(&page.canonical).ok().and_then(|u| digit_pattern(&u)) {
+                    if let Some(p) = f.self_similar_pattern(&page.canonical, page.dup_of)? {
                         *inner.patterns.entry(pattern_hash(&p)).or_insert(0) += 1;
                     }
                 }
@@ -685,6 +685,22 @@ impl Frontier {
         Ok(id)
     }
 
+    /// The digit pattern of `canonical` when the page it duplicates has the
+    /// same pattern (one store read, for duplicates only).
+    fn self_similar_pattern(&self, canonical: &str, dup_of: Option<PageId>) -> Result<Option<String>, StoreError> {
+        let Some(p) = Url::parse(canonical).ok().and_then(|u| digit_pattern(&u)) else {
+            return Ok(None);
+        };
+        let Some(orig) = dup_of.map(|id| self.store.page(id)).transpose()?.flatten() else {
+            return Ok(None);
+        };
+        let same = Url::parse(&orig.canonical)
+            .ok()
+            .and_then(|u| digit_pattern(&u))
+            .is_some_and(|q| q == p);
+        Ok(same.then_some(p))
+    }
+
     /// Record the page fetched (or skipped) for an in-flight URL: page, body,
     /// seen state, queue removal and host stats in one atomic store batch.
     /// `page.id` comes from [`Frontier::allocate_page_id`].
@@ -701,9 +717,10 @@ impl Frontier {
             return Err(e.into());
         }
         h.stats = stats;
-        // A digit pattern that keeps serving duplicates is a trap (calendar).
+        // A digit pattern whose pages keep duplicating each other is a trap
+        // (calendar); a mirror's pages duplicate another host's and are not.
         if page.decision.is_duplicate() && self.max_urls_per_pattern > 0 {
-            if let Some(p) = Url::parse(&url.canonical).ok().and_then(|u| digit_pattern(&u)) {
+            if let Some(p) = self.self_similar_pattern(&url.canonical, page.dup_of)? {
                 *inner.patterns.entry(pattern_hash(&p)).or_insert(0) += 1;
             }
         }

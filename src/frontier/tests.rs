@@ -165,6 +165,8 @@ fn trap_calendar_pattern_cap_per_pattern() {
         Some("a.test:81/cal/#/#/?day=#")
     );
     assert_eq!(digit_pattern(&u("http://a.test/about/")), None);
+    // The first calendar page stays the original of the rest.
+    let first = std::sync::Mutex::new(None::<u64>);
     // Fetch every page of `pattern` URLs `from..to`, recording them as `decision`.
     let crawl = |f: &Frontier, urls: Vec<String>, decision: Decision| -> Vec<Offer> {
         let out: Vec<Offer> = urls.iter().map(|x| f.offer(link(x, 1)).unwrap()).collect();
@@ -177,7 +179,19 @@ fn trap_calendar_pattern_cap_per_pattern() {
                     } else {
                         Decision::New
                     };
-                    f.complete(&q, &page_for(f, &q, d), None).unwrap();
+                    let mut page = page_for(f, &q, d);
+                    if d.is_duplicate() {
+                        // A duplicate of the first page of its pattern, which stays new.
+                        let mut first = first.lock().unwrap();
+                        match *first {
+                            Some(id) => page.dup_of = Some(id),
+                            None => {
+                                *first = Some(page.id);
+                                page.decision = Decision::New;
+                            }
+                        }
+                    }
+                    f.complete(&q, &page, None).unwrap();
                     f.set_host_ready(&q.host, now).unwrap();
                 }
                 _ => return out,
@@ -206,6 +220,55 @@ fn trap_calendar_pattern_cap_per_pattern() {
         Offer::Enqueued
     );
     assert_eq!(f.offer(link("http://a.test/about", 1)).unwrap(), Offer::Enqueued);
+}
+
+#[test]
+fn mirror_pages_are_not_a_pattern_trap() {
+    // Pages that duplicate another host's pages (a mirror) never count
+    // towards the pattern cap: only self-similar patterns are traps.
+    let s = settings(&["crawl.max_urls_per_pattern=2", "crawl.scope=any"]);
+    let f = frontier_with(&s, &["http://a.test/"]);
+    let mut originals = Vec::new();
+    for i in 1..=6 {
+        f.offer(link(&format!("http://a.test/news/{i}/"), 1)).unwrap();
+    }
+    drain_with(&f, |f, q| {
+        let p = page_for(f, q, Decision::New);
+        if q.canonical.contains("/news/") {
+            originals.push(p.id);
+        }
+        p
+    });
+    let offers: Vec<Offer> = (1..=6)
+        .map(|i| f.offer(link(&format!("http://b.test/mirror/news/{i}/"), 1)).unwrap())
+        .collect();
+    assert!(offers.iter().all(|o| *o == Offer::Enqueued), "{offers:?}");
+    let mut k = 0;
+    drain_with(&f, |f, q| {
+        let mut p = page_for(f, q, Decision::ExactDuplicate);
+        p.dup_of = Some(originals[k % originals.len()]);
+        k += 1;
+        p
+    });
+    assert_eq!(
+        f.offer(link("http://b.test/mirror/news/7/", 1)).unwrap(),
+        Offer::Enqueued
+    );
+}
+
+/// Take and complete every ready URL, recording the page `make` builds.
+fn drain_with(f: &Frontier, mut make: impl FnMut(&Frontier, &QueuedUrl) -> StoredPage) {
+    loop {
+        let now = Instant::now();
+        match f.next(now).unwrap() {
+            NextUrl::Ready(q) => {
+                let p = make(f, &q);
+                f.complete(&q, &p, None).unwrap();
+                f.set_host_ready(&q.host, now).unwrap();
+            }
+            _ => return,
+        }
+    }
 }
 
 #[test]
