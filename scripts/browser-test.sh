@@ -31,8 +31,8 @@ if [ -z "$CHROMIUM" ]; then
 fi
 
 # Render the reports with the real binary from the stored crawl.
-cargo build --quiet --bin simcrawl || fail "cargo build"
-BIN="${CARGO_TARGET_DIR:-target}/debug/simcrawl"
+cargo build --release --quiet --bin simcrawl || fail "cargo build"
+BIN="${CARGO_TARGET_DIR:-target}/release/simcrawl"
 CRAWL=tests/data/mirror-fixture
 for kind in summary clusters mirrors; do
     "$BIN" report "$kind" --crawl "$CRAWL" --format html >"$OUT/$kind.html" || fail "simcrawl report $kind"
