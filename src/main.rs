@@ -274,7 +274,11 @@ enum BenchKind {
         brute_queries: usize,
     },
     /// The per-page path: parse, text, features, simhash.
-    Pipeline,
+    Pipeline {
+        /// Article pages of the test web to measure on.
+        #[arg(long, default_value_t = 1000)]
+        pages: usize,
+    },
     /// A full crawl of a local test web with politeness off.
     Crawl {
         /// Article pages of the test web.
@@ -297,10 +301,6 @@ enum WorkloadArg {
     Random,
     Clustered,
     Both,
-}
-
-fn not_built(what: &str) -> anyhow::Result<ExitCode> {
-    Err(simcrawl::Error::InvalidInput(format!("`simcrawl {what}` is not built yet")).into())
 }
 
 fn fingerprint(args: FingerprintArgs) -> anyhow::Result<ExitCode> {
@@ -535,7 +535,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 simcrawl::bench::run_crawl_bench(&opts, &mut std::io::stdout().lock())?;
                 Ok(ExitCode::SUCCESS)
             }
-            BenchKind::Pipeline => not_built("bench pipeline"),
+            BenchKind::Pipeline { pages } => {
+                simcrawl::bench::run_pipeline_bench(pages, &mut std::io::stdout().lock())?;
+                Ok(ExitCode::SUCCESS)
+            }
         },
     }
 }
