@@ -108,9 +108,34 @@ async fn full_crawl_matches_ground_truth() {
         "loop recorded"
     );
 
-    // Reports were written at the end, and the mirror report finds the truth's pairs.
+    // Reports were written at the end, and the mirror report finds exactly
+    // the truth's mirror pairs (full and partial, with their prefixes).
     let reports = summary.reports.expect("reports");
     assert!(reports.files.iter().any(|f| f.ends_with("mirrors.json")));
+    let strip_port = |h: &str| h.split(':').next().unwrap_or(h).to_string();
+    let mut found: Vec<(String, String, String, String)> = simcrawl::mirror::detect(&records, &settings.mirror)
+        .pairs
+        .iter()
+        .map(|p| {
+            let a = (strip_port(&p.host_a), p.prefix_a.clone());
+            let b = (strip_port(&p.host_b), p.prefix_b.clone());
+            let (x, y) = if a <= b { (a, b) } else { (b, a) };
+            (x.0, x.1, y.0, y.1)
+        })
+        .collect();
+    let mut expected: Vec<(String, String, String, String)> = truth
+        .mirrors
+        .iter()
+        .map(|m| {
+            let a = (m.host_a.clone(), m.prefix_a.clone());
+            let b = (m.host_b.clone(), m.prefix_b.clone());
+            let (x, y) = if a <= b { (a, b) } else { (b, a) };
+            (x.0, x.1, y.0, y.1)
+        })
+        .collect();
+    found.sort();
+    expected.sort();
+    assert_eq!(found, expected, "mirror pairs vs ground truth");
 
     // `explain` answers for a near duplicate.
     let near = records
