@@ -119,7 +119,7 @@ raw_section!(
         robots_retry_secs: i64, max_in_flight_per_host: i64, min_delay_ms: i64,
         max_delay_ms: i64, delay_factor: f64, max_crawl_delay_secs: i64,
         retry_after_cap_secs: i64, backoff_base_secs: i64, backoff_cap_secs: i64,
-        max_retries: i64, max_consecutive_failures: i64, park_secs: i64,
+        max_retries: i64, max_consecutive_failures: i64, park_secs: i64, max_requests_per_sec: i64,
     }
 );
 raw_section!(
@@ -307,6 +307,8 @@ pub struct PolitenessSettings {
     pub max_retries: u32,
     pub max_consecutive_failures: u32,
     pub park: Duration,
+    /// Crawl-wide requests started per second; 0 = no cap.
+    pub max_requests_per_sec: u32,
 }
 
 /// `[fetch]`: the HTTP client.
@@ -807,6 +809,7 @@ impl RawConfig {
                 1000,
             )?,
             park: c.secs("politeness.park_secs", p.park_secs, 0, 86_400)?,
+            max_requests_per_sec: c.uint("politeness.max_requests_per_sec", p.max_requests_per_sec, 0, 100_000)?,
         };
 
         let mut resolve = Vec::new();

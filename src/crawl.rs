@@ -144,6 +144,8 @@ struct Shared {
     verifier: Option<MinHasher>,
     /// The topic profile when `[focus] enabled`.
     focus: Option<Focus>,
+    /// The crawl-wide request rate cap (`politeness.max_requests_per_sec`).
+    rate: Option<governor::DefaultDirectRateLimiter>,
     /// Bounds CPU work on the blocking pool to the number of cores.
     cpu: Semaphore,
     /// URLs handed out and not yet recorded or re-queued.
@@ -307,6 +309,8 @@ pub async fn run(
         verifier: (settings.dedup.verify == crate::config::Verify::Minhash)
             .then(|| MinHasher::from_settings(&settings.sketch)),
         canon,
+        rate: std::num::NonZeroU32::new(settings.politeness.max_requests_per_sec)
+            .map(|n| governor::RateLimiter::direct(governor::Quota::per_second(n))),
         cpu: Semaphore::new(cores),
         in_flight: AtomicUsize::new(0),
         recorded: AtomicU64::new(previous.len() as u64),
@@ -608,6 +612,9 @@ async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url) -> Step {
         shared.failed.store(true, Ordering::Relaxed);
     }
     let delay_ms = Some(permit.delay().as_millis() as u64);
+    if let Some(rate) = &shared.rate {
+        rate.until_ready().await;
+    }
     let fetched_at = SystemTime::now();
     let result = shared.fetcher.fetch(url).await;
     let outcome_of = RequestOutcome::of(&result);

@@ -312,3 +312,38 @@ fn crawl_cli_rejects_bad_config_with_exit_2() {
         "{err}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crawl_wide_rate_cap_holds() {
+    let server = start_web().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (_, records) = crawl_web(
+        &server,
+        dir.path(),
+        &[
+            "politeness.max_requests_per_sec=25",
+            "crawl.max_pages=60",
+            "politeness.max_in_flight_per_host=8",
+        ],
+    )
+    .await;
+    assert_eq!(records.len(), 60);
+    let mut starts: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.target != "/robots.txt")
+        .map(|r| r.start)
+        .collect();
+    starts.sort();
+    // A burst of 25, then 25 per second: 60 requests need at least 1.4 s.
+    let span = starts.last().unwrap().duration_since(starts[0]);
+    assert!(span >= Duration::from_millis(1300), "60 requests in {span:?} at 25/s");
+    // No one-second window holds more than the burst plus one second's worth.
+    for (i, s) in starts.iter().enumerate() {
+        let in_window = starts[i..]
+            .iter()
+            .take_while(|t| t.duration_since(*s) < Duration::from_secs(1))
+            .count();
+        assert!(in_window <= 50, "{in_window} requests within one second");
+    }
+}

@@ -9,7 +9,9 @@
 //! the origin), so workers on different hosts rarely touch the same lock and
 //! no lock is held across an `.await`. The rate limit is a per-host *ready
 //! time* rather than a `governor` keyed limiter, because the delay of each
-//! host changes at run time (adaptive delay, Crawl-delay, backoff).
+//! host changes at run time (adaptive delay, Crawl-delay, backoff). The
+//! crawl-wide cap `politeness.max_requests_per_sec` is a `governor` direct
+//! limiter applied by the crawl loop on top of the per-host limits.
 //!
 //! Every request to a host — robots.txt included — runs under a
 //! [`HostPermit`] from [`Politeness::try_acquire`] or [`Politeness::acquire`]
