@@ -70,15 +70,16 @@ pub struct TruthScore {
     pub robots_violations: Vec<String>,
 }
 
-struct UnionFind {
-    parent: Vec<usize>,
+/// Union-find over URLs (a name → index map over [`crate::sketch::UnionFind`]).
+struct UrlSets {
+    sets: crate::sketch::UnionFind,
     ids: HashMap<String, usize>,
 }
 
-impl UnionFind {
+impl UrlSets {
     fn new() -> Self {
-        UnionFind {
-            parent: Vec::new(),
+        UrlSets {
+            sets: crate::sketch::UnionFind::default(),
             ids: HashMap::new(),
         }
     }
@@ -86,28 +87,20 @@ impl UnionFind {
         if let Some(&i) = self.ids.get(s) {
             return i;
         }
-        let i = self.parent.len();
-        self.parent.push(i);
+        let i = self.sets.push();
         self.ids.insert(s.to_string(), i);
         i
     }
-    fn find(&mut self, mut i: usize) -> usize {
-        while self.parent[i] != i {
-            self.parent[i] = self.parent[self.parent[i]];
-            i = self.parent[i];
-        }
-        i
+    fn find(&mut self, i: usize) -> usize {
+        self.sets.find(i)
     }
     fn union(&mut self, a: &str, b: &str) {
         let (a, b) = (self.id(a), self.id(b));
-        let (ra, rb) = (self.find(a), self.find(b));
-        if ra != rb {
-            self.parent[ra] = rb;
-        }
+        self.sets.union(a, b);
     }
     fn same(&mut self, a: &str, b: &str) -> bool {
         let (a, b) = (self.id(a), self.id(b));
-        self.find(a) == self.find(b)
+        self.sets.find(a) == self.sets.find(b)
     }
 }
 
@@ -123,8 +116,8 @@ pub fn score(
     let c = |u: &str| canon.parse(u).map_or_else(|_| u.to_string(), |u| u.to_string());
     // Truth relations: `exact` = same bytes or same page under another URL;
     // `all` = exact plus near duplicates.
-    let mut exact = UnionFind::new();
-    let mut all = UnionFind::new();
+    let mut exact = UrlSets::new();
+    let mut all = UrlSets::new();
     for p in &truth.pages {
         let u = c(&p.url);
         for of in [&p.canonical_of, &p.exact_dup_of].into_iter().flatten() {
@@ -155,7 +148,7 @@ pub fn score(
 
     let content = |d: Decision| matches!(d, Decision::New | Decision::ExactDuplicate | Decision::NearDuplicate);
     let mut out = TruthScore::default();
-    let mut crawl_clusters = UnionFind::new();
+    let mut crawl_clusters = UrlSets::new();
     for r in records.iter().filter(|r| content(r.decision)) {
         let Some(of) = &r.dup_of else { continue };
         crawl_clusters.union(&r.canonical, of);

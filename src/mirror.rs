@@ -246,52 +246,7 @@ pub fn has_content(r: &PageRecord) -> bool {
         && (r.content_hash.is_some() || r.text_hash.is_some() || r.simhash.is_some())
 }
 
-/// Union-find over dense indices (path halving, union by size).
-#[derive(Debug, Clone, Default)]
-pub struct UnionFind {
-    parent: Vec<u32>,
-    size: Vec<u32>,
-}
-
-impl UnionFind {
-    /// `n` singletons.
-    pub fn new(n: usize) -> Self {
-        UnionFind {
-            parent: (0..n as u32).collect(),
-            size: vec![1; n],
-        }
-    }
-
-    /// Add a singleton; returns its index.
-    pub fn push(&mut self) -> usize {
-        self.parent.push(self.parent.len() as u32);
-        self.size.push(1);
-        self.parent.len() - 1
-    }
-
-    /// The representative of `x`'s set.
-    pub fn find(&mut self, mut x: usize) -> usize {
-        while self.parent[x] as usize != x {
-            let grand = self.parent[self.parent[x] as usize];
-            self.parent[x] = grand;
-            x = grand as usize;
-        }
-        x
-    }
-
-    /// Join the sets of `a` and `b`.
-    pub fn union(&mut self, a: usize, b: usize) {
-        let (mut a, mut b) = (self.find(a), self.find(b));
-        if a == b {
-            return;
-        }
-        if self.size[a] < self.size[b] {
-            std::mem::swap(&mut a, &mut b);
-        }
-        self.parent[b] = a as u32;
-        self.size[a] += self.size[b];
-    }
-}
+pub use crate::sketch::UnionFind;
 
 /// A page with content, as the detector sees it.
 struct Page<'a> {

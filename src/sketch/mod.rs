@@ -120,8 +120,9 @@ pub fn containment(a: &[u64], b: &[u64]) -> f64 {
 }
 
 /// Union-find (disjoint sets) with path halving and union by size, for
-/// clustering accepted pairs (Broder §2 final phase; Jain et al. §3.2).
-#[derive(Debug, Clone)]
+/// clustering accepted pairs (Broder §2 final phase; Jain et al. §3.2), and
+/// for duplicate clusters and mirror sets in the reports.
+#[derive(Debug, Clone, Default)]
 pub struct UnionFind {
     parent: Vec<u32>,
     size: Vec<u32>,
@@ -134,6 +135,13 @@ impl UnionFind {
             parent: (0..n as u32).collect(),
             size: vec![1; n],
         }
+    }
+
+    /// Add a singleton; returns its index.
+    pub fn push(&mut self) -> usize {
+        self.parent.push(self.parent.len() as u32);
+        self.size.push(1);
+        self.parent.len() - 1
     }
 
     /// The representative of `x`'s set.
