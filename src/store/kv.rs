@@ -52,7 +52,21 @@ impl SledBackend {
             path: dir.to_path_buf(),
             message: e.to_string(),
         };
-        let db = sled::Config::new().path(dir).open().map_err(open)?;
+        // A handle to the same store dropped a moment ago (in this process)
+        // may still hold the file lock while sled's flusher thread ends:
+        // retry a lock failure briefly before reporting it.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+        let db = loop {
+            match sled::Config::new().path(dir).open() {
+                Ok(db) => break db,
+                Err(sled::Error::Io(e))
+                    if e.to_string().contains("could not acquire lock") && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(e) => return Err(open(e)),
+            }
+        };
         let meta = db.open_tree("meta").map_err(open)?;
         let crawl = db.open_tree("crawl").map_err(open)?;
         Ok(SledBackend { db, meta, crawl })

@@ -360,7 +360,10 @@ pub async fn run_cli(
     if let Some(path) = truth {
         write_truth(&server.truth(), path)?;
     }
-    report(out).map_err(TestWebError::Serve)?;
+    // A closed stdout (`simcrawl testweb | head -1`) must not stop the server.
+    if let Err(e) = report(out) {
+        tracing::debug!("test web: could not print the start-up report: {e}");
+    }
     tokio::select! {
         r = server.wait() => r,
         _ = tokio::signal::ctrl_c() => {
