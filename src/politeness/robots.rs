@@ -42,7 +42,7 @@ use std::path::Path;
 
 use url::Url;
 
-use crate::canon::is_unreserved;
+use crate::canon::{hex_val, is_unreserved};
 
 /// RFC 9309 §2.5: crawlers must parse at least 500 KiB. The
 /// `[politeness] robots_max_bytes` default.
@@ -160,15 +160,6 @@ fn needs_escape(b: u8, in_query: bool) -> bool {
 fn push_escape(v: u8, out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     out.extend_from_slice(&[b'%', HEX[usize::from(v >> 4)], HEX[usize::from(v & 15)]]);
-}
-
-fn hex_val(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
 }
 
 /// The normal form of a URL's path + query, borrowed when it already is.
