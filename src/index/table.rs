@@ -67,77 +67,144 @@ pub struct Match {
 
 const NIL: u32 = u32::MAX;
 
-/// One sealed table: sorted distinct permuted fingerprints and a directory on
-/// their top `bits` bits.
+/// Bytes after the last packed entry, so an unaligned 8-byte load of any
+/// entry stays inside the allocation.
+const PAD: usize = 8;
+
+/// One sealed table: the sorted distinct permuted fingerprints of a run,
+/// packed, with a directory on their top `bits` bits.
+///
+/// Entries in one directory bucket share their top `bits` bits, so only the
+/// low `64 - bits` bits are kept, in `width` bytes (little-endian; 6 bytes per
+/// entry from 2^18 fingerprints, 5 from 2^26). A probe reads the two
+/// directory words of its bucket, then scans the bucket (about 4 to 8
+/// entries, one or two cache lines): the XOR of an entry with the permuted
+/// query, masked to the stored bits, is the full XOR, since the top bits are
+/// equal in the bucket.
 #[derive(Debug, Default)]
 pub(crate) struct Table {
-    pub(crate) keys: Vec<u64>,
+    data: Vec<u8>,
     dir: Vec<u32>,
     bits: u32,
+    width: usize,
+    /// Mask of the stored low `64 - bits` bits.
+    low: u64,
+    len: usize,
+}
+
+/// Fills a [`Table`] from permuted keys pushed in ascending order.
+pub(crate) struct TableBuilder {
+    t: Table,
+}
+
+impl TableBuilder {
+    /// A builder for exactly `n` keys of a table with prefix length `prefix`.
+    pub(crate) fn new(n: usize, prefix: u32) -> TableBuilder {
+        let log2 = usize::BITS - 1 - n.max(1).leading_zeros();
+        // About 4 to 8 entries per bucket; never beyond the table's prefix, so
+        // a bucket never splits a prefix range.
+        let bits = log2.saturating_sub(2).min(28).min(prefix);
+        let width = (64 - bits as usize).div_ceil(8);
+        let low = if bits == 0 { u64::MAX } else { (1u64 << (64 - bits)) - 1 };
+        let mut data = huge_vec(n * width + PAD);
+        data.resize(n * width + PAD, 0u8);
+        let mut dir = huge_vec((1usize << bits) + 1);
+        dir.resize((1usize << bits) + 1, 0u32);
+        TableBuilder {
+            t: Table {
+                data,
+                dir,
+                bits,
+                width,
+                low,
+                len: 0,
+            },
+        }
+    }
+
+    /// Appends the next key (not smaller than the previous one).
+    #[inline]
+    pub(crate) fn push(&mut self, key: u64) {
+        let t = &mut self.t;
+        let at = t.len * t.width;
+        t.data[at..at + t.width].copy_from_slice(&key.to_le_bytes()[..t.width]);
+        let b = t.bucket_of(key);
+        t.dir[b + 1] += 1;
+        t.len += 1;
+    }
+
+    /// The finished table.
+    pub(crate) fn finish(mut self) -> Table {
+        let dir = &mut self.t.dir;
+        for i in 1..dir.len() {
+            dir[i] += dir[i - 1];
+        }
+        self.t
+    }
 }
 
 impl Table {
-    fn build(keys: Vec<u64>, prefix: u32) -> Table {
-        let n = keys.len().max(1);
-        let log2 = usize::BITS - 1 - n.leading_zeros();
-        let bits = log2.saturating_sub(3).clamp(1, 28).min(prefix);
-        let mut dir = huge_vec((1usize << bits) + 1);
-        dir.resize((1usize << bits) + 1, 0u32);
-        if bits > 0 {
-            let shift = 64 - bits;
-            for &k in &keys {
-                dir[(k >> shift) as usize + 1] += 1;
-            }
-            for i in 1..dir.len() {
-                dir[i] += dir[i - 1];
-            }
-        } else {
-            dir = vec![0, keys.len() as u32];
-        }
-        Table { keys, dir, bits }
-    }
-
-    /// Range of entries sharing the top `bits` bits with `pq`.
-    #[inline]
-    fn bucket(&self, pq: u64) -> std::ops::Range<usize> {
-        let b = if self.bits == 0 {
+    #[inline(always)]
+    fn bucket_of(&self, pq: u64) -> usize {
+        if self.bits == 0 {
             0
         } else {
             (pq >> (64 - self.bits)) as usize
-        };
+        }
+    }
+
+    /// Entries sharing the top `bits` bits with `pq`.
+    #[inline(always)]
+    fn bucket(&self, pq: u64) -> (usize, usize) {
+        let b = self.bucket_of(pq);
         // The directory has 2^bits + 1 entries, so b + 1 is in range.
-        let lo = self.dir[b] as usize;
-        let hi = self.dir[b + 1] as usize;
-        lo..hi
+        (self.dir[b] as usize, self.dir[b + 1] as usize)
     }
 
-    /// Range of entries sharing the top `prefix` bits with `pq`.
+    /// The stored bytes of entry `j` (and whatever follows), as a u64.
+    #[inline(always)]
+    fn raw(&self, j: usize) -> u64 {
+        let at = j * self.width;
+        assert!(at + 8 <= self.data.len());
+        // SAFETY: bounds checked above; the data has PAD bytes after the last
+        // entry, so the check never fails for j < len.
+        u64::from_le(unsafe { (self.data.as_ptr().add(at) as *const u64).read_unaligned() })
+    }
+
+    /// Position of the permuted key `pk`, if stored.
     #[inline]
-    fn prefix_range(&self, pq: u64, prefix: u32) -> std::ops::Range<usize> {
-        let r = self.bucket(pq);
-        if r.len() <= 16 || prefix <= self.bits {
-            return r;
+    fn find(&self, pk: u64) -> Option<usize> {
+        let (lo, hi) = self.bucket(pk);
+        (lo..hi).find(|&j| (self.raw(j) ^ pk) & self.low == 0)
+    }
+
+    /// Every key in ascending order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+        (0..self.dir.len() - 1).flat_map(move |b| {
+            let top = (b as u64).wrapping_shl(64 - self.bits);
+            (self.dir[b] as usize..self.dir[b + 1] as usize).map(move |j| top | (self.raw(j) & self.low))
+        })
+    }
+
+    #[inline(always)]
+    fn prefetch_dir(&self, pq: u64) {
+        prefetch(self.dir.as_ptr().wrapping_add(self.bucket_of(pq)));
+    }
+
+    #[inline(always)]
+    fn prefetch_range(&self, (lo, hi): (usize, usize)) {
+        // Every cache line of the range (a bucket is one to three lines).
+        let p = self.data.as_ptr() as usize;
+        let mut line = (p + lo * self.width) & !63;
+        let end = p + hi * self.width;
+        while line <= end {
+            prefetch(line as *const u8);
+            line += 64;
         }
-        let shift = 64 - prefix;
-        let want = pq >> shift;
-        let s = &self.keys[r.clone()];
-        let lo = s.partition_point(|&k| (k >> shift) < want);
-        let hi = s.partition_point(|&k| (k >> shift) <= want);
-        r.start + lo..r.start + hi
-    }
-
-    #[inline]
-    fn prefetch(&self, pq: u64) {
-        let b = if self.bits == 0 {
-            0
-        } else {
-            (pq >> (64 - self.bits)) as usize
-        };
-        prefetch(self.dir.as_ptr().wrapping_add(b));
     }
 
     fn bytes(&self) -> usize {
-        self.keys.capacity() * 8 + self.dir.capacity() * 4
+        self.data.capacity() + self.dir.capacity() * 4
     }
 }
 
@@ -200,6 +267,9 @@ impl Geometry {
     }
 }
 
+/// Tables probed together in one prefetch round (bounds stack arrays).
+const ROUND: usize = 16;
+
 /// A sealed, immutable set of t tables over the same distinct fingerprints,
 /// with the page id of each fingerprint parallel to table 0.
 #[derive(Debug, Default)]
@@ -211,82 +281,41 @@ pub(crate) struct Run {
 impl Run {
     /// Builds from distinct `(fp, id)` pairs (any order), tables in parallel.
     pub(crate) fn build(geo: &Geometry, items: &[(u64, u64)]) -> Run {
-        let tables: Vec<(Table, Vec<u64>)> = geo
-            .specs
-            .par_iter()
-            .enumerate()
-            .map(|(i, spec)| {
-                if i == 0 {
-                    let mut pairs: Vec<(u64, u64)> = items.iter().map(|&(fp, id)| (spec.permute(fp), id)).collect();
-                    pairs.par_sort_unstable();
-                    let mut keys = huge_vec(pairs.len());
-                    let mut ids = huge_vec(pairs.len());
-                    for (k, id) in pairs {
-                        keys.push(k);
-                        ids.push(id);
-                    }
-                    (Table::build(keys, spec.prefix()), ids)
-                } else {
-                    let mut keys: Vec<u64> = huge_vec(items.len());
-                    keys.extend(items.iter().map(|&(fp, _)| spec.permute(fp)));
-                    keys.par_sort_unstable();
-                    (Table::build(keys, spec.prefix()), Vec::new())
-                }
-            })
-            .collect();
-        let mut ids = Vec::new();
-        let mut out = Vec::with_capacity(tables.len());
-        for (i, (t, v)) in tables.into_iter().enumerate() {
-            if i == 0 {
-                ids = v;
-            }
-            out.push(t);
-        }
-        Run { tables: out, ids }
+        let empty = Run::default();
+        empty.merged(geo, items).0
     }
 
-    /// A new run holding this run's fingerprints and `more` (distinct, none in
-    /// this run), merged table by table.
-    fn merged(&self, geo: &Geometry, more: &[(u64, u64)]) -> Run {
+    /// A new run holding this run's fingerprints and those of `more` that
+    /// are not in it (distinct among themselves), merged table by table. Also
+    /// returns the pairs of `more` whose fingerprint this run already holds.
+    pub(crate) fn merged(&self, geo: &Geometry, more: &[(u64, u64)]) -> (Run, Vec<(u64, u64)>) {
+        let (more, dups): (Vec<(u64, u64)>, Vec<(u64, u64)>) =
+            more.par_iter().partition(|&&(fp, _)| self.find(geo, fp).is_none());
+        let n = self.len() + more.len();
         let tables: Vec<(Table, Vec<u64>)> = geo
             .specs
             .par_iter()
             .enumerate()
             .map(|(i, spec)| {
-                let old = &self.tables[i].keys;
+                let old = self.tables.get(i);
+                let old_keys = old.into_iter().flat_map(|t| t.iter());
+                let mut out = TableBuilder::new(n, spec.prefix());
                 if i == 0 {
                     let mut add: Vec<(u64, u64)> = more.iter().map(|&(fp, id)| (spec.permute(fp), id)).collect();
-                    add.sort_unstable();
-                    let mut keys = huge_vec(old.len() + add.len());
-                    let mut ids = huge_vec(old.len() + add.len());
-                    let (mut a, mut b) = (0, 0);
-                    while a < old.len() || b < add.len() {
-                        if b == add.len() || (a < old.len() && old[a] < add[b].0) {
-                            keys.push(old[a]);
-                            ids.push(self.ids[a]);
-                            a += 1;
-                        } else {
-                            keys.push(add[b].0);
-                            ids.push(add[b].1);
-                            b += 1;
-                        }
-                    }
-                    (Table::build(keys, spec.prefix()), ids)
+                    add.par_sort_unstable();
+                    let mut ids = huge_vec(n);
+                    let old = old_keys.zip(self.ids.iter().copied());
+                    merge_sorted(old, add.into_iter(), |k, id| {
+                        out.push(k);
+                        ids.push(id);
+                    });
+                    (out.finish(), ids)
                 } else {
                     let mut add: Vec<u64> = more.iter().map(|&(fp, _)| spec.permute(fp)).collect();
-                    add.sort_unstable();
-                    let mut keys = huge_vec(old.len() + add.len());
-                    let (mut a, mut b) = (0, 0);
-                    while a < old.len() || b < add.len() {
-                        if b == add.len() || (a < old.len() && old[a] < add[b]) {
-                            keys.push(old[a]);
-                            a += 1;
-                        } else {
-                            keys.push(add[b]);
-                            b += 1;
-                        }
-                    }
-                    (Table::build(keys, spec.prefix()), Vec::new())
+                    add.par_sort_unstable();
+                    let old = old_keys.map(|k| (k, ()));
+                    merge_sorted(old, add.into_iter().map(|k| (k, ())), |k, ()| out.push(k));
+                    (out.finish(), Vec::new())
                 }
             })
             .collect();
@@ -298,7 +327,7 @@ impl Run {
             }
             out.push(t);
         }
-        Run { tables: out, ids }
+        (Run { tables: out, ids }, dups)
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -308,94 +337,137 @@ impl Run {
     /// Position of `fp` in table 0, if stored.
     #[inline]
     pub(crate) fn find(&self, geo: &Geometry, fp: u64) -> Option<usize> {
-        let t = self.tables.first()?;
-        let pq = geo.specs[0].permute(fp);
-        let r = t.bucket(pq);
-        let s = &t.keys[r.clone()];
-        s.binary_search(&pq).ok().map(|i| r.start + i)
+        self.tables.first()?.find(geo.specs[0].permute(fp))
     }
 
     /// Calls `emit(fp, id, distance)` once per stored fingerprint within k of `q`.
     /// Returns the number of entries examined.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn probe(&self, geo: &Geometry, q: u64, mut emit: impl FnMut(u64, u64, u32)) -> usize {
         if self.ids.is_empty() {
             return 0;
         }
         let mut examined = 0;
-        let mut pqs = [0u64; 64];
-        let nt = self.tables.len().min(64);
-        // Three rounds so the cache misses of different tables overlap:
-        // directory prefetch, key-range prefetch, then the scans.
-        for (i, spec) in geo.specs.iter().enumerate().take(nt) {
-            pqs[i] = spec.permute(q);
-            self.tables[i].prefetch(pqs[i]);
-        }
-        for (t, &pq) in self.tables.iter().zip(&pqs[..nt]) {
-            prefetch(t.keys.as_ptr().wrapping_add(t.bucket(pq).start));
-        }
-        for (i, &pq) in pqs[..nt].iter().enumerate() {
-            examined += self.probe_table(geo, i, q, pq, &mut emit);
+        let mut pqs = [0u64; ROUND];
+        let mut ranges = [(0usize, 0usize); ROUND];
+        // Rounds of up to ROUND tables so the cache misses of different
+        // tables overlap: directory prefetch, range prefetch, then the scans.
+        for start in (0..self.tables.len()).step_by(ROUND) {
+            let end = (start + ROUND).min(self.tables.len());
+            for i in start..end {
+                pqs[i - start] = geo.specs[i].permute(q);
+                self.tables[i].prefetch_dir(pqs[i - start]);
+            }
+            for i in start..end {
+                let r = self.tables[i].bucket(pqs[i - start]);
+                self.tables[i].prefetch_range(r);
+                ranges[i - start] = r;
+            }
+            for i in start..end {
+                examined += self.scan(geo, i, q, pqs[i - start], ranges[i - start], &mut emit);
+            }
         }
         examined
     }
 
-    #[inline]
-    fn probe_table(&self, geo: &Geometry, i: usize, q: u64, pq: u64, emit: &mut impl FnMut(u64, u64, u32)) -> usize {
+    /// Scans entries `lo..hi` of table `i` (the bucket of `pq`, the query
+    /// `q` permuted by table i) and emits the matches this table owns.
+    #[inline(always)]
+    fn scan(
+        &self,
+        geo: &Geometry,
+        i: usize,
+        q: u64,
+        pq: u64,
+        (lo, hi): (usize, usize),
+        emit: &mut impl FnMut(u64, u64, u32),
+    ) -> usize {
         let t = &self.tables[i];
-        let spec = &geo.specs[i];
-        let r = t.prefix_range(pq, spec.prefix());
-        let keys = &t.keys[r.clone()];
-        for (j, &e) in keys.iter().enumerate() {
-            let d = (e ^ pq).count_ones();
+        for j in lo..hi {
+            let x = (t.raw(j) ^ pq) & t.low;
+            let d = x.count_ones();
             if d <= geo.k {
-                let c = spec.unpermute(e);
-                if geo.first_table(c ^ q) == i {
-                    let id = if i == 0 {
-                        self.ids[r.start + j]
-                    } else {
-                        match self.find(geo, c) {
-                            Some(p) => self.ids[p],
-                            None => continue,
-                        }
-                    };
-                    emit(c, id, d);
-                }
+                self.owned_match(geo, i, q, pq ^ x, j, d, emit);
             }
         }
-        keys.len()
+        hi - lo
     }
 
-    /// Probes for a batch of queries, interleaving the tables' memory accesses
-    /// (directory prefetch for every query of the batch first). `emit(query
-    /// index, fp, id, distance)`.
+    /// A candidate within k found in table `i` at position `j`: emitted if
+    /// table i is the first table whose prefix it shares with the query (so
+    /// every match is reported by exactly one table).
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn owned_match(
+        &self,
+        geo: &Geometry,
+        i: usize,
+        q: u64,
+        permuted: u64,
+        j: usize,
+        d: u32,
+        emit: &mut impl FnMut(u64, u64, u32),
+    ) {
+        let c = geo.specs[i].unpermute(permuted);
+        if geo.first_table(c ^ q) != i {
+            return;
+        }
+        let id = if i == 0 {
+            self.ids[j]
+        } else {
+            match self.find(geo, c) {
+                Some(p) => self.ids[p],
+                None => return,
+            }
+        };
+        emit(c, id, d);
+    }
+
+    /// Probes for a batch of queries, software-pipelined: while query s is
+    /// scanned, the bucket ranges of query s + DEPTH are prefetched and the
+    /// directory words of query s + 2·DEPTH. `emit(query index, fp, id,
+    /// distance)`.
+    #[inline(always)]
     pub(crate) fn probe_many(&self, geo: &Geometry, qs: &[u64], mut emit: impl FnMut(usize, u64, u64, u32)) -> usize {
-        if self.ids.is_empty() {
+        const DEPTH: usize = 2;
+        const SLOTS: usize = 2 * DEPTH + 1;
+        let nt = self.tables.len();
+        if self.ids.is_empty() || qs.is_empty() {
             return 0;
         }
-        const B: usize = 16;
-        let nt = self.tables.len();
+        if nt > ROUND {
+            return qs
+                .iter()
+                .enumerate()
+                .map(|(qi, &q)| self.probe(geo, q, |c, id, d| emit(qi, c, id, d)))
+                .sum();
+        }
+        let mut pqs = [[0u64; ROUND]; SLOTS];
+        let mut ranges = [[(0usize, 0usize); ROUND]; SLOTS];
         let mut examined = 0;
-        let mut pq = vec![0u64; B * nt];
-        for (c, chunk) in qs.chunks(B).enumerate() {
-            for (qi, &q) in chunk.iter().enumerate() {
-                for (i, spec) in geo.specs.iter().enumerate() {
-                    let p = spec.permute(q);
-                    pq[i * B + qi] = p;
-                    self.tables[i].prefetch(p);
+        let n = qs.len();
+        for s in 0..n + 2 * DEPTH {
+            if s < n {
+                let slot = &mut pqs[s % SLOTS];
+                for i in 0..nt {
+                    slot[i] = geo.specs[i].permute(qs[s]);
+                    self.tables[i].prefetch_dir(slot[i]);
                 }
             }
-            for i in 0..nt {
-                let t = &self.tables[i];
-                for &p in &pq[i * B..i * B + chunk.len()] {
-                    let r = t.bucket(p);
-                    prefetch(t.keys.as_ptr().wrapping_add(r.start));
+            if s >= DEPTH && s - DEPTH < n {
+                let m = (s - DEPTH) % SLOTS;
+                for i in 0..nt {
+                    let r = self.tables[i].bucket(pqs[m][i]);
+                    self.tables[i].prefetch_range(r);
+                    ranges[m][i] = r;
                 }
             }
-            for i in 0..nt {
-                for (qi, &q) in chunk.iter().enumerate() {
-                    let p = pq[i * B + qi];
-                    examined += self.probe_table(geo, i, q, p, &mut |fp, id, d| emit(c * B + qi, fp, id, d));
+            if s >= 2 * DEPTH && s - 2 * DEPTH < n {
+                let qi = s - 2 * DEPTH;
+                let m = qi % SLOTS;
+                let q = qs[qi];
+                for i in 0..nt {
+                    examined += self.scan(geo, i, q, pqs[m][i], ranges[m][i], &mut |c, id, d| emit(qi, c, id, d));
                 }
             }
         }
@@ -410,13 +482,28 @@ impl Run {
     fn items(&self, geo: &Geometry) -> Vec<(u64, u64)> {
         match self.tables.first() {
             Some(t) => t
-                .keys
                 .iter()
                 .zip(&self.ids)
-                .map(|(&k, &id)| (geo.specs[0].unpermute(k), id))
+                .map(|(k, &id)| (geo.specs[0].unpermute(k), id))
                 .collect(),
             None => Vec::new(),
         }
+    }
+}
+
+/// Merges two ascending sequences of `(key, value)` into `push`.
+fn merge_sorted<V>(a: impl Iterator<Item = (u64, V)>, b: impl Iterator<Item = (u64, V)>, mut push: impl FnMut(u64, V)) {
+    let mut a = a.peekable();
+    let mut b = b.peekable();
+    loop {
+        let take_a = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) => x.0 <= y.0,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => return,
+        };
+        let (k, v) = if take_a { a.next() } else { b.next() }.expect("peeked");
+        push(k, v);
     }
 }
 
@@ -505,6 +592,7 @@ impl Delta {
         None
     }
 
+    #[inline(always)]
     fn probe(&self, geo: &Geometry, q: u64, mut emit: impl FnMut(u64, u64, u32)) -> usize {
         if self.fps.is_empty() {
             return 0;
@@ -632,7 +720,11 @@ impl LiveIndex {
         let geo = &inner.geo;
         let mut st = inner.state.write();
         st.len += 1;
-        let exists = st.main.find(geo, fp).is_some()
+        // A fingerprint already in the main run is not looked up there (two
+        // cache misses per insert): it goes to the delta, and the merge moves
+        // it to `extras`. Until then the main run and the delta each report
+        // their own id, which is the same answer.
+        let exists = (!st.extras.is_empty() && st.extras.contains_key(&fp))
             || st.frozen.as_ref().is_some_and(|f| f.find(geo, fp).is_some())
             || st.delta.find(geo, fp).is_some();
         if exists {
@@ -659,10 +751,14 @@ impl LiveIndex {
         }
         let inner = self.inner.clone();
         *slot = Some(std::thread::spawn(move || {
-            let merged = Arc::new(main.merged(&inner.geo, &frozen.items()));
+            let (merged, dups) = main.merged(&inner.geo, &frozen.items());
+            let merged = Arc::new(merged);
             let mut st = inner.state.write();
             st.main = merged;
             st.frozen = None;
+            for (fp, id) in dups {
+                st.extras.entry(fp).or_default().push(id);
+            }
         }));
     }
 
@@ -711,6 +807,23 @@ impl LiveIndex {
 
     /// [`LiveIndex::query`] that also says how much work it did.
     pub fn query_stats(&self, fp: u64, out: &mut Vec<Match>) -> ProbeStats {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("popcnt") {
+            // SAFETY: the CPU has the popcnt instruction.
+            return unsafe { self.query_popcnt(fp, out) };
+        }
+        self.query_body(fp, out)
+    }
+
+    /// [`LiveIndex::query_body`] compiled with the popcnt instruction.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    fn query_popcnt(&self, fp: u64, out: &mut Vec<Match>) -> ProbeStats {
+        self.query_body(fp, out)
+    }
+
+    #[inline(always)]
+    fn query_body(&self, fp: u64, out: &mut Vec<Match>) -> ProbeStats {
         let geo = &self.inner.geo;
         let st = self.inner.state.read();
         let before = out.len();
@@ -727,6 +840,10 @@ impl LiveIndex {
             let end = out.len();
             for i in before..end {
                 let m = out[i];
+                // A fingerprint can match twice (main run and delta) before a merge.
+                if out[before..i].iter().any(|o| o.fp == m.fp) {
+                    continue;
+                }
                 if let Some(more) = st.extras.get(&m.fp) {
                     out.extend(more.iter().map(|&id| Match { id, ..m }));
                 }
@@ -741,6 +858,23 @@ impl LiveIndex {
     /// Queries a batch at once (prefetching across queries): appends
     /// `(query index, match)` pairs.
     pub fn query_many(&self, fps: &[u64], out: &mut Vec<(usize, Match)>) -> usize {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("popcnt") {
+            // SAFETY: the CPU has the popcnt instruction.
+            return unsafe { self.query_many_popcnt(fps, out) };
+        }
+        self.query_many_body(fps, out)
+    }
+
+    /// [`LiveIndex::query_many_body`] compiled with the popcnt instruction.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    fn query_many_popcnt(&self, fps: &[u64], out: &mut Vec<(usize, Match)>) -> usize {
+        self.query_many_body(fps, out)
+    }
+
+    #[inline(always)]
+    fn query_many_body(&self, fps: &[u64], out: &mut Vec<(usize, Match)>) -> usize {
         let geo = &self.inner.geo;
         let st = self.inner.state.read();
         let before = out.len();
@@ -761,6 +895,9 @@ impl LiveIndex {
             let end = out.len();
             for i in before..end {
                 let (qi, m) = out[i];
+                if out[before..i].iter().any(|&(oq, o)| oq == qi && o.fp == m.fp) {
+                    continue;
+                }
                 if let Some(more) = st.extras.get(&m.fp) {
                     out.extend(more.iter().map(|&id| (qi, Match { id, ..m })));
                 }
@@ -824,7 +961,7 @@ impl LiveIndex {
     pub fn sealed_tables(&self) -> Vec<Vec<u64>> {
         self.wait_merged();
         let st = self.inner.state.read();
-        st.main.tables.iter().map(|t| t.keys.clone()).collect()
+        st.main.tables.iter().map(|t| t.iter().collect()).collect()
     }
 }
 
@@ -926,6 +1063,54 @@ mod tests {
             idx.query(fp ^ 0b101, &mut out);
             assert!(out.contains(&Match { fp, id, distance: 2 }), "{fp:x}");
         }
+    }
+
+    #[test]
+    fn repeats_across_merges_are_reported_once_per_id() {
+        // Re-inserted fingerprints land in the delta while their first copy is
+        // in the main run (insert does not look there); merges move them to
+        // `extras`. Before, during and after merges each id is reported once.
+        let idx = LiveIndex::new(Design::paper_k3(10).unwrap(), 3);
+        let mut seed = 3;
+        let mut items: Vec<(u64, u64)> = Vec::new();
+        let mut probes = Vec::new();
+        for id in 0..(MIN_DELTA as u64 * 3) {
+            let fp = if id % 997 == 0 && !items.is_empty() {
+                let old = items[(lcg(&mut seed) % items.len() as u64) as usize].0;
+                probes.push(old);
+                old
+            } else {
+                lcg(&mut seed)
+            };
+            idx.insert(fp, id);
+            items.push((fp, id));
+            if id % 20_011 == 0 {
+                for &q in probes.iter().rev().take(20) {
+                    let mut got = Vec::new();
+                    idx.query(q ^ 0b11, &mut got);
+                    got.sort_unstable();
+                    assert_eq!(got, brute(&items, q ^ 0b11, 3));
+                }
+            }
+        }
+        idx.wait_merged();
+        for &q in &probes {
+            let mut got = Vec::new();
+            idx.query(q, &mut got);
+            got.sort_unstable();
+            assert_eq!(got, brute(&items, q, 3));
+        }
+        let mut batch = Vec::new();
+        idx.query_many(&probes, &mut batch);
+        assert_eq!(
+            batch.len(),
+            probes.iter().map(|&q| brute(&items, q, 3).len()).sum::<usize>()
+        );
+        assert_eq!(idx.items(), {
+            let mut v = items.clone();
+            v.sort_unstable();
+            v
+        });
     }
 
     #[test]
