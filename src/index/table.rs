@@ -289,8 +289,8 @@ impl Run {
     /// are not in it (distinct among themselves), merged table by table. Also
     /// returns the pairs of `more` whose fingerprint this run already holds.
     pub(crate) fn merged(&self, geo: &Geometry, more: &[(u64, u64)]) -> (Run, Vec<(u64, u64)>) {
-        let (more, dups): (Vec<(u64, u64)>, Vec<(u64, u64)>) =
-            more.par_iter().partition(|&&(fp, _)| self.find(geo, fp).is_none());
+        type Pairs = Vec<(u64, u64)>;
+        let (more, dups): (Pairs, Pairs) = more.par_iter().partition(|&&(fp, _)| self.find(geo, fp).is_none());
         let n = self.len() + more.len();
         let tables: Vec<(Table, Vec<u64>)> = geo
             .specs
@@ -449,9 +449,9 @@ impl Run {
         for s in 0..n + 2 * DEPTH {
             if s < n {
                 let slot = &mut pqs[s % SLOTS];
-                for i in 0..nt {
-                    slot[i] = geo.specs[i].permute(qs[s]);
-                    self.tables[i].prefetch_dir(slot[i]);
+                for ((pq, spec), t) in slot.iter_mut().zip(&geo.specs).zip(&self.tables) {
+                    *pq = spec.permute(qs[s]);
+                    t.prefetch_dir(*pq);
                 }
             }
             if s >= DEPTH && s - DEPTH < n {
