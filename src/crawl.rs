@@ -59,6 +59,9 @@ use crate::store::{PageId, SledStore, Store, StoredPage, UrlState};
 pub const STORE_DIR: &str = "store";
 /// The crawl log inside a crawl output directory.
 pub const LOG_FILE: &str = "pages.jsonl";
+/// The index snapshot of the last clean stop, inside the output directory
+/// (format: [`crate::index::persist`]).
+pub const INDEX_SNAPSHOT: &str = "index/tables.bin";
 
 /// What to crawl and where to write it.
 pub struct CrawlOptions {
@@ -321,7 +324,12 @@ pub async fn run(
     });
 
     // The decider thread.
-    let decider = Decider::new(shared.clone(), &log_path, &previous)?;
+    let snapshot = opts.out.join(INDEX_SNAPSHOT);
+    if !opts.resume {
+        // A snapshot left beside a removed store belongs to another crawl.
+        let _ = std::fs::remove_file(&snapshot);
+    }
+    let decider = Decider::new(shared.clone(), &log_path, &previous, &snapshot)?;
     let (tx, rx) = mpsc::channel::<Fetched>(shared.settings.crawl.concurrency * 2);
     let decider_thread = std::thread::Builder::new()
         .name("simcrawl-decider".into())
@@ -338,6 +346,8 @@ pub async fn run(
         Err(_) => return Err(Error::InvalidInput("the decider thread panicked".into())),
     };
     shared.frontier.store().flush()?;
+    // Only after the flush: every page id below the watermark is in the store.
+    save_index(&decided.index, &snapshot, store.next_page_id());
 
     let stats = decided.stats(store.as_ref())?;
     let stats_path = opts.out.join(report::CRAWL_STATS_FILE);
@@ -852,6 +862,7 @@ struct Provisional {
 
 /// What the decider leaves for the crawl summary.
 struct Decided {
+    index: LiveIndex,
     dropped: HashSet<String>,
     demoted: HashSet<String>,
     mirror_demoted: HashSet<String>,
@@ -887,15 +898,10 @@ impl Decided {
 }
 
 impl Decider {
-    fn new(shared: Arc<Shared>, log_path: &Path, previous: &[PageRecord]) -> Result<Self> {
+    fn new(shared: Arc<Shared>, log_path: &Path, previous: &[PageRecord], snapshot: &Path) -> Result<Self> {
         let s = &shared.settings;
         let store = shared.frontier.store().clone();
-        let index = LiveIndex::from_settings(&s.index, s.simhash.k);
-        let mut fps = Vec::new();
-        for r in store.iter_fingerprints() {
-            fps.push(r?);
-        }
-        index.bulk_load(fps.into_iter().map(|(id, fp)| (fp, id)));
+        let index = load_index(store.as_ref(), s, snapshot)?;
         let exact = ExactIndex::load(store.as_ref())?;
         let mut mirrors = OnlineMirrors::new(&s.mirror);
         let mut redirects = HashMap::new();
@@ -945,6 +951,7 @@ impl Decider {
         }
         result?;
         Ok(Decided {
+            index: self.index,
             mirror_demoted: self.mirror_demoted,
             focus: self
                 .shared
@@ -1226,6 +1233,59 @@ impl Decider {
             cur = next;
         }
         None
+    }
+}
+
+/// The index at start: the snapshot of the last clean stop plus the store's
+/// fingerprints of pages decided after it, or, without a usable snapshot,
+/// rebuilt from every fingerprint in the store (the source of truth).
+fn load_index(store: &dyn Store, s: &Settings, snapshot: &Path) -> Result<LiveIndex> {
+    let started = std::time::Instant::now();
+    let fresh = LiveIndex::from_settings(&s.index, s.simhash.k);
+    let (index, first, from) = match LiveIndex::load(snapshot, fresh.design().clone(), s.simhash.k) {
+        Ok((idx, mark)) if mark <= store.next_page_id() => (idx, mark, "snapshot"),
+        Ok(_) => {
+            tracing::warn!("{}: newer than the store; rebuilding the index", snapshot.display());
+            (fresh, 0, "store")
+        }
+        Err(e) if e.is_missing() => (fresh, 0, "store"),
+        Err(e) => {
+            tracing::warn!("{e}; rebuilding the index from the store");
+            (fresh, 0, "store")
+        }
+    };
+    let mut fps = Vec::new();
+    for r in store.iter_fingerprints_from(first) {
+        let (id, fp) = r?;
+        fps.push((fp, id));
+    }
+    let added = fps.len();
+    if added > index.len() / 8 {
+        index.bulk_load(fps);
+    } else {
+        for (fp, id) in fps {
+            index.insert(fp, id);
+        }
+    }
+    if !index.is_empty() {
+        tracing::info!(
+            "index: {} fingerprints from the {from} ({added} from the store) in {:.2} s",
+            index.len(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(index)
+}
+
+/// Writes the index snapshot; a failure only costs a rebuild at the next start.
+fn save_index(index: &LiveIndex, path: &Path, watermark: u64) {
+    let saved = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .map_err(|e| e.to_string())
+        .and_then(|()| index.save(path, watermark).map_err(|e| e.to_string()));
+    if let Err(e) = saved {
+        tracing::warn!("index snapshot not written ({e}); the next start rebuilds it from the store");
     }
 }
 

@@ -149,6 +149,67 @@ async fn full_crawl_matches_ground_truth() {
     );
 }
 
+/// Stops a crawl at `max_pages`, optionally damages the index snapshot, and
+/// resumes it to the end. Returns the log and how many lines preceded the stop.
+async fn stop_and_resume(server: &RunningTestWeb, dir: &Path, damage: bool) -> (Vec<PageRecord>, usize) {
+    let settings = Settings::test_web(&["crawl.max_pages=150".to_string()]).unwrap();
+    let first = crawl::run(settings, CrawlOptions::new(dir, server.seeds()), std::future::pending())
+        .await
+        .unwrap();
+    assert_eq!(first.stop, crawl::StopReason::MaxPages);
+    let snapshot = dir.join(crawl::INDEX_SNAPSHOT);
+    let len = std::fs::metadata(&snapshot)
+        .expect("a clean stop writes the index snapshot")
+        .len();
+    assert!(len > 100, "snapshot of {len} bytes");
+    if damage {
+        let mut bytes = std::fs::read(&snapshot).unwrap();
+        let mid = bytes.len() / 2;
+        bytes[mid] ^= 0xff;
+        std::fs::write(&snapshot, bytes).unwrap();
+    }
+    let before = read_log(&dir.join(crawl::LOG_FILE)).unwrap().len();
+    let mut opts = CrawlOptions::new(dir, Vec::new());
+    opts.resume = true;
+    crawl::run(Settings::test_web(&[]).unwrap(), opts, std::future::pending())
+        .await
+        .unwrap();
+    (read_log(&dir.join(crawl::LOG_FILE)).unwrap(), before)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_from_index_snapshot_keeps_duplicate_decisions() {
+    let server = start_web().await;
+    let full_dir = tempfile::tempdir().unwrap();
+    let (_, full) = crawl_web(&server, full_dir.path(), &[]).await;
+    // Exact duplicates do not depend on what the template learner (memory
+    // only) knew before the stop; near-duplicate decisions can shift by a few.
+    let dups = |r: &[PageRecord]| r.iter().filter(|r| r.decision == Decision::ExactDuplicate).count();
+    for damage in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let (records, before) = stop_and_resume(&server, dir.path(), damage).await;
+        assert_once(&records);
+        assert_eq!(
+            canonical_set(&records),
+            canonical_set(&full),
+            "damaged snapshot: {damage}"
+        );
+        assert_eq!(dups(&records), dups(&full), "damaged snapshot: {damage}");
+        // Pages decided after the resume found near-duplicates among the
+        // pages indexed before the stop (snapshot, or rebuild when damaged).
+        let early: HashSet<&str> = records[..before].iter().map(|r| r.canonical.as_str()).collect();
+        let across = records[before..]
+            .iter()
+            .filter(|r| r.decision == Decision::NearDuplicate)
+            .filter(|r| r.dup_of.as_deref().is_some_and(|d| early.contains(d)))
+            .count();
+        assert!(
+            across > 0,
+            "no near-duplicate of a page indexed before the stop (damaged: {damage})"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn drop_policy_does_not_follow_duplicates_links() {
     let server = start_web().await;

@@ -254,6 +254,19 @@ pub fn run(opts: &Options, out: &mut impl Write) -> Result<()> {
         let bulk = rate(items.len(), t.elapsed().as_secs_f64());
         let bytes = idx.memory_bytes() as f64 / opts.n.max(1) as f64;
 
+        // Start-up from a snapshot (what a resumed crawl reads) vs the bulk load.
+        let snap = std::env::temp_dir().join(format!("simcrawl-bench-{}.snapshot", std::process::id()));
+        let t = Instant::now();
+        idx.save(&snap, 0).map_err(|e| Error::InvalidInput(e.to_string()))?;
+        let save_rate = rate(items.len(), t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        let (loaded, _) = LiveIndex::load(&snap, design.clone(), k).map_err(|e| Error::InvalidInput(e.to_string()))?;
+        let load_secs = t.elapsed().as_secs_f64();
+        let load_rate = rate(items.len(), load_secs);
+        let loaded_ok = loaded.len() == idx.len();
+        drop(loaded);
+        let _ = std::fs::remove_file(&snap);
+
         // Queries, one at a time, 1 thread, with work statistics.
         let mut buf = Vec::with_capacity(1024);
         let t = Instant::now();
@@ -410,6 +423,18 @@ pub fn run(opts: &Options, out: &mut impl Write) -> Result<()> {
             )
         };
         row(out, "bulk load fp/s", bulk, bt(|b| b.0), false)?;
+        row(out, "snapshot save fp/s", save_rate, None, false)?;
+        w(
+            out,
+            format!(
+                "{:<34} {:>12} {:>12} {:>9.1}x {:>10}",
+                "snapshot load fp/s (vs bulk load)",
+                human(load_rate),
+                human(bulk),
+                load_rate / bulk,
+                format!("{load_secs:.2} s")
+            ),
+        )?;
         row(out, "live inserts/s", ins, bt(|b| b.2), false)?;
         row(out, "live inserts/s incl. merges", ins_merged, None, false)?;
         row(out, "queries/s 1 thread", q1, bt(|b| b.1), true)?;
@@ -459,7 +484,7 @@ pub fn run(opts: &Options, out: &mut impl Write) -> Result<()> {
                 if live_ok { "agrees" } else { "DISAGREES" }
             ),
         )?;
-        if misses > 0 || extra > 0 || !live_ok {
+        if misses > 0 || extra > 0 || !live_ok || !loaded_ok {
             return Err(Error::InvalidInput("the index disagrees with brute force".into()));
         }
     }

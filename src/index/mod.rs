@@ -7,6 +7,7 @@
 //! - [`table`]: [`LiveIndex`], the live tables the crawl engine queries.
 //! - [`compressed`]: sealed runs as XOR-delta + Huffman blocks (§3.2).
 //! - [`batch`]: tables over the queries, parallel scan of the stored file (§3.3).
+//! - [`persist`]: snapshots of the tables beside the crawl store.
 //! - [`bench`]: the shared workload and `simcrawl bench index`.
 //!
 //! docs/index.md teaches the structure and gives measured figures.
@@ -15,7 +16,9 @@ pub mod batch;
 pub mod bench;
 pub mod compressed;
 pub mod design;
+pub mod persist;
 pub mod table;
 
 pub use design::{Design, TableSpec};
+pub use persist::SnapshotError;
 pub use table::{LiveIndex, Match, ProbeStats};

@@ -46,12 +46,14 @@
 //! returned.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 use rayon::prelude::*;
 
 use super::design::{Design, TableSpec};
+use super::persist::{design_hash, Header, SnapReader, SnapWriter, SnapshotError};
 
 /// One answer of a query: a stored fingerprint, one page id it was inserted
 /// with, and its Hamming distance from the query.
@@ -126,8 +128,10 @@ impl TableBuilder {
     #[inline]
     pub(crate) fn push(&mut self, key: u64) {
         let t = &mut self.t;
+        // One 8-byte store; the bytes past `width` are overwritten by the
+        // next entry or land in the padding.
         let at = t.len * t.width;
-        t.data[at..at + t.width].copy_from_slice(&key.to_le_bytes()[..t.width]);
+        t.data[at..at + 8].copy_from_slice(&key.to_le_bytes());
         let b = t.bucket_of(key);
         t.dir[b + 1] += 1;
         t.len += 1;
@@ -205,6 +209,48 @@ impl Table {
 
     fn bytes(&self) -> usize {
         self.data.capacity() + self.dir.capacity() * 4
+    }
+
+    fn write(&self, w: &mut SnapWriter) -> Result<(), SnapshotError> {
+        w.u32(self.bits)?;
+        w.u32(self.width as u32)?;
+        w.u64(self.dir.len() as u64)?;
+        w.u64(self.data.len() as u64)?;
+        w.u32s(&self.dir)?;
+        w.bytes(&self.data)
+    }
+
+    /// Reads a table of `n` entries, checking its geometry so that no probe
+    /// of a damaged file can index out of bounds.
+    fn read(r: &mut SnapReader, n: usize, prefix: u32) -> Result<Table, SnapshotError> {
+        let bits = r.u32()?;
+        let width = r.u32()? as usize;
+        let dir_len = r.u64()?;
+        let data_len = r.u64()?;
+        if bits > 28 || bits > prefix || width != (64 - bits as usize).div_ceil(8) {
+            return Err(r.corrupt(format!("table geometry bits={bits} width={width}")));
+        }
+        if dir_len != (1u64 << bits) + 1 || data_len != (n * width + PAD) as u64 {
+            return Err(r.corrupt("table sizes do not match its entry count"));
+        }
+        r.has(dir_len * 4 + data_len)?;
+        let mut dir = huge_vec(dir_len as usize);
+        r.u32s(&mut dir, dir_len as usize)?;
+        if dir[0] != 0 || dir.windows(2).any(|w| w[0] > w[1]) || dir[dir.len() - 1] as usize != n {
+            return Err(r.corrupt("table directory is not a sorted partition of its entries"));
+        }
+        let mut data = huge_vec(data_len as usize);
+        data.resize(data_len as usize, 0u8);
+        r.bytes(&mut data)?;
+        let low = if bits == 0 { u64::MAX } else { (1u64 << (64 - bits)) - 1 };
+        Ok(Table {
+            data,
+            dir,
+            bits,
+            width,
+            low,
+            len: n,
+        })
     }
 }
 
@@ -956,6 +1002,86 @@ impl LiveIndex {
         all
     }
 
+    /// Writes a snapshot of the whole index to `path` (through a temporary
+    /// file renamed into place, so a crash leaves the old snapshot or the new
+    /// one). `watermark` is stored for the caller: the crawl stores the next
+    /// page id, so that on load it adds only the fingerprints the store got
+    /// after the snapshot. See [`super::persist`] for the format.
+    pub fn save(&self, path: &Path, watermark: u64) -> Result<(), SnapshotError> {
+        let geo = &self.inner.geo;
+        let tmp = path.with_extension("tmp");
+        let st = self.inner.state.read();
+        let mut delta = st.frozen.as_ref().map_or_else(Vec::new, |f| f.items());
+        delta.extend(st.delta.items());
+        let extras: u64 = st.extras.values().map(|v| v.len() as u64).sum();
+        let mut w = SnapWriter::create(&tmp)?;
+        w.header(&Header {
+            k: geo.k,
+            design: design_hash(&self.inner.design, geo.k),
+            tables: geo.specs.len() as u32,
+            distinct: st.main.len() as u64,
+            pairs: st.len as u64,
+            watermark,
+            delta: delta.len() as u64,
+            extras,
+        })?;
+        for t in &st.main.tables {
+            t.write(&mut w)?;
+        }
+        w.u64s(st.main.ids.iter().copied())?;
+        w.u64s(delta.iter().flat_map(|&(fp, id)| [fp, id]))?;
+        w.u64s(
+            st.extras
+                .iter()
+                .flat_map(|(&fp, ids)| ids.iter().flat_map(move |&id| [fp, id])),
+        )?;
+        drop(st);
+        w.finish()?;
+        std::fs::rename(&tmp, path).map_err(|source| SnapshotError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+
+    /// Reads a snapshot written by [`LiveIndex::save`] for the same design
+    /// and k; returns the index and the saved watermark. The tables are read
+    /// as stored, not rebuilt.
+    pub fn load(path: &Path, design: Design, k: u32) -> Result<(LiveIndex, u64), SnapshotError> {
+        let mut r = SnapReader::open(path)?;
+        let h = r.header(&design, k)?;
+        let idx = LiveIndex::new(design, k);
+        let geo = &idx.inner.geo;
+        let n = h.distinct as usize;
+        let mut tables = Vec::with_capacity(geo.specs.len());
+        for spec in &geo.specs {
+            tables.push(Table::read(&mut r, n, spec.prefix())?);
+        }
+        r.has(h.distinct * 8)?;
+        let mut ids = huge_vec(n);
+        r.u64s(h.distinct, |id| ids.push(id))?;
+        let pairs = |r: &mut SnapReader, count: u64| -> Result<Vec<(u64, u64)>, SnapshotError> {
+            r.has(count.saturating_mul(16))?;
+            let mut flat = Vec::with_capacity(count as usize * 2);
+            r.u64s(count * 2, |x| flat.push(x))?;
+            Ok(flat.chunks_exact(2).map(|c| (c[0], c[1])).collect())
+        };
+        let delta = pairs(&mut r, h.delta)?;
+        let extras = pairs(&mut r, h.extras)?;
+        r.finish()?;
+        {
+            let mut st = idx.inner.state.write();
+            st.main = Arc::new(Run { tables, ids });
+            for (fp, id) in extras {
+                st.extras.entry(fp).or_default().push(id);
+            }
+        }
+        for (fp, id) in delta {
+            idx.insert(fp, id);
+        }
+        idx.inner.state.write().len = h.pairs as usize;
+        Ok((idx, h.watermark))
+    }
+
     /// Copies of the main run's sorted permuted keys, one vector per table
     /// (compression measurements).
     pub fn sealed_tables(&self) -> Vec<Vec<u64>> {
@@ -1111,6 +1237,59 @@ mod tests {
             v.sort_unstable();
             v
         });
+    }
+
+    #[test]
+    fn snapshots_round_trip_and_refuse_damage() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tables.bin");
+        let design = Design::paper_k3(10).unwrap();
+        let idx = LiveIndex::new(design.clone(), 3);
+        let mut seed = 5;
+        let mut items: Vec<(u64, u64)> = (0..5000).map(|i| (lcg(&mut seed), i)).collect();
+        idx.bulk_load(items.iter().copied());
+        // A delta, a repeated fingerprint, and a repeat of a main-run fingerprint.
+        for id in 5000..5100 {
+            let fp = if id % 10 == 0 {
+                items[id as usize % 100].0
+            } else {
+                lcg(&mut seed)
+            };
+            idx.insert(fp, id);
+            items.push((fp, id));
+        }
+        idx.save(&path, 77).unwrap();
+        let (back, mark) = LiveIndex::load(&path, design.clone(), 3).unwrap();
+        assert_eq!(mark, 77);
+        assert_eq!(back.len(), idx.len());
+        assert_eq!(back.items(), idx.items());
+        for &(fp, _) in items.iter().step_by(13) {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            idx.query(fp ^ 0b1001, &mut a);
+            back.query(fp ^ 0b1001, &mut b);
+            a.sort_unstable();
+            b.sort_unstable();
+            assert_eq!(a, b);
+            assert_eq!(b, brute(&items, fp ^ 0b1001, 3));
+        }
+        // Another design or k is refused.
+        let e = LiveIndex::load(&path, Design::paper_k3(4).unwrap(), 3).unwrap_err();
+        assert!(matches!(e, SnapshotError::Mismatch { .. }), "{e}");
+        assert!(LiveIndex::load(&path, design.clone(), 2).is_err());
+        // A flipped byte anywhere, or a truncation, is refused, never a panic.
+        let bytes = std::fs::read(&path).unwrap();
+        for at in [0, 9, 40, 100, bytes.len() / 2, bytes.len() - 20, bytes.len() - 3] {
+            let mut bad = bytes.clone();
+            bad[at] ^= 0x40;
+            std::fs::write(&path, &bad).unwrap();
+            assert!(LiveIndex::load(&path, design.clone(), 3).is_err(), "flip at {at}");
+        }
+        for len in [0, 7, 60, bytes.len() / 3, bytes.len() - 1] {
+            std::fs::write(&path, &bytes[..len]).unwrap();
+            assert!(LiveIndex::load(&path, design.clone(), 3).is_err(), "truncated to {len}");
+        }
+        let e = LiveIndex::load(&dir.path().join("none"), design, 3).unwrap_err();
+        assert!(e.is_missing());
     }
 
     #[test]

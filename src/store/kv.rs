@@ -21,7 +21,12 @@ pub trait Backend: Send + Sync {
     /// Apply inserts and removes atomically.
     fn apply(&self, batch: Vec<BatchOp>) -> Result<(), StoreError>;
     /// Every `(key, value)` whose key starts with `prefix`, in key order.
-    fn scan(&self, prefix: &[u8]) -> RawIter<'_>;
+    fn scan(&self, prefix: &[u8]) -> RawIter<'_> {
+        self.scan_from(prefix, prefix)
+    }
+    /// Every `(key, value)` whose key starts with `prefix` and is not less
+    /// than `from`, in key order.
+    fn scan_from(&self, prefix: &[u8], from: &[u8]) -> RawIter<'_>;
     /// The greatest entry whose key starts with `prefix`.
     fn last(&self, prefix: &[u8]) -> Result<Option<Entry>, StoreError>;
     /// Whether the `crawl` keyspace is empty.
@@ -101,10 +106,19 @@ impl Backend for SledBackend {
         self.crawl.apply_batch(b).map_err(backend)
     }
 
-    fn scan(&self, prefix: &[u8]) -> RawIter<'_> {
+    fn scan_from(&self, prefix: &[u8], from: &[u8]) -> RawIter<'_> {
+        if from <= prefix {
+            return Box::new(
+                self.crawl
+                    .scan_prefix(prefix)
+                    .map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())).map_err(backend)),
+            );
+        }
+        let prefix = prefix.to_vec();
         Box::new(
             self.crawl
-                .scan_prefix(prefix)
+                .range(from.to_vec()..)
+                .take_while(move |r| r.as_ref().map_or(true, |(k, _)| k.starts_with(&prefix)))
                 .map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())).map_err(backend)),
         )
     }
@@ -159,11 +173,11 @@ impl Backend for MemBackend {
         Ok(())
     }
 
-    fn scan(&self, prefix: &[u8]) -> RawIter<'_> {
+    fn scan_from(&self, prefix: &[u8], from: &[u8]) -> RawIter<'_> {
         // Collected under the read lock: tests and small stores only.
         let m = self.crawl.read();
         let items: Vec<_> = m
-            .range(prefix.to_vec()..)
+            .range(prefix.max(from).to_vec()..)
             .take_while(|(k, _)| k.starts_with(prefix))
             .map(|(k, v)| Ok((k.clone(), v.clone())))
             .collect();

@@ -320,6 +320,8 @@ pub trait Store: Send + Sync {
     /// A new page id, greater than every id handed out before (ids lost in a
     /// crash leave gaps).
     fn allocate_page_id(&self) -> PageId;
+    /// The id [`Store::allocate_page_id`] would hand out next.
+    fn next_page_id(&self) -> PageId;
     /// A page record.
     fn page(&self, id: PageId) -> Result<Option<StoredPage>, StoreError>;
     /// A page body, when bodies are stored.
@@ -341,7 +343,12 @@ pub trait Store: Send + Sync {
     fn iter_pages(&self) -> StoreIter<'_, StoredPage>;
     /// `(page id, simhash)` of every page inserted into the index, in id order
     /// (to rebuild the index at start).
-    fn iter_fingerprints(&self) -> StoreIter<'_, (PageId, u64)>;
+    fn iter_fingerprints(&self) -> StoreIter<'_, (PageId, u64)> {
+        self.iter_fingerprints_from(0)
+    }
+    /// `(page id, simhash)` of the pages with an id of at least `first`, in
+    /// id order (what an index snapshot does not hold yet).
+    fn iter_fingerprints_from(&self, first: PageId) -> StoreIter<'_, (PageId, u64)>;
     /// `(hash, page id)` of one exact-duplicate map.
     fn iter_hashes(&self, kind: HashKind) -> StoreIter<'_, ([u8; 32], PageId)>;
     /// `(host, stats)` of every host.
@@ -783,6 +790,10 @@ impl<K: Backend> Store for KvStore<K> {
         self.next_page_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     }
 
+    fn next_page_id(&self) -> PageId {
+        self.next_page_id.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     fn page(&self, id: PageId) -> Result<Option<StoredPage>, StoreError> {
         let k = id_key(P, id);
         match self.kv.get(&k)? {
@@ -831,8 +842,13 @@ impl<K: Backend> Store for KvStore<K> {
         self.scan_decode(&[P], |k, v| decode(k, v, dec_page))
     }
 
-    fn iter_fingerprints(&self) -> StoreIter<'_, (PageId, u64)> {
-        self.scan_decode(&[F], |k, v| Ok((be_u64(k, &k[1..])?, be_u64(k, v)?)))
+    fn iter_fingerprints_from(&self, first: PageId) -> StoreIter<'_, (PageId, u64)> {
+        let from = id_key(F, first);
+        Box::new(
+            self.kv
+                .scan_from(&[F], &from)
+                .map(|r| r.and_then(|(k, v)| Ok((be_u64(&k, &k[1..])?, be_u64(&k, &v)?)))),
+        )
     }
 
     fn iter_hashes(&self, kind: HashKind) -> StoreIter<'_, ([u8; 32], PageId)> {
@@ -995,6 +1011,10 @@ pub(crate) mod suite {
         assert_eq!(s.page_by_hash(HashKind::Body, &[1; 32]).unwrap(), Some(p.id));
         let fps: Vec<_> = s.iter_fingerprints().map(Result::unwrap).collect();
         assert_eq!(fps, vec![(p.id, 0xdead_beef)]);
+        let from = |id| s.iter_fingerprints_from(id).map(Result::unwrap).collect::<Vec<_>>();
+        assert_eq!(from(p.id), fps);
+        assert_eq!(from(p.id + 1), vec![]);
+        assert!(s.next_page_id() > q.id);
         let pages: Vec<_> = s.iter_pages().map(|r| r.unwrap().id).collect();
         assert_eq!(pages, vec![p.id, q.id]);
         assert_eq!(s.iter_hashes(HashKind::Text).count(), 1);
