@@ -273,6 +273,19 @@ enum BenchKind {
         #[arg(long, default_value_t = 200)]
         brute_queries: usize,
     },
+    /// Batch mode (`simcrawl hamming`, Manku §3.3) in memory: tables over the
+    /// queries, a parallel scan of the fingerprints, checked against brute force.
+    Hamming {
+        /// Stored fingerprints scanned (F).
+        #[arg(long, default_value_t = 100_000_000)]
+        fingerprints: usize,
+        /// Queries the tables are built over (Q).
+        #[arg(long, default_value_t = 1_000_000)]
+        queries: usize,
+        /// Tables (default: chosen by the number of queries).
+        #[arg(long)]
+        tables: Option<usize>,
+    },
     /// The per-page path: parse, text, features, simhash.
     Pipeline {
         /// Article pages of the test web to measure on.
@@ -533,6 +546,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     peer_script: (!no_peer).then_some(peer_script),
                 };
                 simcrawl::bench::run_crawl_bench(&opts, &mut std::io::stdout().lock())?;
+                Ok(ExitCode::SUCCESS)
+            }
+            BenchKind::Hamming {
+                fingerprints,
+                queries,
+                tables,
+            } => {
+                simcrawl::index::bench::run_batch(fingerprints, queries, tables, &mut std::io::stdout().lock())?;
                 Ok(ExitCode::SUCCESS)
             }
             BenchKind::Pipeline { pages } => {

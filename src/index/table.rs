@@ -336,7 +336,12 @@ impl Run {
     /// returns the pairs of `more` whose fingerprint this run already holds.
     pub(crate) fn merged(&self, geo: &Geometry, more: &[(u64, u64)]) -> (Run, Vec<(u64, u64)>) {
         type Pairs = Vec<(u64, u64)>;
-        let (more, dups): (Pairs, Pairs) = more.par_iter().partition(|&&(fp, _)| self.find(geo, fp).is_none());
+        let (more, dups): (std::borrow::Cow<'_, [(u64, u64)]>, Pairs) = if self.len() == 0 {
+            (more.into(), Vec::new())
+        } else {
+            let (new, dups): (Pairs, Pairs) = more.par_iter().partition(|&&(fp, _)| self.find(geo, fp).is_none());
+            (new.into(), dups)
+        };
         let n = self.len() + more.len();
         let tables: Vec<(Table, Vec<u64>)> = geo
             .specs
@@ -518,6 +523,23 @@ impl Run {
             }
         }
         examined
+    }
+
+    /// [`Run::probe_many`] compiled with the popcnt instruction when the CPU
+    /// has it (batch mode's entry point).
+    pub(crate) fn probe_many_fast(&self, geo: &Geometry, qs: &[u64], emit: impl FnMut(usize, u64, u64, u32)) -> usize {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("popcnt") {
+            // SAFETY: the CPU has the popcnt instruction.
+            return unsafe { self.probe_many_popcnt(geo, qs, emit) };
+        }
+        self.probe_many(geo, qs, emit)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    fn probe_many_popcnt(&self, geo: &Geometry, qs: &[u64], emit: impl FnMut(usize, u64, u64, u32)) -> usize {
+        self.probe_many(geo, qs, emit)
     }
 
     pub(crate) fn bytes(&self) -> usize {
@@ -831,14 +853,17 @@ impl LiveIndex {
         let added = all.len() - before;
         all.par_sort_unstable();
         let mut extras = std::mem::take(&mut st.extras);
-        let mut distinct = Vec::with_capacity(all.len());
-        for (fp, id) in all {
-            match distinct.last() {
-                Some(&(last, _)) if last == fp => extras.entry(fp).or_default().push(id),
-                _ => distinct.push((fp, id)),
+        // In place: the first id of each fingerprint stays, the others go to extras.
+        all.dedup_by(|later, first| {
+            let repeat = later.0 == first.0;
+            if repeat {
+                extras.entry(later.0).or_default().push(later.1);
             }
-        }
-        st.main = Arc::new(Run::build(geo, &distinct));
+            repeat
+        });
+        st.main = Arc::new(Run::default());
+        st.main = Arc::new(Run::build(geo, &all));
+        drop(all);
         st.frozen = None;
         st.delta = Delta::new(geo, DELTA_BITS);
         st.extras = extras;
@@ -1085,9 +1110,15 @@ impl LiveIndex {
     /// Copies of the main run's sorted permuted keys, one vector per table
     /// (compression measurements).
     pub fn sealed_tables(&self) -> Vec<Vec<u64>> {
+        (0..self.inner.geo.specs.len()).map(|i| self.sealed_table(i)).collect()
+    }
+
+    /// A copy of table `i`'s sorted permuted keys in the main run (empty if
+    /// there is no table i).
+    pub fn sealed_table(&self, i: usize) -> Vec<u64> {
         self.wait_merged();
         let st = self.inner.state.read();
-        st.main.tables.iter().map(|t| t.iter().collect()).collect()
+        st.main.tables.get(i).map_or_else(Vec::new, |t| t.iter().collect())
     }
 }
 
