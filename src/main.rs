@@ -272,6 +272,9 @@ enum BenchKind {
         /// Queries checked against (and timed with) a brute-force scan.
         #[arg(long, default_value_t = 200)]
         brute_queries: usize,
+        /// Skip compressing the sealed tables (minutes at 100M).
+        #[arg(long)]
+        no_compression: bool,
     },
     /// Batch mode (`simcrawl hamming`, Manku §3.3) in memory: tables over the
     /// queries, a parallel scan of the fingerprints, checked against brute force.
@@ -516,6 +519,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 workload,
                 no_btree,
                 brute_queries,
+                no_compression,
             } => {
                 use simcrawl::index::bench::{Options, Shape};
                 let shapes = match workload {
@@ -530,6 +534,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     shapes,
                     no_btree,
                     brute_queries,
+                    no_compression,
                 };
                 simcrawl::index::bench::run(&opts, &mut std::io::stdout().lock())?;
                 Ok(ExitCode::SUCCESS)

@@ -207,6 +207,8 @@ pub struct Options {
     pub no_btree: bool,
     /// Queries checked against brute force (and timed for the brute-force rate).
     pub brute_queries: usize,
+    /// Skip compressing the sealed tables (minutes at 100M).
+    pub no_compression: bool,
 }
 
 fn rate(count: usize, secs: f64) -> f64 {
@@ -314,30 +316,42 @@ pub fn run(opts: &Options, out: &mut impl Write) -> Result<()> {
         let qb2 = two(true);
 
         // Compression of the sealed tables.
-        let t = Instant::now();
-        // One table at a time, so that 100M fingerprints fit.
-        let mut distinct = 1.0f64;
-        let comp: Vec<CompressedTable> = (0..design.tables())
-            .map(|i| {
-                let keys = idx.sealed_table(i);
-                distinct = keys.len().max(1) as f64;
-                CompressedTable::encode(&keys)
-            })
-            .collect();
-        let comp_secs = t.elapsed().as_secs_f64();
-        let comp_table: f64 = comp.iter().map(|c| c.bytes() as f64).sum::<f64>() / comp.len().max(1) as f64 / distinct;
-        let comp_total = comp.iter().map(|c| c.bytes() as f64).sum::<f64>() / opts.n.max(1) as f64 + 8.0;
-        // A compressed probe: decode the prefix range of every table.
-        let t = Instant::now();
-        let mut decoded = 0usize;
-        let cq = &wl.queries[..wl.queries.len().min(100_000)];
-        for &q in cq {
-            for (s, c) in design.specs().iter().zip(&comp) {
-                decoded += c.for_prefix(s.permute(q), s.prefix(), |_| {});
+        let (comp_table, comp_total, comp_secs, qc, decoded_per) = if opts.no_compression {
+            (f64::NAN, f64::NAN, 0.0, f64::NAN, f64::NAN)
+        } else {
+            let t = Instant::now();
+            // One table at a time, so that 100M fingerprints fit.
+            let mut distinct = 1.0f64;
+            let comp: Vec<CompressedTable> = (0..design.tables())
+                .map(|i| {
+                    let keys = idx.sealed_table(i);
+                    distinct = keys.len().max(1) as f64;
+                    CompressedTable::encode(&keys)
+                })
+                .collect();
+            let comp_secs = t.elapsed().as_secs_f64();
+            let comp_table: f64 =
+                comp.iter().map(|c| c.bytes() as f64).sum::<f64>() / comp.len().max(1) as f64 / distinct;
+            let comp_total = comp.iter().map(|c| c.bytes() as f64).sum::<f64>() / opts.n.max(1) as f64 + 8.0;
+            // A compressed probe: decode the prefix range of every table.
+            let t = Instant::now();
+            let mut decoded = 0usize;
+            let cq = &wl.queries[..wl.queries.len().min(100_000)];
+            for &q in cq {
+                for (s, c) in design.specs().iter().zip(&comp) {
+                    decoded += c.for_prefix(s.permute(q), s.prefix(), |_| {});
+                }
             }
-        }
-        let qc = rate(cq.len(), t.elapsed().as_secs_f64());
-        drop(comp);
+            let qc = rate(cq.len(), t.elapsed().as_secs_f64());
+            drop(comp);
+            (
+                comp_table,
+                comp_total,
+                comp_secs,
+                qc,
+                decoded as f64 / cq.len().max(1) as f64,
+            )
+        };
 
         // Zero misses against brute force, and the brute-force rate.
         let bq = &wl.queries[..wl.queries.len().min(opts.brute_queries)];
@@ -488,7 +502,7 @@ pub fn run(opts: &Options, out: &mut impl Write) -> Result<()> {
                 "{:<34} {:>12.1}   (worst {worst}, compressed decodes {:.1})",
                 "examined/query",
                 examined as f64 / wl.queries.len().max(1) as f64,
-                decoded as f64 / cq.len().max(1) as f64
+                decoded_per
             ),
         )?;
         w(
@@ -659,6 +673,7 @@ mod tests {
             shapes: vec![Shape::Random, Shape::Clustered],
             no_btree: false,
             brute_queries: 100,
+            no_compression: false,
         };
         let mut out = Vec::new();
         run(&opts, &mut out).unwrap();
