@@ -12,8 +12,9 @@ use super::design::Design;
 use super::table::{Geometry, Run};
 use crate::error::{Error, Result};
 
-/// Fingerprints probed per rayon task.
-const CHUNK: usize = 1 << 14;
+/// Fingerprints probed per rayon task: large, so that sweeping a table in
+/// bucket order reads each of its cache lines for many probes.
+const CHUNK: usize = 1 << 18;
 
 /// Every `(q_index, f_index, distance)` with `distance(queries[q], fingerprints[f]) <= k`,
 /// 0-based, sorted by q then f. `tables` picks a design with at most that many
@@ -40,7 +41,7 @@ pub fn run(fingerprints: &[u64], queries: &[u64], k: u32, tables: Option<usize>)
         .enumerate()
         .flat_map_iter(|(c, chunk)| {
             let mut found = Vec::new();
-            run.probe_many_fast(&geo, chunk, |fi, _q, slot, d| {
+            run.sweep_fast(&geo, chunk, |fi, _q, slot, d| {
                 let slot = slot as usize;
                 for &(_, qi) in &order[first_of[slot]..first_of[slot + 1]] {
                     found.push((qi as usize, c * CHUNK + fi, d));

@@ -481,21 +481,25 @@ pub fn run(opts: &Options, out: &mut impl Write) -> Result<()> {
         row(out, "queries/s 2 threads", q2, None, true)?;
         row(out, "queries/s 1 thread, batched", qb1, bt(|b| b.1), true)?;
         row(out, "queries/s 2 threads, batched", qb2, None, true)?;
-        row(out, "queries/s 1 thread, compressed", qc, None, true)?;
+        if !opts.no_compression {
+            row(out, "queries/s 1 thread, compressed", qc, None, true)?;
+        }
         w(out, format!("{:<34} {:>12}", "brute-force queries/s", human(qbrute)))?;
         w(out, format!("{:<34} {:>9} ns {:>9} ns", "latency p50 / p99", p50, p99))?;
         w(out, format!("{:<34} {:>12.1}", "bytes/fp (all tables + ids)", bytes))?;
-        w(
-            out,
-            format!("{:<34} {:>12.2}", "compressed bytes/fp per table", comp_table),
-        )?;
-        w(
-            out,
-            format!(
-                "{:<34} {:>12.1}   (encode {comp_secs:.2} s)",
-                "compressed bytes/fp (+ 8 B id)", comp_total
-            ),
-        )?;
+        if !opts.no_compression {
+            w(
+                out,
+                format!("{:<34} {:>12.2}", "compressed bytes/fp per table", comp_table),
+            )?;
+            w(
+                out,
+                format!(
+                    "{:<34} {:>12.1}   (encode {comp_secs:.2} s)",
+                    "compressed bytes/fp (+ 8 B id)", comp_total
+                ),
+            )?;
+        }
         w(
             out,
             format!(

@@ -525,21 +525,63 @@ impl Run {
         examined
     }
 
-    /// [`Run::probe_many`] compiled with the popcnt instruction when the CPU
-    /// has it (batch mode's entry point).
-    pub(crate) fn probe_many_fast(&self, geo: &Geometry, qs: &[u64], emit: impl FnMut(usize, u64, u64, u32)) -> usize {
+    /// Batch mode's probe of a large chunk of stored fingerprints `fs`: per
+    /// table, the chunk is bucket-sorted (counting sort on the directory
+    /// bits) and then swept in bucket order, so the table's directory and
+    /// entries are read front to back, once per chunk, instead of at random
+    /// once per probe. `emit(index in fs, query fp, query slot id, distance)`.
+    #[inline(always)]
+    pub(crate) fn sweep(&self, geo: &Geometry, fs: &[u64], mut emit: impl FnMut(usize, u64, u64, u32)) -> usize {
+        if self.ids.is_empty() || fs.is_empty() {
+            return 0;
+        }
+        let mut examined = 0;
+        let mut counts: Vec<u32> = Vec::new();
+        let mut sorted: Vec<(u64, u32)> = vec![(0, 0); fs.len()];
+        for (i, t) in self.tables.iter().enumerate() {
+            let spec = &geo.specs[i];
+            counts.clear();
+            counts.resize(t.dir.len(), 0);
+            for &f in fs {
+                counts[t.bucket_of(spec.permute(f))] += 1;
+            }
+            let mut at = 0u32;
+            for c in counts.iter_mut() {
+                let n = *c;
+                *c = at;
+                at += n;
+            }
+            for (j, &f) in fs.iter().enumerate() {
+                let p = spec.permute(f);
+                let b = t.bucket_of(p);
+                sorted[counts[b] as usize] = (p, j as u32);
+                counts[b] += 1;
+            }
+            for &(p, j) in &sorted {
+                let j = j as usize;
+                // The fingerprint from its permuted value: ALU work instead of
+                // a random read of fs[j].
+                let f = spec.unpermute(p);
+                examined += self.scan(geo, i, f, p, t.bucket(p), &mut |c, id, d| emit(j, c, id, d));
+            }
+        }
+        examined
+    }
+
+    /// [`Run::sweep`] compiled with the popcnt instruction when the CPU has it.
+    pub(crate) fn sweep_fast(&self, geo: &Geometry, fs: &[u64], emit: impl FnMut(usize, u64, u64, u32)) -> usize {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("popcnt") {
             // SAFETY: the CPU has the popcnt instruction.
-            return unsafe { self.probe_many_popcnt(geo, qs, emit) };
+            return unsafe { self.sweep_popcnt(geo, fs, emit) };
         }
-        self.probe_many(geo, qs, emit)
+        self.sweep(geo, fs, emit)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "popcnt")]
-    fn probe_many_popcnt(&self, geo: &Geometry, qs: &[u64], emit: impl FnMut(usize, u64, u64, u32)) -> usize {
-        self.probe_many(geo, qs, emit)
+    fn sweep_popcnt(&self, geo: &Geometry, fs: &[u64], emit: impl FnMut(usize, u64, u64, u32)) -> usize {
+        self.sweep(geo, fs, emit)
     }
 
     pub(crate) fn bytes(&self) -> usize {
