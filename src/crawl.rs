@@ -337,6 +337,7 @@ pub async fn run(
         Ok(r) => r?,
         Err(_) => return Err(Error::InvalidInput("the decider thread panicked".into())),
     };
+    shared.frontier.write_pending()?;
     shared.frontier.store().flush()?;
 
     let stats = decided.stats(store.as_ref())?;
