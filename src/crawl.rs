@@ -15,16 +15,18 @@
 //!   async threads.
 //! - **the decider** (one OS thread): the only owner of the simhash index and
 //!   the exact-hash maps. It decides each page in arrival order, inserts new
-//!   fingerprints at once (so the next page sees them), appends the crawl
-//!   log, records the page in the store and offers its out-links with their
-//!   duplicate penalties. One writer means no lock on the index insert path
-//!   and no race between two copies deciding at the same time.
+//!   fingerprints at once (so the next page sees them), offers its
+//!   out-links with their duplicate penalties and writes its crawl-log line.
+//!   The pages waiting in the channel (up to 64) are decided in a row and
+//!   then recorded in the store together, in one atomic batch (one commit
+//!   per group instead of per page). One writer means no lock on the index
+//!   insert path and no race between two copies deciding at the same time.
 //!
-//! Crash safety: a page's log line is appended (one `write` call) before its
-//! store record is committed; on `--resume` log lines whose URL the store does
-//! not have as done are dropped, and the store re-queues URLs that were in
-//! flight. So a `kill -9` at any moment loses no queued URL and records no
-//! page twice.
+//! Crash safety: a group's log lines are appended before its store batch is
+//! committed; on `--resume` log lines whose URL the store does not have as
+//! done are dropped, and URLs not recorded (in flight, or decided in an
+//! uncommitted group) are still queued in the store. So a `kill -9` at any
+//! moment loses no queued URL and records no page twice.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -816,10 +818,23 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
     }
 }
 
+/// Pages decided and not yet committed, at most this many.
+const GROUP_MAX: usize = 64;
+
+/// A decided page waiting for its group's commit.
+struct Done {
+    q: QueuedUrl,
+    page: StoredPage,
+    body: Option<Vec<u8>>,
+}
+
 /// The single owner of the index and the exact-hash maps.
 struct Decider {
     shared: Arc<Shared>,
-    log: CrawlLogWriter<std::fs::File>,
+    /// The crawl log, flushed before each group's store commit.
+    log: CrawlLogWriter<std::io::BufWriter<std::fs::File>>,
+    /// Decided pages waiting for the commit (see [`Decider::run`]).
+    group: Vec<Done>,
     index: LiveIndex,
     exact: ExactIndex,
     policy: DedupPolicyEngine,
@@ -912,7 +927,8 @@ impl Decider {
             .open(log_path)
             .map_err(|e| Error::io(log_path, e))?;
         Ok(Decider {
-            log: CrawlLogWriter::new(file),
+            log: CrawlLogWriter::new(std::io::BufWriter::with_capacity(1 << 20, file)),
+            group: Vec::with_capacity(GROUP_MAX),
             index,
             exact,
             policy: DedupPolicyEngine::new(s),
@@ -931,17 +947,31 @@ impl Decider {
         })
     }
 
+    /// Decide pages as they arrive; the pages waiting in the channel (up to
+    /// [`GROUP_MAX`]) are decided one by one and then committed together.
     fn run(mut self, mut rx: mpsc::Receiver<Fetched>) -> Result<Decided> {
         let mut result = Ok(());
-        while let Some(f) = rx.blocking_recv() {
+        while let Some(first) = rx.blocking_recv() {
+            let mut n = 0;
+            let mut next = Some(first);
+            while let Some(f) = next.take() {
+                n += 1;
+                if result.is_ok() {
+                    result = self.handle(f);
+                }
+                if n < GROUP_MAX {
+                    next = rx.try_recv().ok();
+                }
+            }
             if result.is_ok() {
-                result = self.handle(f);
+                result = self.commit();
                 if let Err(e) = &result {
                     tracing::error!("recording a page failed: {e}");
                     self.shared.failed.store(true, Ordering::Relaxed);
                 }
             }
-            self.shared.in_flight.fetch_sub(1, Ordering::AcqRel);
+            self.group.clear();
+            self.shared.in_flight.fetch_sub(n, Ordering::AcqRel);
             self.shared.wake.notify_one();
         }
         result?;
@@ -958,6 +988,9 @@ impl Decider {
     }
 
     fn url_of(&self, id: PageId) -> Result<Option<String>> {
+        if let Some(d) = self.group.iter().find(|d| d.page.id == id) {
+            return Ok(Some(d.page.canonical.clone()));
+        }
         Ok(self.shared.frontier.store().page(id)?.map(|p| p.canonical))
     }
 
@@ -1118,12 +1151,29 @@ impl Decider {
                 }
             }
         }
-        // Log first, then commit: see the module docs on crash safety.
-        let log_path = || PathBuf::from(LOG_FILE);
-        self.log.write(&rec).map_err(|e| Error::io(log_path(), e))?;
-        frontier.complete(q, &page, body.as_deref())?;
+        // Log first (buffered), then commit with the group: see the module
+        // docs on crash safety.
+        self.log
+            .write(&rec)
+            .map_err(|e| Error::io(PathBuf::from(LOG_FILE), e))?;
         self.mirrors.observe(&rec);
-        shared.recorded.fetch_add(1, Ordering::AcqRel);
+        self.group.push(Done { q: f.q, page, body });
+        Ok(())
+    }
+
+    /// Append the group's log lines, then record its pages in one store batch.
+    fn commit(&mut self) -> Result<()> {
+        if self.group.is_empty() {
+            return Ok(());
+        }
+        self.log.flush().map_err(|e| Error::io(PathBuf::from(LOG_FILE), e))?;
+        let items: Vec<(&QueuedUrl, &StoredPage, Option<&[u8]>)> =
+            self.group.iter().map(|d| (&d.q, &d.page, d.body.as_deref())).collect();
+        self.shared.frontier.complete_many(&items)?;
+        self.shared
+            .recorded
+            .fetch_add(self.group.len() as u64, Ordering::AcqRel);
+        self.group.clear();
         Ok(())
     }
 

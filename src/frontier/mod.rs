@@ -59,7 +59,7 @@ pub use crate::crawllog::ScoreComponents;
 use crate::dedup::DedupPolicyEngine;
 pub use crate::dedup::ParentDup;
 pub use crate::store::QueuedUrl;
-use crate::store::{HostStats, PageId, QueueKey, Store, StoreError, StoredPage, UrlState};
+use crate::store::{Completion, HostStats, PageId, QueueKey, Store, StoreError, StoredPage, UrlState};
 use scope::{digit_pattern, host_key, Rejection, ScopeRules};
 pub use scope::{ScopeReason, TrapReason};
 
@@ -835,27 +835,68 @@ impl Frontier {
     /// seen state, queue removal and host stats in one atomic store batch.
     /// `page.id` comes from [`Frontier::allocate_page_id`].
     pub fn complete(&self, url: &QueuedUrl, page: &StoredPage, body: Option<&[u8]>) -> Result<(), FrontierError> {
+        self.complete_many(&[(url, page, body)])
+    }
+
+    /// [`Frontier::complete`] for a group of in-flight URLs, in order, in ONE
+    /// atomic store batch (the crawl loop records the pages decided since
+    /// its last commit together). On error nothing is recorded and every
+    /// URL of the group stays in flight.
+    pub fn complete_many(&self, done: &[(&QueuedUrl, &StoredPage, Option<&[u8]>)]) -> Result<(), FrontierError> {
         let mut g = self.inner.lock();
         let inner = &mut *g;
-        let id = self.take_in_flight(inner, url)?;
-        let h = &mut inner.hosts[id as usize];
-        let mut stats = h.stats.clone();
-        stats.record(page);
-        if let Err(e) = self.store.complete(url, page, body, &stats) {
-            h.in_flight.push(url.key());
-            inner.in_flight += 1;
+        let mut ids: Vec<u32> = Vec::with_capacity(done.len());
+        let mut stats: Vec<HostStats> = Vec::with_capacity(done.len());
+        for &(url, page, _) in done {
+            let id = match self.take_in_flight(inner, url) {
+                Ok(id) => id,
+                Err(e) => {
+                    self.restore_in_flight(inner, &ids, done);
+                    return Err(e);
+                }
+            };
+            // The host's stats with this page counted (after its earlier pages in the group).
+            let mut st = match ids.iter().rposition(|&i| i == id) {
+                Some(j) => stats[j].clone(),
+                None => inner.hosts[id as usize].stats.clone(),
+            };
+            st.record(page);
+            ids.push(id);
+            stats.push(st);
+        }
+        let group: Vec<Completion<'_>> = done
+            .iter()
+            .zip(&stats)
+            .map(|(&(url, page, body), host)| Completion { url, page, body, host })
+            .collect();
+        if let Err(e) = self.store.complete_many(&group) {
+            self.restore_in_flight(inner, &ids, done);
             return Err(e.into());
         }
-        h.stats = stats;
-        // A digit pattern whose pages keep duplicating each other is a trap
-        // (calendar); a mirror's pages duplicate another host's and are not.
-        if page.decision.is_duplicate() && self.max_urls_per_pattern > 0 {
-            if let Some(p) = self.self_similar_pattern(&url.canonical, page.dup_of)? {
-                *inner.patterns.entry(pattern_hash(&p)).or_insert(0) += 1;
+        for (&id, st) in ids.iter().zip(stats) {
+            inner.hosts[id as usize].stats = st;
+        }
+        for &(url, page, _) in done {
+            // A digit pattern whose pages keep duplicating each other is a trap
+            // (calendar); a mirror's pages duplicate another host's and are not.
+            if page.decision.is_duplicate() && self.max_urls_per_pattern > 0 {
+                if let Some(p) = self.self_similar_pattern(&url.canonical, page.dup_of)? {
+                    *inner.patterns.entry(pattern_hash(&p)).or_insert(0) += 1;
+                }
             }
         }
-        self.reschedule(inner, id)?;
+        for &id in &ids {
+            self.reschedule(inner, id)?;
+        }
         Ok(())
+    }
+
+    /// Undo `take_in_flight` for the first `ids.len()` URLs of `done`.
+    fn restore_in_flight(&self, inner: &mut Inner, ids: &[u32], done: &[(&QueuedUrl, &StoredPage, Option<&[u8]>)]) {
+        for (&id, &(url, _, _)) in ids.iter().zip(done) {
+            inner.hosts[id as usize].in_flight.push(url.key());
+            inner.in_flight += 1;
+        }
     }
 
     /// Put an in-flight URL back (a retryable failure): its retry count goes
