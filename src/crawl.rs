@@ -506,10 +506,7 @@ async fn work(shared: &Arc<Shared>, q: QueuedUrl, tx: &mpsc::Sender<Fetched>) {
     // The host may be contacted again when politeness says so (a retry
     // pushes that later, never earlier: `requeue` keeps the later time).
     let ready = origin.map_or_else(std::time::Instant::now, |o| shared.politeness.next_ready(&o).into_std());
-    if let Err(e) = shared.frontier.set_host_ready(&host, ready) {
-        tracing::error!("frontier: {e}");
-        shared.failed.store(true, Ordering::Relaxed);
-    }
+    set_host_ready(shared, &host, ready);
     match step {
         Step::Record(f) => {
             if tx.send(f).await.is_err() {
@@ -521,6 +518,18 @@ async fn work(shared: &Arc<Shared>, q: QueuedUrl, tx: &mpsc::Sender<Fetched>) {
             shared.in_flight.fetch_sub(1, Ordering::AcqRel);
             shared.wake.notify_one();
         }
+    }
+}
+
+/// Tell the frontier when `host` may be contacted again; a host ready now
+/// wakes the dispatcher (it may be waiting for just this host).
+fn set_host_ready(shared: &Shared, host: &str, ready: std::time::Instant) {
+    if let Err(e) = shared.frontier.set_host_ready(host, ready) {
+        tracing::error!("frontier: {e}");
+        shared.failed.store(true, Ordering::Relaxed);
+    }
+    if ready <= std::time::Instant::now() {
+        shared.wake.notify_one();
     }
 }
 
@@ -610,10 +619,7 @@ async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url) -> Step {
     // frontier's in-flight limit still holds); with one request in flight
     // per host this changes nothing, with more it lets them overlap.
     let ready = shared.politeness.next_ready(permit.origin()).into_std();
-    if let Err(e) = shared.frontier.set_host_ready(&q.host, ready) {
-        tracing::error!("frontier: {e}");
-        shared.failed.store(true, Ordering::Relaxed);
-    }
+    set_host_ready(shared, &q.host, ready);
     let delay_ms = Some(permit.delay().as_millis() as u64);
     if let Some(rate) = &shared.rate {
         rate.until_ready().await;
@@ -761,8 +767,8 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
     let host = crate::frontier::scope::host_key(url);
     shared.templates.observe(&host, &doc);
     let template_version = shared.templates.version(&host);
-    let template = shared.templates.template(&host);
-    let features = shared.fx.features(&doc, template.as_ref());
+    let template = shared.templates.template_shared(&host);
+    let features = shared.fx.features(&doc, template.as_deref());
     let fp = simhash::simhash(&features);
     let hashes = ContentHashes::compute(&resp.body, &doc);
     let relevance = shared.focus.as_ref().map(|f| f.page_relevance(&features));
@@ -1231,9 +1237,9 @@ impl Decider {
         if list.iter().all(|p| p.version == version) {
             return;
         }
-        let template = shared.templates.template(host);
+        let template = shared.templates.template_shared(host);
         for p in list.iter_mut().filter(|p| p.version != version) {
-            let fp = simhash::simhash(&shared.fx.features(&p.doc, template.as_ref()));
+            let fp = simhash::simhash(&shared.fx.features(&p.doc, template.as_deref()));
             if fp != p.fp {
                 self.index.insert(fp, p.id);
                 p.fp = fp;
