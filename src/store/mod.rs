@@ -1033,7 +1033,11 @@ pub(crate) mod suite {
     }
 
     pub(crate) fn complete_many_is_one_group(s: &dyn Store) {
-        let (u, v, w) = (qurl("a.test", "x", 1.0, 1), qurl("a.test", "y", 1.0, 2), qurl("b.test", "z", 1.0, 3));
+        let (u, v, w) = (
+            qurl("a.test", "x", 1.0, 1),
+            qurl("a.test", "y", 1.0, 2),
+            qurl("b.test", "z", 1.0, 3),
+        );
         s.enqueue(&[u.clone(), v.clone(), w.clone()]).unwrap();
         // Two pages with the same body and text in one group: the first owns the hashes.
         let p = page(s, &u, Decision::New);
@@ -1047,9 +1051,24 @@ pub(crate) mod suite {
         ha.record(&q);
         hb.record(&r);
         let group = [
-            Completion { url: &u, page: &p, body: None, host: &ha1 },
-            Completion { url: &v, page: &q, body: None, host: &ha },
-            Completion { url: &w, page: &r, body: None, host: &hb },
+            Completion {
+                url: &u,
+                page: &p,
+                body: None,
+                host: &ha1,
+            },
+            Completion {
+                url: &v,
+                page: &q,
+                body: None,
+                host: &ha,
+            },
+            Completion {
+                url: &w,
+                page: &r,
+                body: None,
+                host: &hb,
+            },
         ];
         s.complete_many(&group).unwrap();
         assert_eq!(s.page_by_hash(HashKind::Body, &[1; 32]).unwrap(), Some(p.id));
@@ -1068,8 +1087,18 @@ pub(crate) mod suite {
         let again = page(s, &u, Decision::New);
         let hs = HostStats::default();
         let bad = [
-            Completion { url: &x, page: &px, body: None, host: &hs },
-            Completion { url: &u, page: &again, body: None, host: &hs },
+            Completion {
+                url: &x,
+                page: &px,
+                body: None,
+                host: &hs,
+            },
+            Completion {
+                url: &u,
+                page: &again,
+                body: None,
+                host: &hs,
+            },
         ];
         assert!(matches!(s.complete_many(&bad), Err(StoreError::AlreadyDone { .. })));
         assert_eq!(s.url_state(&x.canonical).unwrap(), Some(UrlState::Queued(x.key())));
