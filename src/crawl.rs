@@ -15,16 +15,18 @@
 //!   async threads.
 //! - **the decider** (one OS thread): the only owner of the simhash index and
 //!   the exact-hash maps. It decides each page in arrival order, inserts new
-//!   fingerprints at once (so the next page sees them), appends the crawl
-//!   log, records the page in the store and offers its out-links with their
-//!   duplicate penalties. One writer means no lock on the index insert path
-//!   and no race between two copies deciding at the same time.
+//!   fingerprints at once (so the next page sees them), offers its
+//!   out-links with their duplicate penalties and writes its crawl-log line.
+//!   The pages waiting in the channel (up to 64) are decided in a row and
+//!   then recorded in the store together, in one atomic batch (one commit
+//!   per group instead of per page). One writer means no lock on the index
+//!   insert path and no race between two copies deciding at the same time.
 //!
-//! Crash safety: a page's log line is appended (one `write` call) before its
-//! store record is committed; on `--resume` log lines whose URL the store does
-//! not have as done are dropped, and the store re-queues URLs that were in
-//! flight. So a `kill -9` at any moment loses no queued URL and records no
-//! page twice.
+//! Crash safety: a group's log lines are appended before its store batch is
+//! committed; on `--resume` log lines whose URL the store does not have as
+//! done are dropped, and URLs not recorded (in flight, or decided in an
+//! uncommitted group) are still queued in the store. So a `kill -9` at any
+//! moment loses no queued URL and records no page twice.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -345,6 +347,7 @@ pub async fn run(
         Ok(r) => r?,
         Err(_) => return Err(Error::InvalidInput("the decider thread panicked".into())),
     };
+    shared.frontier.write_pending()?;
     shared.frontier.store().flush()?;
     // Only after the flush: every page id below the watermark is in the store.
     save_index(&decided.index, &snapshot, store.next_page_id());
@@ -513,10 +516,7 @@ async fn work(shared: &Arc<Shared>, q: QueuedUrl, tx: &mpsc::Sender<Fetched>) {
     // The host may be contacted again when politeness says so (a retry
     // pushes that later, never earlier: `requeue` keeps the later time).
     let ready = origin.map_or_else(std::time::Instant::now, |o| shared.politeness.next_ready(&o).into_std());
-    if let Err(e) = shared.frontier.set_host_ready(&host, ready) {
-        tracing::error!("frontier: {e}");
-        shared.failed.store(true, Ordering::Relaxed);
-    }
+    set_host_ready(shared, &host, ready);
     match step {
         Step::Record(f) => {
             if tx.send(f).await.is_err() {
@@ -528,6 +528,18 @@ async fn work(shared: &Arc<Shared>, q: QueuedUrl, tx: &mpsc::Sender<Fetched>) {
             shared.in_flight.fetch_sub(1, Ordering::AcqRel);
             shared.wake.notify_one();
         }
+    }
+}
+
+/// Tell the frontier when `host` may be contacted again; a host ready now
+/// wakes the dispatcher (it may be waiting for just this host).
+fn set_host_ready(shared: &Shared, host: &str, ready: std::time::Instant) {
+    if let Err(e) = shared.frontier.set_host_ready(host, ready) {
+        tracing::error!("frontier: {e}");
+        shared.failed.store(true, Ordering::Relaxed);
+    }
+    if ready <= std::time::Instant::now() {
+        shared.wake.notify_one();
     }
 }
 
@@ -617,10 +629,7 @@ async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url) -> Step {
     // frontier's in-flight limit still holds); with one request in flight
     // per host this changes nothing, with more it lets them overlap.
     let ready = shared.politeness.next_ready(permit.origin()).into_std();
-    if let Err(e) = shared.frontier.set_host_ready(&q.host, ready) {
-        tracing::error!("frontier: {e}");
-        shared.failed.store(true, Ordering::Relaxed);
-    }
+    set_host_ready(shared, &q.host, ready);
     let delay_ms = Some(permit.delay().as_millis() as u64);
     if let Some(rate) = &shared.rate {
         rate.until_ready().await;
@@ -768,8 +777,8 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
     let host = crate::frontier::scope::host_key(url);
     shared.templates.observe(&host, &doc);
     let template_version = shared.templates.version(&host);
-    let template = shared.templates.template(&host);
-    let features = shared.fx.features(&doc, template.as_ref());
+    let template = shared.templates.template_shared(&host);
+    let features = shared.fx.features(&doc, template.as_deref());
     let fp = simhash::simhash(&features);
     let hashes = ContentHashes::compute(&resp.body, &doc);
     let relevance = shared.focus.as_ref().map(|f| f.page_relevance(&features));
@@ -825,10 +834,23 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
     }
 }
 
+/// Pages decided and not yet committed, at most this many.
+const GROUP_MAX: usize = 64;
+
+/// A decided page waiting for its group's commit.
+struct Done {
+    q: QueuedUrl,
+    page: StoredPage,
+    body: Option<Vec<u8>>,
+}
+
 /// The single owner of the index and the exact-hash maps.
 struct Decider {
     shared: Arc<Shared>,
-    log: CrawlLogWriter<std::fs::File>,
+    /// The crawl log, flushed before each group's store commit.
+    log: CrawlLogWriter<std::io::BufWriter<std::fs::File>>,
+    /// Decided pages waiting for the commit (see [`Decider::run`]).
+    group: Vec<Done>,
     index: LiveIndex,
     exact: ExactIndex,
     policy: DedupPolicyEngine,
@@ -917,7 +939,8 @@ impl Decider {
             .open(log_path)
             .map_err(|e| Error::io(log_path, e))?;
         Ok(Decider {
-            log: CrawlLogWriter::new(file),
+            log: CrawlLogWriter::new(std::io::BufWriter::with_capacity(1 << 20, file)),
+            group: Vec::with_capacity(GROUP_MAX),
             index,
             exact,
             policy: DedupPolicyEngine::new(s),
@@ -936,17 +959,31 @@ impl Decider {
         })
     }
 
+    /// Decide pages as they arrive; the pages waiting in the channel (up to
+    /// [`GROUP_MAX`]) are decided one by one and then committed together.
     fn run(mut self, mut rx: mpsc::Receiver<Fetched>) -> Result<Decided> {
         let mut result = Ok(());
-        while let Some(f) = rx.blocking_recv() {
+        while let Some(first) = rx.blocking_recv() {
+            let mut n = 0;
+            let mut next = Some(first);
+            while let Some(f) = next.take() {
+                n += 1;
+                if result.is_ok() {
+                    result = self.handle(f);
+                }
+                if n < GROUP_MAX {
+                    next = rx.try_recv().ok();
+                }
+            }
             if result.is_ok() {
-                result = self.handle(f);
+                result = self.commit();
                 if let Err(e) = &result {
                     tracing::error!("recording a page failed: {e}");
                     self.shared.failed.store(true, Ordering::Relaxed);
                 }
             }
-            self.shared.in_flight.fetch_sub(1, Ordering::AcqRel);
+            self.group.clear();
+            self.shared.in_flight.fetch_sub(n, Ordering::AcqRel);
             self.shared.wake.notify_one();
         }
         result?;
@@ -964,6 +1001,9 @@ impl Decider {
     }
 
     fn url_of(&self, id: PageId) -> Result<Option<String>> {
+        if let Some(d) = self.group.iter().find(|d| d.page.id == id) {
+            return Ok(Some(d.page.canonical.clone()));
+        }
         Ok(self.shared.frontier.store().page(id)?.map(|p| p.canonical))
     }
 
@@ -1124,12 +1164,29 @@ impl Decider {
                 }
             }
         }
-        // Log first, then commit: see the module docs on crash safety.
-        let log_path = || PathBuf::from(LOG_FILE);
-        self.log.write(&rec).map_err(|e| Error::io(log_path(), e))?;
-        frontier.complete(q, &page, body.as_deref())?;
+        // Log first (buffered), then commit with the group: see the module
+        // docs on crash safety.
+        self.log
+            .write(&rec)
+            .map_err(|e| Error::io(PathBuf::from(LOG_FILE), e))?;
         self.mirrors.observe(&rec);
-        shared.recorded.fetch_add(1, Ordering::AcqRel);
+        self.group.push(Done { q: f.q, page, body });
+        Ok(())
+    }
+
+    /// Append the group's log lines, then record its pages in one store batch.
+    fn commit(&mut self) -> Result<()> {
+        if self.group.is_empty() {
+            return Ok(());
+        }
+        self.log.flush().map_err(|e| Error::io(PathBuf::from(LOG_FILE), e))?;
+        let items: Vec<(&QueuedUrl, &StoredPage, Option<&[u8]>)> =
+            self.group.iter().map(|d| (&d.q, &d.page, d.body.as_deref())).collect();
+        self.shared.frontier.complete_many(&items)?;
+        self.shared
+            .recorded
+            .fetch_add(self.group.len() as u64, Ordering::AcqRel);
+        self.group.clear();
         Ok(())
     }
 
@@ -1187,9 +1244,9 @@ impl Decider {
         if list.iter().all(|p| p.version == version) {
             return;
         }
-        let template = shared.templates.template(host);
+        let template = shared.templates.template_shared(host);
         for p in list.iter_mut().filter(|p| p.version != version) {
-            let fp = simhash::simhash(&shared.fx.features(&p.doc, template.as_ref()));
+            let fp = simhash::simhash(&shared.fx.features(&p.doc, template.as_deref()));
             if fp != p.fp {
                 self.index.insert(fp, p.id);
                 p.fp = fp;

@@ -367,24 +367,24 @@ pub struct ContentHashes {
 impl ContentHashes {
     /// Both hashes of a page.
     pub fn compute(body: &[u8], doc: &crate::extract::Extracted) -> Self {
-        let mut text = blake3::Hasher::new();
-        let mut first = true;
+        // The normalized text (words case-folded, joined by one space), built
+        // in one buffer and hashed at once.
+        let mut text = Vec::with_capacity(doc.blocks.iter().map(|b| b.text.len() + 1).sum());
         for block in &doc.blocks {
             for word in block.text.split_whitespace() {
-                if !first {
-                    text.update(b" ");
+                if !text.is_empty() {
+                    text.push(b' ');
                 }
-                first = false;
                 if word.is_ascii() {
-                    text.update(word.to_ascii_lowercase().as_bytes());
+                    text.extend(word.bytes().map(|b| b.to_ascii_lowercase()));
                 } else {
-                    text.update(word.to_lowercase().as_bytes());
+                    text.extend_from_slice(word.to_lowercase().as_bytes());
                 }
             }
         }
         ContentHashes {
             body: *blake3::hash(body).as_bytes(),
-            text: *text.finalize().as_bytes(),
+            text: *blake3::hash(&text).as_bytes(),
         }
     }
 

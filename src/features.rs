@@ -49,7 +49,7 @@ use unicode_segmentation::UnicodeSegmentation;
 
 use crate::config::FeatureSettings;
 use crate::extract::{BlockKind, Extracted};
-use crate::simhash::{feature_hash, fmix64};
+use crate::simhash::{feature_hash, fmix64, fnv1a_continue, FNV1A_OFFSET};
 
 /// Languages with a stemmer, as ISO 639-1 codes, in a fixed order (the index
 /// is the language id used internally).
@@ -114,8 +114,9 @@ type FastSet<K> = HashSet<K, BuildHasherDefault<FastHasher>>;
 const STEM_CACHE_MAX: usize = 200_000;
 
 thread_local! {
-    /// Per-thread stem cache, one map per language id.
-    static STEM_CACHE: RefCell<Vec<FastMap<String, String>>> = RefCell::new(vec![FastMap::default(); LANGUAGES.len()]);
+    /// Per-thread stem cache, one map per language id: case-folded word →
+    /// (stem, FNV-1a state of the stem's bytes).
+    static STEM_CACHE: RefCell<Vec<FastMap<String, (String, u64)>>> = RefCell::new(vec![FastMap::default(); LANGUAGES.len()]);
 }
 
 /// Weighted features of one document, sorted by feature hash (each hash
@@ -384,15 +385,18 @@ impl FeatureExtractor {
         let (uw, bw) = (m * s.unigram_weight as f32, m * s.bigram_weight as f32);
         let stop = &self.shared.stop[lang];
         let mut fold = String::new();
+        // The previous stem's FNV-1a state (and text, only for labels): a
+        // bigram hashes as the previous stem, a space and this stem.
+        let mut prev_state: Option<u64> = None;
         let mut prev = String::new();
         let mut pair = String::new();
-        let mut have_prev = false;
         STEM_CACHE.with(|cache| {
             let mut cache = cache.borrow_mut();
             let cache = &mut cache[lang];
             for w in text.unicode_words() {
                 fold.clear();
-                if w.is_ascii() {
+                let ascii = w.is_ascii();
+                if ascii {
                     fold.push_str(w);
                     fold.make_ascii_lowercase();
                 } else {
@@ -403,34 +407,49 @@ impl FeatureExtractor {
                 }
                 // Numbers (no letter at all) are not features: dates, view
                 // counters, prices change between copies of one page.
-                if !fold.chars().any(char::is_alphabetic) {
+                let letter = if ascii {
+                    fold.bytes().any(|b| b.is_ascii_alphabetic())
+                } else {
+                    fold.chars().any(char::is_alphabetic)
+                };
+                if !letter {
                     continue;
                 }
-                let stem: &str = if s.stemming {
-                    if !cache.contains_key(fold.as_str()) {
-                        if cache.len() >= STEM_CACHE_MAX {
-                            cache.clear();
+                let (stem, state): (&str, u64) = if s.stemming {
+                    let cached = match cache.get(fold.as_str()) {
+                        Some((st, state)) => Some((st.as_str(), *state)),
+                        None => {
+                            if cache.len() >= STEM_CACHE_MAX {
+                                cache.clear();
+                            }
+                            let st = self.shared.stemmers[lang].stem(&fold).into_owned();
+                            let state = fnv1a_continue(FNV1A_OFFSET, st.as_bytes());
+                            cache.insert(fold.clone(), (st, state));
+                            cache.get(fold.as_str()).map(|(st, state)| (st.as_str(), *state))
                         }
-                        let st = self.shared.stemmers[lang].stem(&fold).into_owned();
-                        cache.insert(fold.clone(), st);
-                    }
-                    cache.get(fold.as_str()).map(String::as_str).unwrap_or(fold.as_str())
+                    };
+                    cached.unwrap_or_else(|| (fold.as_str(), fnv1a_continue(FNV1A_OFFSET, fold.as_bytes())))
                 } else {
-                    fold.as_str()
+                    (fold.as_str(), fnv1a_continue(FNV1A_OFFSET, fold.as_bytes()))
                 };
                 if uw > 0.0 {
-                    acc.add(feature_hash(stem.as_bytes()), uw, stem);
+                    acc.add(fmix64(state), uw, stem);
                 }
-                if have_prev && bw > 0.0 {
-                    pair.clear();
-                    pair.push_str(&prev);
-                    pair.push(' ');
-                    pair.push_str(stem);
-                    acc.add(feature_hash(pair.as_bytes()), bw, &pair);
+                if let (Some(p), true) = (prev_state, bw > 0.0) {
+                    let h = fmix64(fnv1a_continue(fnv1a_continue(p, b" "), stem.as_bytes()));
+                    if acc.labels.is_some() {
+                        pair.clear();
+                        pair.push_str(&prev);
+                        pair.push(' ');
+                        pair.push_str(stem);
+                    }
+                    acc.add(h, bw, &pair);
                 }
-                prev.clear();
-                prev.push_str(stem);
-                have_prev = true;
+                prev_state = Some(state);
+                if acc.labels.is_some() {
+                    prev.clear();
+                    prev.push_str(stem);
+                }
             }
         });
     }
@@ -543,6 +562,8 @@ struct HostStats {
     signature: u64,
     /// Times the template's block set changed.
     version: u64,
+    /// The template built for `version` (see [`TemplateLearner::template_shared`]).
+    snapshot: Option<Arc<HostTemplate>>,
 }
 
 impl HostStats {
@@ -673,6 +694,40 @@ impl TemplateLearner {
         })
     }
 
+    /// [`TemplateLearner::template`], shared: the snapshot is built once per
+    /// template version (the block set changes only with the version) and
+    /// handed out again until the next change, so its `pages` is the host's
+    /// page count when that version was first asked for. The crawl asks for
+    /// the template of every page it fingerprints; this keeps that O(1).
+    pub fn template_shared(&self, host: &str) -> Option<Arc<HostTemplate>> {
+        if !self.enabled {
+            return None;
+        }
+        let mut shard = self.shard(host).lock();
+        let st = shard.get_mut(host)?;
+        if st.pages < self.min_pages {
+            return None;
+        }
+        if let Some(t) = st.snapshot.as_ref().filter(|t| t.version == st.version) {
+            return Some(t.clone());
+        }
+        let need = st.need(self.min_pages, self.min_fraction);
+        let blocks = st
+            .candidates
+            .iter()
+            .copied()
+            .filter(|h| st.counts.get(h).is_some_and(|&c| c >= need))
+            .collect();
+        let t = Arc::new(HostTemplate {
+            blocks,
+            weight: self.weight,
+            pages: st.pages,
+            version: st.version,
+        });
+        st.snapshot = Some(t.clone());
+        Some(t)
+    }
+
     /// Pages observed for `host`.
     pub fn pages(&self, host: &str) -> u32 {
         self.shard(host).lock().get(host).map_or(0, |s| s.pages)
@@ -718,6 +773,13 @@ mod tests {
         assert!((w("spider").unwrap() - (1.0 + 2f32.ln()) * 2.0).abs() < 1e-5);
         // bigram within the body block, stop word "and" removed.
         assert!(w("crawl spider").is_some());
+        // Without labels the same hashes: a bigram is feature_hash of "stem stem".
+        let plain = FeatureExtractor::new(&settings()).features(&doc, None);
+        assert_eq!(plain.items, f.items);
+        assert!(plain.items.iter().any(|&(h, _)| h == feature_hash(b"crawl spider")));
+        for (item, label) in f.items.iter().zip(f.labels.as_ref().unwrap()) {
+            assert_eq!(item.0, feature_hash(label.as_bytes()), "{label}");
+        }
         assert!(w("and").is_none());
         // footer has weight 0 by default.
         assert!(w("legal").is_none());
@@ -777,8 +839,15 @@ mod tests {
         ];
         let docs: Vec<Extracted> = bodies.iter().map(|b| extract_html(&templated(b), 1 << 20)).collect();
         assert!(learner.template("docs.test").is_none());
-        for d in &docs {
+        assert!(learner.template_shared("docs.test").is_none());
+        for (i, d) in docs.iter().enumerate() {
             learner.observe("docs.test", d);
+            // The shared snapshot is the same template, rebuilt when the version moves.
+            let (a, b) = (learner.template("docs.test"), learner.template_shared("docs.test"));
+            assert_eq!(a.is_some(), b.is_some(), "page {i}");
+            if let (Some(a), Some(b)) = (a, b) {
+                assert_eq!((&a.blocks, a.version), (&b.blocks, b.version), "page {i}");
+            }
         }
         let t = learner.template("docs.test").expect("template after 5 pages");
         assert_eq!(learner.version("docs.test"), t.version);

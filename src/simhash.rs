@@ -43,13 +43,24 @@ const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 /// same on every machine and run.
 #[inline]
 pub fn feature_hash(bytes: &[u8]) -> u64 {
-    let mut h = FNV_OFFSET;
+    fmix64(fnv1a_continue(FNV_OFFSET, bytes))
+}
+
+/// The FNV-1a 64 state after `bytes`, from state `h` ([`FNV1A_OFFSET`] to
+/// start). `fmix64(fnv1a_continue(fnv1a_continue(FNV1A_OFFSET, a), b))` is
+/// [`feature_hash`] of `a` followed by `b`: a bigram's hash from its first
+/// stem's state without joining the strings.
+#[inline]
+pub fn fnv1a_continue(mut h: u64, bytes: &[u8]) -> u64 {
     for &b in bytes {
         h ^= u64::from(b);
         h = h.wrapping_mul(FNV_PRIME);
     }
-    fmix64(h)
+    h
 }
+
+/// The FNV-1a 64 offset basis (the state before any byte).
+pub const FNV1A_OFFSET: u64 = FNV_OFFSET;
 
 /// MurmurHash3's 64-bit finalizer (a bijection with full avalanche).
 #[inline]
@@ -259,6 +270,15 @@ pub fn fingerprint_paths(
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn fnv_state_continues_over_concatenation(a in ".{0,20}", b in ".{0,20}") {
+            let joined = format!("{a}{b}");
+            let state = fnv1a_continue(fnv1a_continue(FNV1A_OFFSET, a.as_bytes()), b.as_bytes());
+            prop_assert_eq!(fmix64(state), feature_hash(joined.as_bytes()));
+        }
+    }
 
     #[test]
     fn feature_hash_is_fixed() {

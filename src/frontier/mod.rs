@@ -28,10 +28,15 @@
 //!
 //! # Crash safety
 //!
-//! A URL stays in its store queue while in flight and leaves it in the same
-//! atomic batch that records its page ([`Frontier::complete`]).
-//! [`Frontier::resume`] turns every in-flight URL back into a queued one, so
-//! a crawl killed at any moment loses no queued URL and records no page twice.
+//! A URL stays in its store queue (seen state `Queued`) while in flight and
+//! leaves it in the same atomic batch that records its page
+//! ([`Frontier::complete`]); which URLs are in flight is known in memory only.
+//! [`Frontier::resume`] therefore finds every unfinished URL queued (and
+//! turns the `InFlight` states of stores written by older builds back into
+//! queued ones), so a crawl killed at any moment loses no queued URL and
+//! records no page twice. In-links counted since a URL was stored live in
+//! memory until it is handed out (or [`Frontier::write_pending`]); a crash
+//! loses those counts only.
 //!
 //! All methods take `&self`; one mutex, held for a few microseconds per call,
 //! guards the in-memory state. Use the batched [`Frontier::offer_many`] for a
@@ -42,6 +47,7 @@ pub mod scope;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -53,7 +59,7 @@ pub use crate::crawllog::ScoreComponents;
 use crate::dedup::DedupPolicyEngine;
 pub use crate::dedup::ParentDup;
 pub use crate::store::QueuedUrl;
-use crate::store::{HostStats, PageId, QueueKey, Store, StoreError, StoredPage, UrlState};
+use crate::store::{Completion, HostStats, PageId, QueueKey, Store, StoreError, StoredPage, UrlState};
 use scope::{digit_pattern, host_key, Rejection, ScopeRules};
 pub use scope::{ScopeReason, TrapReason};
 
@@ -189,10 +195,36 @@ enum Slot {
     Ready(QueueKey),
 }
 
+/// A URL in a host's in-memory window.
+struct Windowed {
+    q: QueuedUrl,
+    /// The key its store entry has: `q.key()` unless in-links found since
+    /// it was stored (`extra`) moved it up in memory only.
+    stored: QueueKey,
+    /// In-links counted in `q` but not yet in its store entry.
+    extra: u32,
+}
+
+impl Windowed {
+    fn clean(q: QueuedUrl) -> Self {
+        Windowed {
+            stored: q.key(),
+            q,
+            extra: 0,
+        }
+    }
+}
+
 struct HostState {
     name: String,
-    /// The host's best queued URLs (a prefix of its store queue, in-flight ones excluded).
-    window: BTreeMap<QueueKey, QueuedUrl>,
+    /// The host's best queued URLs (a prefix of its store queue, in-flight
+    /// ones excluded), by their current key.
+    window: BTreeMap<QueueKey, Windowed>,
+    /// Stored key → current window key of the window URLs moved up in memory.
+    rekeyed: HashMap<QueueKey, QueueKey>,
+    /// In-links found for URLs that are only in the store, not yet written
+    /// (stored key → extra in-links); applied when the URL is loaded.
+    disk_bumps: HashMap<QueueKey, u32>,
     /// Queued URLs only in the store (all worse than the window's).
     disk_only: u64,
     in_flight: Vec<QueueKey>,
@@ -234,6 +266,10 @@ struct Inner {
     in_flight: u64,
 }
 
+/// Pending in-link counts of URLs only in the store, kept in memory at most
+/// this many; past it an in-link is written to the store at once.
+const MAX_DISK_BUMPS: usize = 1 << 20;
+
 /// The crawl frontier (see the module docs). Shared by all workers (`&self` methods).
 pub struct Frontier {
     store: Arc<dyn Store>,
@@ -246,6 +282,9 @@ pub struct Frontier {
     max_pages_per_host: u64,
     max_urls_per_pattern: u64,
     inner: Mutex<Inner>,
+    /// Entries in all hosts' `disk_bumps` (bounded by [`MAX_DISK_BUMPS`];
+    /// changed only under the `inner` lock).
+    disk_bumps: AtomicUsize,
 }
 
 fn pattern_hash(p: &str) -> u64 {
@@ -276,6 +315,7 @@ impl Frontier {
                 queued: 0,
                 in_flight: 0,
             }),
+            disk_bumps: AtomicUsize::new(0),
         }
     }
 
@@ -367,7 +407,10 @@ impl Frontier {
 
     /// Offer a page's out-links at once (one lock, one store batch); one
     /// [`Offer`] per candidate, in order. A URL already queued gets one more
-    /// in-link and moves up its host's queue.
+    /// in-link and moves up its host's queue: in memory, at once, when it is
+    /// in the host's window (its store entry is rewritten when it is handed
+    /// out); when it is only in the store, the count waits in memory until
+    /// the URL is loaded into the window, and moves it then.
     pub fn offer_many(&self, cands: &[Candidate]) -> Result<Vec<Offer>, FrontierError> {
         self.offer_inner(cands, true)
     }
@@ -417,12 +460,12 @@ impl Frontier {
             match self.store.url_state(canonical)? {
                 None => {}
                 Some(UrlState::Queued(key)) => {
-                    let (id, mut q) = self.take_queued(inner, canonical, &c.url, key)?;
-                    self.bump_inlinks(&mut q);
-                    in_batch.insert(canonical, (false, moved.len()));
-                    moved.push((key, q));
-                    moved_ids.push(id);
                     out[i] = Offer::AlreadySeen;
+                    if let Some((id, q)) = self.count_inlink(inner, canonical, &c.url, key)? {
+                        in_batch.insert(canonical, (false, moved.len()));
+                        moved.push((key, q));
+                        moved_ids.push(id);
+                    }
                     continue;
                 }
                 Some(_) => {
@@ -500,13 +543,58 @@ impl Frontier {
     }
 
     fn bump_inlinks(&self, q: &mut QueuedUrl) {
-        q.inlinks = q.inlinks.saturating_add(1);
+        self.add_inlinks(q, 1);
+    }
+
+    fn add_inlinks(&self, q: &mut QueuedUrl, n: u32) {
+        q.inlinks = q.inlinks.saturating_add(n);
         q.components.inlinks = (1.0 + f64::from(q.inlinks)).ln();
         q.priority = score(&q.components, &self.weights);
     }
 
-    /// Take a URL queued under `key` out of its host's window (or out of
-    /// the host's on-disk count) to move it.
+    /// One more in-link for the URL stored under `key`, counted in memory:
+    /// in the window it moves up at once (its store entry is rewritten when
+    /// it is handed out); only in the store, the count waits until the URL
+    /// is loaded (or, past [`MAX_DISK_BUMPS`], the URL is returned to be
+    /// rewritten with the caller's batch). An in-flight URL counts nothing.
+    fn count_inlink(
+        &self,
+        inner: &mut Inner,
+        canonical: &str,
+        url: &Url,
+        key: QueueKey,
+    ) -> Result<Option<(u32, QueuedUrl)>, FrontierError> {
+        let host = host_key(url);
+        let id = inner.host_id(&host);
+        let h = &mut inner.hosts[id as usize];
+        if h.in_flight.contains(&key) {
+            return Ok(None);
+        }
+        let current = h.rekeyed.get(&key).copied().unwrap_or(key);
+        if let Some(mut w) = h.window.remove(&current) {
+            self.bump_inlinks(&mut w.q);
+            w.extra += 1;
+            let k = w.q.key();
+            h.rekeyed.insert(w.stored, k);
+            h.window.insert(k, w);
+            self.reschedule(inner, id)?;
+            return Ok(None);
+        }
+        if self.disk_bumps.load(Ordering::Relaxed) < MAX_DISK_BUMPS {
+            let n = h.disk_bumps.entry(key).or_insert(0);
+            if *n == 0 {
+                self.disk_bumps.fetch_add(1, Ordering::Relaxed);
+            }
+            *n += 1;
+            return Ok(None);
+        }
+        let (id, mut q) = self.take_queued(inner, canonical, url, key)?;
+        self.bump_inlinks(&mut q);
+        Ok(Some((id, q)))
+    }
+
+    /// Take a URL stored under `key` out of the host's on-disk count, with
+    /// its pending in-links, to move it.
     fn take_queued(
         &self,
         inner: &mut Inner,
@@ -517,12 +605,13 @@ impl Frontier {
         let host = host_key(url);
         let id = inner.host_id(&host);
         let h = &mut inner.hosts[id as usize];
-        if let Some(q) = h.window.remove(&key) {
-            return Ok((id, q));
-        }
         match self.store.queued(&host, key)? {
-            Some(q) => {
+            Some(mut q) => {
                 h.disk_only = h.disk_only.saturating_sub(1);
+                if let Some(n) = h.disk_bumps.remove(&key) {
+                    self.disk_bumps.fetch_sub(1, Ordering::Relaxed);
+                    self.add_inlinks(&mut q, n);
+                }
                 Ok((id, q))
             }
             None => Err(StoreError::Corrupt {
@@ -536,16 +625,33 @@ impl Frontier {
     /// Put a queued URL into the host's window if it belongs to the best
     /// `window` URLs, else leave it to the store.
     fn place(&self, h: &mut HostState, q: QueuedUrl) {
-        let key = q.key();
+        self.place_windowed(h, Windowed::clean(q));
+    }
+
+    fn place_windowed(&self, h: &mut HostState, w: Windowed) {
+        let key = w.q.key();
         let fits = if h.disk_only == 0 {
             h.window.len() < self.window || h.window.last_key_value().is_some_and(|(k, _)| key < *k)
         } else {
             h.window.last_key_value().is_some_and(|(k, _)| key < *k)
         };
         if fits {
-            h.window.insert(key, q);
+            if w.extra > 0 {
+                h.rekeyed.insert(w.stored, key);
+            }
+            h.window.insert(key, w);
             if h.window.len() > self.window {
-                h.window.pop_last();
+                if let Some((_, out)) = h.window.pop_last() {
+                    // Back to the store only: its unwritten in-links wait there.
+                    if out.extra > 0 {
+                        h.rekeyed.remove(&out.stored);
+                        let n = h.disk_bumps.entry(out.stored).or_insert(0);
+                        if *n == 0 {
+                            self.disk_bumps.fetch_add(1, Ordering::Relaxed);
+                        }
+                        *n += out.extra;
+                    }
+                }
                 h.disk_only += 1;
             }
         } else {
@@ -561,10 +667,16 @@ impl Frontier {
         let limit = self.window + h.in_flight.len();
         let got = self.store.scan_queue(&h.name, limit)?;
         let exhausted = got.len() < limit;
-        for q in got {
+        for mut q in got {
             let k = q.key();
             if !h.in_flight.contains(&k) && h.window.len() < self.window {
-                h.window.insert(k, q);
+                let extra = h.disk_bumps.remove(&k).unwrap_or(0);
+                if extra > 0 {
+                    self.disk_bumps.fetch_sub(1, Ordering::Relaxed);
+                    self.add_inlinks(&mut q, extra);
+                    h.rekeyed.insert(k, q.key());
+                }
+                h.window.insert(q.key(), Windowed { q, stored: k, extra });
             }
         }
         h.disk_only = if exhausted {
@@ -633,11 +745,29 @@ impl Frontier {
             if h.gen != gen {
                 continue;
             }
-            let Some((k, q)) = h.window.pop_first() else {
+            let Some((k, w)) = h.window.pop_first() else {
                 h.slot = Slot::None;
                 continue;
             };
-            self.store.claim(&q)?;
+            // The store entry stays queued while in flight (the in-memory
+            // in-flight list keeps it from being handed out or moved); one
+            // moved up by in-links counted in memory is rewritten now.
+            let q = w.q;
+            if w.extra > 0 {
+                h.rekeyed.remove(&w.stored);
+                if let Err(e) = self.store.reprioritize(w.stored, &q) {
+                    h.window.insert(
+                        k,
+                        Windowed {
+                            q,
+                            stored: w.stored,
+                            extra: w.extra,
+                        },
+                    );
+                    h.rekeyed.insert(w.stored, k);
+                    return Err(e.into());
+                }
+            }
             h.in_flight.push(k);
             h.ready_at = None;
             inner.queued -= 1;
@@ -705,27 +835,68 @@ impl Frontier {
     /// seen state, queue removal and host stats in one atomic store batch.
     /// `page.id` comes from [`Frontier::allocate_page_id`].
     pub fn complete(&self, url: &QueuedUrl, page: &StoredPage, body: Option<&[u8]>) -> Result<(), FrontierError> {
+        self.complete_many(&[(url, page, body)])
+    }
+
+    /// [`Frontier::complete`] for a group of in-flight URLs, in order, in ONE
+    /// atomic store batch (the crawl loop records the pages decided since
+    /// its last commit together). On error nothing is recorded and every
+    /// URL of the group stays in flight.
+    pub fn complete_many(&self, done: &[(&QueuedUrl, &StoredPage, Option<&[u8]>)]) -> Result<(), FrontierError> {
         let mut g = self.inner.lock();
         let inner = &mut *g;
-        let id = self.take_in_flight(inner, url)?;
-        let h = &mut inner.hosts[id as usize];
-        let mut stats = h.stats.clone();
-        stats.record(page);
-        if let Err(e) = self.store.complete(url, page, body, &stats) {
-            h.in_flight.push(url.key());
-            inner.in_flight += 1;
+        let mut ids: Vec<u32> = Vec::with_capacity(done.len());
+        let mut stats: Vec<HostStats> = Vec::with_capacity(done.len());
+        for &(url, page, _) in done {
+            let id = match self.take_in_flight(inner, url) {
+                Ok(id) => id,
+                Err(e) => {
+                    self.restore_in_flight(inner, &ids, done);
+                    return Err(e);
+                }
+            };
+            // The host's stats with this page counted (after its earlier pages in the group).
+            let mut st = match ids.iter().rposition(|&i| i == id) {
+                Some(j) => stats[j].clone(),
+                None => inner.hosts[id as usize].stats.clone(),
+            };
+            st.record(page);
+            ids.push(id);
+            stats.push(st);
+        }
+        let group: Vec<Completion<'_>> = done
+            .iter()
+            .zip(&stats)
+            .map(|(&(url, page, body), host)| Completion { url, page, body, host })
+            .collect();
+        if let Err(e) = self.store.complete_many(&group) {
+            self.restore_in_flight(inner, &ids, done);
             return Err(e.into());
         }
-        h.stats = stats;
-        // A digit pattern whose pages keep duplicating each other is a trap
-        // (calendar); a mirror's pages duplicate another host's and are not.
-        if page.decision.is_duplicate() && self.max_urls_per_pattern > 0 {
-            if let Some(p) = self.self_similar_pattern(&url.canonical, page.dup_of)? {
-                *inner.patterns.entry(pattern_hash(&p)).or_insert(0) += 1;
+        for (&id, st) in ids.iter().zip(stats) {
+            inner.hosts[id as usize].stats = st;
+        }
+        for &(url, page, _) in done {
+            // A digit pattern whose pages keep duplicating each other is a trap
+            // (calendar); a mirror's pages duplicate another host's and are not.
+            if page.decision.is_duplicate() && self.max_urls_per_pattern > 0 {
+                if let Some(p) = self.self_similar_pattern(&url.canonical, page.dup_of)? {
+                    *inner.patterns.entry(pattern_hash(&p)).or_insert(0) += 1;
+                }
             }
         }
-        self.reschedule(inner, id)?;
+        for &id in &ids {
+            self.reschedule(inner, id)?;
+        }
         Ok(())
+    }
+
+    /// Undo `take_in_flight` for the first `ids.len()` URLs of `done`.
+    fn restore_in_flight(&self, inner: &mut Inner, ids: &[u32], done: &[(&QueuedUrl, &StoredPage, Option<&[u8]>)]) {
+        for (&id, &(url, _, _)) in ids.iter().zip(done) {
+            inner.hosts[id as usize].in_flight.push(url.key());
+            inner.in_flight += 1;
+        }
     }
 
     /// Put an in-flight URL back (a retryable failure): its retry count goes
@@ -750,6 +921,41 @@ impl Frontier {
     pub fn record_alias(&self, alias: &str, canonical: &str) -> Result<bool, FrontierError> {
         let _g = self.inner.lock();
         Ok(self.store.record_alias(alias, canonical)?)
+    }
+
+    /// Write the in-link counts kept only in memory (see [`Frontier::offer_many`])
+    /// to the store, in one batch: at the end of a run, so that the stored
+    /// queue (and `simcrawl explain`) shows them. A crash loses only these
+    /// counts, never a queued URL.
+    pub fn write_pending(&self) -> Result<(), FrontierError> {
+        let mut g = self.inner.lock();
+        let inner = &mut *g;
+        let mut moved: Vec<(QueueKey, QueuedUrl)> = Vec::new();
+        for h in &inner.hosts {
+            for w in h.window.values().filter(|w| w.extra > 0) {
+                moved.push((w.stored, w.q.clone()));
+            }
+            for (&key, &n) in &h.disk_bumps {
+                if let Some(mut q) = self.store.queued(&h.name, key)? {
+                    self.add_inlinks(&mut q, n);
+                    moved.push((key, q));
+                }
+            }
+        }
+        if moved.is_empty() {
+            return Ok(());
+        }
+        self.store.update_queue(&[], &moved)?;
+        for h in &mut inner.hosts {
+            h.rekeyed.clear();
+            for w in h.window.values_mut() {
+                w.stored = w.q.key();
+                w.extra = 0;
+            }
+            h.disk_bumps.clear();
+        }
+        self.disk_bumps.store(0, Ordering::Relaxed);
+        Ok(())
     }
 
     /// A new page id for a decided page (increasing in decision order).
@@ -807,6 +1013,8 @@ impl Inner {
         self.hosts.push(HostState {
             name: host.to_string(),
             window: BTreeMap::new(),
+            rekeyed: HashMap::new(),
+            disk_bumps: HashMap::new(),
             disk_only: 0,
             in_flight: Vec::new(),
             ready_at: Some(Instant::now()),

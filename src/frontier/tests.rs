@@ -340,7 +340,9 @@ fn each_component_moves_priority_the_right_way() {
     assert!(mir.priority < base.priority);
 
     // In-links: offering a queued URL again raises its priority.
+    // (The count is kept in memory until the URL is handed out or written.)
     assert_eq!(f.offer(link("http://a.test/base", 1)).unwrap(), Offer::AlreadySeen);
+    f.write_pending().unwrap();
     let again = match f.store().url_state("http://a.test/base").unwrap() {
         Some(UrlState::Queued(k)) => f.store().queued("a.test", k).unwrap().unwrap(),
         other => panic!("{other:?}"),

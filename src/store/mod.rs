@@ -267,6 +267,19 @@ pub enum HashKind {
     Text,
 }
 
+/// One page to record with [`Store::complete_many`].
+#[derive(Debug, Clone, Copy)]
+pub struct Completion<'a> {
+    /// The in-flight URL.
+    pub url: &'a QueuedUrl,
+    /// Its page (id from [`Store::allocate_page_id`]).
+    pub page: &'a StoredPage,
+    /// The body, when bodies are stored.
+    pub body: Option<&'a [u8]>,
+    /// The URL's host stats with this page counted.
+    pub host: &'a HostStats,
+}
+
 /// A boxed iterator of store items.
 pub type StoreIter<'a, T> = Box<dyn Iterator<Item = Result<T, StoreError>> + 'a>;
 
@@ -312,7 +325,13 @@ pub trait Store: Send + Sync {
         page: &StoredPage,
         body: Option<&[u8]>,
         host: &HostStats,
-    ) -> Result<(), StoreError>;
+    ) -> Result<(), StoreError> {
+        self.complete_many(&[Completion { url, page, body, host }])
+    }
+    /// [`Store::complete`] for several pages, in order, in ONE atomic batch
+    /// (a crawl records a group of decided pages with one commit). A host's
+    /// stats are those of its last page in `done`.
+    fn complete_many(&self, done: &[Completion<'_>]) -> Result<(), StoreError>;
     /// Record `alias` as another name of `canonical`. Returns false (and
     /// changes nothing) when `alias` is already in the seen-set.
     fn record_alias(&self, alias: &str, canonical: &str) -> Result<bool, StoreError>;
@@ -734,45 +753,49 @@ impl<K: Backend> Store for KvStore<K> {
             .collect()
     }
 
-    fn complete(
-        &self,
-        url: &QueuedUrl,
-        page: &StoredPage,
-        body: Option<&[u8]>,
-        host: &HostStats,
-    ) -> Result<(), StoreError> {
-        if let Some(UrlState::Done(id)) = self.url_state(&url.canonical)? {
-            return Err(StoreError::AlreadyDone {
-                url: url.canonical.clone(),
-                page: id,
-            });
+    fn complete_many(&self, done: &[Completion<'_>]) -> Result<(), StoreError> {
+        if done.is_empty() {
+            return Ok(());
         }
-        let mut batch: Vec<BatchOp> = Vec::with_capacity(8);
-        batch.push((id_key(P, page.id), Some(enc_page(page))));
-        if let Some(b) = body {
-            batch.push((id_key(B, page.id), Some(b.to_vec())));
-        }
-        batch.push((
-            k1(S, url.canonical.as_bytes()),
-            Some(enc_state(&UrlState::Done(page.id))),
-        ));
-        batch.push((queue_key(&url.host, url.key()), None));
-        if let (Decision::New, Some(fp)) = (page.decision, page.simhash) {
-            batch.push((id_key(F, page.id), Some(fp.to_be_bytes().to_vec())));
-        }
-        for (kind, h) in [(HashKind::Body, &page.content_hash), (HashKind::Text, &page.text_hash)] {
-            if let Some(h) = h {
-                let k = k1(hash_prefix(kind), h);
-                if self.kv.get(&k)?.is_none() {
-                    batch.push((k, Some(page.id.to_be_bytes().to_vec())));
+        let mut batch: Vec<BatchOp> = Vec::with_capacity(8 * done.len());
+        // First-seen hashes written earlier in this batch (the first page keeps them).
+        let mut hashes: Vec<Vec<u8>> = Vec::new();
+        for &Completion { url, page, body, host } in done {
+            if let Some(UrlState::Done(id)) = self.url_state(&url.canonical)? {
+                return Err(StoreError::AlreadyDone {
+                    url: url.canonical.clone(),
+                    page: id,
+                });
+            }
+            batch.push((id_key(P, page.id), Some(enc_page(page))));
+            if let Some(b) = body {
+                batch.push((id_key(B, page.id), Some(b.to_vec())));
+            }
+            batch.push((
+                k1(S, url.canonical.as_bytes()),
+                Some(enc_state(&UrlState::Done(page.id))),
+            ));
+            batch.push((queue_key(&url.host, url.key()), None));
+            if let (Decision::New, Some(fp)) = (page.decision, page.simhash) {
+                batch.push((id_key(F, page.id), Some(fp.to_be_bytes().to_vec())));
+            }
+            for (kind, h) in [(HashKind::Body, &page.content_hash), (HashKind::Text, &page.text_hash)] {
+                if let Some(h) = h {
+                    let k = k1(hash_prefix(kind), h);
+                    if !hashes.contains(&k) && self.kv.get(&k)?.is_none() {
+                        hashes.push(k.clone());
+                        batch.push((k, Some(page.id.to_be_bytes().to_vec())));
+                    }
                 }
             }
+            // A later page of the same host overwrites this value in the batch.
+            batch.push((k1(HOST, url.host.as_bytes()), Some(enc_host(host))));
         }
-        batch.push((k1(HOST, url.host.as_bytes()), Some(enc_host(host))));
         let mut count = self.pages.lock();
-        batch.push((PAGES_COUNTER.to_vec(), Some((*count + 1).to_be_bytes().to_vec())));
+        let n = done.len() as u64;
+        batch.push((PAGES_COUNTER.to_vec(), Some((*count + n).to_be_bytes().to_vec())));
         self.kv.apply(batch)?;
-        *count += 1;
+        *count += n;
         Ok(())
     }
 
@@ -883,6 +906,10 @@ macro_rules! store_suite {
             #[test]
             fn claim_complete_lifecycle() {
                 $crate::store::suite::claim_complete_lifecycle(&*$make);
+            }
+            #[test]
+            fn complete_many_is_one_group() {
+                $crate::store::suite::complete_many_is_one_group(&*$make);
             }
             #[test]
             fn reprioritize_moves_entry() {
@@ -1023,6 +1050,79 @@ pub(crate) mod suite {
         assert_eq!(hs.duplicates, 1);
         assert!(s.iter_queue().next().is_none());
         assert_eq!(s.pages_recorded().unwrap(), 2);
+    }
+
+    pub(crate) fn complete_many_is_one_group(s: &dyn Store) {
+        let (u, v, w) = (
+            qurl("a.test", "x", 1.0, 1),
+            qurl("a.test", "y", 1.0, 2),
+            qurl("b.test", "z", 1.0, 3),
+        );
+        s.enqueue(&[u.clone(), v.clone(), w.clone()]).unwrap();
+        // Two pages with the same body and text in one group: the first owns the hashes.
+        let p = page(s, &u, Decision::New);
+        let mut q = page(s, &v, Decision::ExactDuplicate);
+        q.dup_of = Some(p.id);
+        q.content_hash = p.content_hash;
+        let r = page(s, &w, Decision::New);
+        let (mut ha, mut hb) = (HostStats::default(), HostStats::default());
+        ha.record(&p);
+        let ha1 = ha.clone();
+        ha.record(&q);
+        hb.record(&r);
+        let group = [
+            Completion {
+                url: &u,
+                page: &p,
+                body: None,
+                host: &ha1,
+            },
+            Completion {
+                url: &v,
+                page: &q,
+                body: None,
+                host: &ha,
+            },
+            Completion {
+                url: &w,
+                page: &r,
+                body: None,
+                host: &hb,
+            },
+        ];
+        s.complete_many(&group).unwrap();
+        assert_eq!(s.page_by_hash(HashKind::Body, &[1; 32]).unwrap(), Some(p.id));
+        assert_eq!(s.page_by_hash(HashKind::Text, &[7; 32]).unwrap(), Some(p.id));
+        assert_eq!(s.host_stats("a.test").unwrap(), Some(ha), "the last page's stats");
+        assert_eq!(s.host_stats("b.test").unwrap(), Some(hb));
+        assert_eq!(s.pages_recorded().unwrap(), 3);
+        assert!(s.iter_queue().next().is_none());
+        for (x, id) in [(&u, p.id), (&v, q.id), (&w, r.id)] {
+            assert_eq!(s.url_state(&x.canonical).unwrap(), Some(UrlState::Done(id)));
+        }
+        // A group naming a recorded URL is refused whole.
+        let x = qurl("c.test", "x", 1.0, 4);
+        s.enqueue(std::slice::from_ref(&x)).unwrap();
+        let px = page(s, &x, Decision::New);
+        let again = page(s, &u, Decision::New);
+        let hs = HostStats::default();
+        let bad = [
+            Completion {
+                url: &x,
+                page: &px,
+                body: None,
+                host: &hs,
+            },
+            Completion {
+                url: &u,
+                page: &again,
+                body: None,
+                host: &hs,
+            },
+        ];
+        assert!(matches!(s.complete_many(&bad), Err(StoreError::AlreadyDone { .. })));
+        assert_eq!(s.url_state(&x.canonical).unwrap(), Some(UrlState::Queued(x.key())));
+        assert_eq!(s.pages_recorded().unwrap(), 3);
     }
 
     pub(crate) fn reprioritize_moves_entry(s: &dyn Store) {
