@@ -503,10 +503,14 @@ pub fn run(opts: &Options, out: &mut impl Write) -> Result<()> {
         w(
             out,
             format!(
-                "{:<34} {:>12.1}   (worst {worst}, compressed decodes {:.1})",
+                "{:<34} {:>12.1}   (worst {worst}{})",
                 "examined/query",
                 examined as f64 / wl.queries.len().max(1) as f64,
-                decoded_per
+                if decoded_per.is_nan() {
+                    String::new()
+                } else {
+                    format!(", compressed decodes {decoded_per:.1}")
+                }
             ),
         )?;
         w(
