@@ -679,6 +679,11 @@ impl TemplateLearner {
         if st.pages < self.min_pages {
             return None;
         }
+        Some(self.build(st))
+    }
+
+    /// The host's template as its counts stand now.
+    fn build(&self, st: &HostStats) -> HostTemplate {
         let need = st.need(self.min_pages, self.min_fraction);
         let blocks = st
             .candidates
@@ -686,12 +691,12 @@ impl TemplateLearner {
             .copied()
             .filter(|h| st.counts.get(h).is_some_and(|&c| c >= need))
             .collect();
-        Some(HostTemplate {
+        HostTemplate {
             blocks,
             weight: self.weight,
             pages: st.pages,
             version: st.version,
-        })
+        }
     }
 
     /// [`TemplateLearner::template`], shared: the snapshot is built once per
@@ -711,19 +716,7 @@ impl TemplateLearner {
         if let Some(t) = st.snapshot.as_ref().filter(|t| t.version == st.version) {
             return Some(t.clone());
         }
-        let need = st.need(self.min_pages, self.min_fraction);
-        let blocks = st
-            .candidates
-            .iter()
-            .copied()
-            .filter(|h| st.counts.get(h).is_some_and(|&c| c >= need))
-            .collect();
-        let t = Arc::new(HostTemplate {
-            blocks,
-            weight: self.weight,
-            pages: st.pages,
-            version: st.version,
-        });
+        let t = Arc::new(self.build(st));
         st.snapshot = Some(t.clone());
         Some(t)
     }
