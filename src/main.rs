@@ -429,8 +429,18 @@ fn crawl(args: CrawlArgs) -> anyhow::Result<ExitCode> {
         ..simcrawl::crawl::CrawlOptions::new(&args.out, seeds)
     };
     let summary = runtime()?.block_on(simcrawl::crawl::run(settings, opts, async {
-        let _ = tokio::signal::ctrl_c().await;
-        eprintln!("simcrawl: stopping (in-flight fetches finish; --resume continues)");
+        let signal = stop_signal().await;
+        eprintln!(
+            "simcrawl: {signal}: stopping (in-flight fetches finish; --resume continues; \
+             a second signal stops at once)"
+        );
+        // A second signal ends the process now: the store is crash-safe, so
+        // --resume still continues from the last committed page.
+        tokio::spawn(async {
+            let signal = stop_signal().await;
+            eprintln!("simcrawl: {signal} again: stopping now");
+            std::process::exit(130);
+        });
     }))?;
     let parts: Vec<String> = summary.by_decision.iter().map(|(k, n)| format!("{k} {n}")).collect();
     println!(
@@ -447,6 +457,23 @@ fn crawl(args: CrawlArgs) -> anyhow::Result<ExitCode> {
         println!("reports:   {}", r.dir.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Waits for Ctrl-C (SIGINT) or, on Unix, SIGTERM (what `kill`, systemd and
+/// container runtimes send), and names the one that came.
+async fn stop_signal() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            return tokio::select! {
+                _ = tokio::signal::ctrl_c() => "interrupt",
+                _ = term.recv() => "SIGTERM",
+            };
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+    "interrupt"
 }
 
 fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {

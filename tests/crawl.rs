@@ -358,6 +358,67 @@ async fn resume_after_kill_matches_an_uninterrupted_crawl() {
     );
 }
 
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_stops_gracefully_and_resume_finishes() {
+    let server = start_web().await;
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = dir.path().join("seeds.txt");
+    std::fs::write(&seeds, server.seeds().join("\n")).unwrap();
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/test.toml");
+    let out = dir.path().join("out");
+    let child = simcrawl_bin()
+        .args(["crawl", "--set", "output.reports=false", "--config"])
+        .arg(&config)
+        .arg("--out")
+        .arg(&out)
+        .arg("--seeds")
+        .arg(&seeds)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let log = out.join(crawl::LOG_FILE);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while log_lines(&log) < 60 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) }, 0);
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "exit {:?}: {err}", output.status);
+    assert!(err.contains("SIGTERM: stopping"), "{err}");
+    // The clean-stop path ran: the index snapshot is written.
+    assert!(out.join(crawl::INDEX_SNAPSHOT).is_file());
+    let stopped = read_log(&log).unwrap();
+    assert_once(&stopped);
+    let full = server.truth().pages.len();
+    assert!(
+        stopped.len() < full,
+        "SIGTERM after {} of ~{full} records",
+        stopped.len()
+    );
+    // --resume finishes the crawl, recording no page twice.
+    let mut resume = simcrawl_bin();
+    resume
+        .args(["crawl", "--resume", "--set", "output.reports=false", "--config"])
+        .arg(&config)
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let status = tokio::task::spawn_blocking(move || resume.status().unwrap())
+        .await
+        .unwrap();
+    assert!(status.success());
+    let resumed = read_log(&log).unwrap();
+    assert_once(&resumed);
+    assert!(resumed.len() > stopped.len());
+}
+
 #[test]
 fn crawl_cli_rejects_bad_config_with_exit_2() {
     let dir = tempfile::tempdir().unwrap();
