@@ -486,6 +486,21 @@ pub fn run(opts: &Options, out: &mut impl Write) -> Result<()> {
         }
         w(out, format!("{:<34} {:>12}", "brute-force queries/s", human(qbrute)))?;
         w(out, format!("{:<34} {:>9} ns {:>9} ns", "latency p50 / p99", p50, p99))?;
+        // The memory roofline: how many random cache lines one thread can
+        // read per second here, and how many a query reads.
+        let lines = idx.lines_per_query(&wl.queries[..wl.queries.len().min(100_000)]);
+        let lps = random_lines_per_sec(idx.memory_bytes());
+        w(out, format!("{:<34} {:>12.1}", "cache lines/query (tables)", lines))?;
+        w(
+            out,
+            format!(
+                "{:<34} {:>12}   (ceiling {} q/s at {lines:.1} lines/query; 1 thread got {:.0}%)",
+                "random lines/s, 1 thread",
+                human(lps),
+                human(lps / lines.max(1e-9)),
+                100.0 * q1.max(qb1) / (lps / lines.max(1e-9))
+            ),
+        )?;
         w(out, format!("{:<34} {:>12.1}", "bytes/fp (all tables + ids)", bytes))?;
         if !opts.no_compression {
             w(
@@ -621,6 +636,34 @@ pub fn run_batch(n: usize, q: usize, tables: Option<usize>, out: &mut impl Write
         return Err(Error::InvalidInput("batch mode disagrees with brute force".into()));
     }
     Ok(())
+}
+
+/// Random cache lines per second one thread reads from a buffer as large as
+/// the index (at most 1 GiB, on huge pages like the tables): independent
+/// 8-byte loads, 32 in flight per step, as a probe batch would issue them.
+/// The ceiling of any structure that must read L random lines per query is
+/// this rate divided by L.
+pub fn random_lines_per_sec(bytes: usize) -> f64 {
+    let words = (bytes.min(1 << 30) / 8).max(1 << 20);
+    let mut buf: Vec<u64> = super::table::huge_vec(words);
+    buf.resize(words, 1);
+    let lines = (words / 8) as u64;
+    let mut rng = Rng::new(0x11e5);
+    let (steps, width) = (1usize << 19, 32usize);
+    let mut sum = 0u64;
+    let t = Instant::now();
+    for _ in 0..steps {
+        let mut at = [0usize; 32];
+        for a in at.iter_mut() {
+            *a = (((rng.next_u64() as u128 * lines as u128) >> 64) * 8) as usize;
+        }
+        for &a in &at {
+            sum = sum.wrapping_add(buf[a]);
+        }
+    }
+    let secs = t.elapsed().as_secs_f64();
+    std::hint::black_box(sum);
+    rate(steps * width, secs)
 }
 
 fn run_queries(idx: &LiveIndex, qs: &[u64], batched: bool) -> usize {

@@ -194,6 +194,41 @@ impl Design {
         }
     }
 
+    /// The design for an expected 2^`expected_log2` fingerprints that reads
+    /// the fewest cache lines per query, the `index.design = "auto"` choice.
+    ///
+    /// Manku's rule ([`Design::for_k`]) keeps a probe to about 8 candidates;
+    /// in memory a query's cost is instead the random cache lines it reads
+    /// (`simcrawl bench index` measures both, and the ceiling they imply). A
+    /// table with minimum prefix p costs about one directory line plus one
+    /// more for bucket alignment, plus 2^(d − p) entries of ~6 bytes:
+    /// t × (2 + 2^(d − p) · 6 / 64) lines. Minimising that over p picks 4
+    /// tables (p = 16) up to 2^21 fingerprints, where Manku's rule already
+    /// takes 10, and agrees with it from 2^22 on (10 tables; 20 at 2^34).
+    pub fn fastest_for(k: u32, expected_log2: u32) -> Design {
+        let k = k.min(32);
+        let d = expected_log2.min(64) as i32;
+        let mut best: Option<(f64, u32)> = None;
+        for pmin in 1..=64u32 {
+            let Some((t, _)) = cost(64, 0, k as usize, pmin as usize) else {
+                continue;
+            };
+            if t > MAX_AUTO_TABLES {
+                continue;
+            }
+            let per_probe = 2f64.powi(d - pmin as i32);
+            let lines = t as f64 * (2.0 + per_probe * 6.0 / 64.0);
+            // Ties go to the longer prefix (fewer candidates to compare).
+            if best.is_none_or(|(b, _)| lines <= b) {
+                best = Some((lines, pmin));
+            }
+        }
+        match best {
+            Some((_, pmin)) => build_min_prefix(k, pmin),
+            None => Design::for_k(k, expected_log2),
+        }
+    }
+
     /// The design with the longest minimum prefix that needs at most
     /// `max_tables` tables (the paper's "alternately" question in §3.1.2);
     /// for k = 3 and a table count of the paper, the paper's design.
@@ -513,6 +548,25 @@ mod tests {
         assert_eq!(Design::for_k(3, 24).tables(), 10);
         assert_eq!(Design::for_k(3, 16).tables(), 4);
         assert_eq!(Design::for_k(3, 34).tables(), 20);
+    }
+
+    #[test]
+    fn fastest_designs_cover_every_k_and_follow_the_line_count() {
+        for k in 0..=7 {
+            for d in [10, 16, 20, 24, 30, 34] {
+                let des = Design::fastest_for(k, d);
+                assert!(des.tables() <= MAX_AUTO_TABLES, "{}", des.name());
+                assert!(des.covers(k), "k={k} d={d}: {}", des.name());
+            }
+        }
+        assert_eq!(Design::fastest_for(0, 24).tables(), 1);
+        // 16 candidates per probe in 4 tables read fewer lines than 10 tables.
+        assert_eq!(Design::fastest_for(3, 20).tables(), 4);
+        assert_eq!(Design::for_k(3, 20).tables(), 10);
+        assert_eq!(Design::fastest_for(3, 21).tables(), 4);
+        assert_eq!(Design::fastest_for(3, 22).tables(), 10);
+        assert_eq!(Design::fastest_for(3, 24).tables(), 10);
+        assert_eq!(Design::fastest_for(3, 34).tables(), 20);
     }
 
     #[test]

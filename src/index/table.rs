@@ -211,6 +211,19 @@ impl Table {
         self.data.capacity() + self.dir.capacity() * 4
     }
 
+    /// Distinct cache lines a probe for `pq` reads: the directory words of
+    /// its bucket and every line of the bucket's entries (what
+    /// `prefetch_range` fetches).
+    fn lines_touched(&self, pq: u64) -> usize {
+        let b = self.bucket_of(pq);
+        let line = |p: usize| p / 64;
+        let d = self.dir.as_ptr() as usize;
+        let dir_lines = 1 + usize::from(line(d + b * 4) != line(d + b * 4 + 7));
+        let (lo, hi) = self.bucket(pq);
+        let p = self.data.as_ptr() as usize;
+        dir_lines + line(p + hi * self.width) - line(p + lo * self.width) + 1
+    }
+
     fn write(&self, w: &mut SnapWriter) -> Result<(), SnapshotError> {
         w.u32(self.bits)?;
         w.u32(self.width as u32)?;
@@ -825,7 +838,7 @@ impl LiveIndex {
             IndexDesign::T16 => paper(16),
             IndexDesign::T20 => paper(20),
         }
-        .unwrap_or_else(|| Design::for_k(k, settings.expected_size_log2));
+        .unwrap_or_else(|| Design::fastest_for(k, settings.expected_size_log2));
         LiveIndex::new(design, k)
     }
 
@@ -1050,6 +1063,28 @@ impl LiveIndex {
     /// Whether nothing was inserted.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Average number of distinct cache lines the sealed tables' probes read
+    /// per query of `qs` (directory words plus bucket entries; the delta and
+    /// the id lookups of matches are not counted). With a memory system that
+    /// serves L random lines/s to one thread, L divided by this is the
+    /// ceiling on single-thread queries/s (`simcrawl bench index` prints both).
+    pub fn lines_per_query(&self, qs: &[u64]) -> f64 {
+        let st = self.inner.state.read();
+        let geo = &self.inner.geo;
+        if st.main.ids.is_empty() || qs.is_empty() {
+            return 0.0;
+        }
+        let total: usize = qs
+            .iter()
+            .map(|&q| {
+                (st.main.tables.iter().zip(&geo.specs))
+                    .map(|(t, spec)| t.lines_touched(spec.permute(q)))
+                    .sum::<usize>()
+            })
+            .sum();
+        total as f64 / qs.len() as f64
     }
 
     /// Number of distinct fingerprints stored.
