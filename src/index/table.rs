@@ -102,10 +102,7 @@ pub(crate) struct TableBuilder {
 impl TableBuilder {
     /// A builder for exactly `n` keys of a table with prefix length `prefix`.
     pub(crate) fn new(n: usize, prefix: u32) -> TableBuilder {
-        let log2 = usize::BITS - 1 - n.max(1).leading_zeros();
-        // About 4 to 8 entries per bucket; never beyond the table's prefix, so
-        // a bucket never splits a prefix range.
-        let bits = log2.saturating_sub(2).min(28).min(prefix);
+        let bits = Self::bits_for(n, prefix);
         let width = (64 - bits as usize).div_ceil(8);
         let low = if bits == 0 { u64::MAX } else { (1u64 << (64 - bits)) - 1 };
         let mut data = huge_vec(n * width + PAD);
@@ -122,6 +119,14 @@ impl TableBuilder {
                 len: 0,
             },
         }
+    }
+
+    /// Directory bits of a table of `n` keys: about 4 to 8 entries per
+    /// bucket; never beyond the table's prefix, so a bucket never splits a
+    /// prefix range.
+    fn bits_for(n: usize, prefix: u32) -> u32 {
+        let log2 = usize::BITS - 1 - n.max(1).leading_zeros();
+        log2.saturating_sub(2).min(28).min(prefix)
     }
 
     /// Appends the next key (not smaller than the previous one).
@@ -180,6 +185,60 @@ impl Table {
     fn find(&self, pk: u64) -> Option<usize> {
         let (lo, hi) = self.bucket(pk);
         (lo..hi).find(|&j| (self.raw(j) ^ pk) & self.low == 0)
+    }
+
+    /// This table plus the sorted keys `add` (none of them stored here),
+    /// when the larger table keeps this one's geometry: old entries move in
+    /// whole runs between the insertion points (one copy each, not decoded
+    /// and re-encoded), only the new keys are encoded, and the directory is
+    /// shifted by a running count. `ids` (table 0 only): this table's ids and
+    /// those of `add`, merged in the same order. `None` when the directory
+    /// bits change (the table crossed a power of two) or this table is empty.
+    fn merged_runs(&self, add: &[u64], prefix: u32, ids: Option<(&[u64], &[u64])>) -> Option<(Table, Vec<u64>)> {
+        let n = self.len + add.len();
+        if self.len == 0 || TableBuilder::bits_for(n, prefix) != self.bits {
+            return None;
+        }
+        let w = self.width;
+        let mut data: Vec<u8> = huge_vec(n * w + PAD);
+        let mut out_ids: Vec<u64> = if ids.is_some() { huge_vec(n) } else { Vec::new() };
+        let mut from = 0usize;
+        for (j, &k) in add.iter().enumerate() {
+            let (lo, hi) = self.bucket(k);
+            let mut pos = lo.max(from);
+            while pos < hi && (self.raw(pos) & self.low) < (k & self.low) {
+                pos += 1;
+            }
+            data.extend_from_slice(&self.data[from * w..pos * w]);
+            data.extend_from_slice(&k.to_le_bytes()[..w]);
+            if let Some((old, new)) = ids {
+                out_ids.extend_from_slice(&old[from..pos]);
+                out_ids.push(new[j]);
+            }
+            from = pos;
+        }
+        data.extend_from_slice(&self.data[from * w..self.len * w]);
+        data.resize(n * w + PAD, 0);
+        if let Some((old, _)) = ids {
+            out_ids.extend_from_slice(&old[from..self.len]);
+        }
+        let mut dir: Vec<u32> = huge_vec(self.dir.len());
+        let mut before = 0usize;
+        for (b, &d) in self.dir.iter().enumerate() {
+            while before < add.len() && self.bucket_of(add[before]) < b {
+                before += 1;
+            }
+            dir.push(d + before as u32);
+        }
+        let table = Table {
+            data,
+            dir,
+            bits: self.bits,
+            width: w,
+            low: self.low,
+            len: n,
+        };
+        Some((table, out_ids))
     }
 
     /// Every key in ascending order.
@@ -377,11 +436,17 @@ impl Run {
             .enumerate()
             .map(|(i, spec)| {
                 let old = self.tables.get(i);
-                let old_keys = old.into_iter().flat_map(|t| t.iter());
-                let mut out = TableBuilder::new(n, spec.prefix());
                 if i == 0 {
                     let mut add: Vec<(u64, u64)> = more.iter().map(|&(fp, id)| (spec.permute(fp), id)).collect();
                     add.par_sort_unstable();
+                    if let Some(t) = old {
+                        let (keys, add_ids): (Vec<u64>, Vec<u64>) = add.iter().copied().unzip();
+                        if let Some(done) = t.merged_runs(&keys, spec.prefix(), Some((&self.ids, &add_ids))) {
+                            return done;
+                        }
+                    }
+                    let old_keys = old.into_iter().flat_map(|t| t.iter());
+                    let mut out = TableBuilder::new(n, spec.prefix());
                     let mut ids = huge_vec(n);
                     let old = old_keys.zip(self.ids.iter().copied());
                     merge_sorted(old, add.into_iter(), |k, id| {
@@ -392,6 +457,11 @@ impl Run {
                 } else {
                     let mut add: Vec<u64> = more.iter().map(|&(fp, _)| spec.permute(fp)).collect();
                     add.par_sort_unstable();
+                    if let Some((t, _)) = old.and_then(|t| t.merged_runs(&add, spec.prefix(), None)) {
+                        return (t, Vec::new());
+                    }
+                    let old_keys = old.into_iter().flat_map(|t| t.iter());
+                    let mut out = TableBuilder::new(n, spec.prefix());
                     let old = old_keys.map(|k| (k, ()));
                     merge_sorted(old, add.into_iter().map(|k| (k, ())), |k, ()| out.push(k));
                     (out.finish(), Vec::new())
@@ -1295,6 +1365,36 @@ mod tests {
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
         z ^ (z >> 31)
+    }
+
+    #[test]
+    fn run_by_run_merge_equals_a_rebuild() {
+        // Table::merged_runs (copying old entries in runs) must produce the
+        // very tables and ids a full rebuild of the union does, including new
+        // keys next to old ones in the same bucket.
+        let geo = Geometry::new(&Design::paper_k3(10).unwrap(), 3);
+        let mut seed = 11;
+        let old: Vec<(u64, u64)> = (0..100_000).map(|i| (lcg(&mut seed), i)).collect();
+        let mut more: Vec<(u64, u64)> = (0..5_000).map(|i| (lcg(&mut seed), 1_000_000 + i)).collect();
+        more.extend(old.iter().step_by(50).map(|&(fp, id)| (fp ^ 1, 2_000_000 + id)));
+        more.extend(old.iter().skip(7).step_by(50).map(|&(fp, id)| (fp ^ (1 << 40), 3_000_000 + id)));
+        let held: std::collections::HashSet<u64> = old.iter().map(|p| p.0).collect();
+        more.retain(|p| !held.contains(&p.0));
+        more.sort_unstable();
+        more.dedup_by_key(|p| p.0);
+        let base = Run::build(&geo, &old);
+        let (merged, dups) = base.merged(&geo, &more);
+        assert!(dups.is_empty());
+        let all: Vec<(u64, u64)> = old.iter().chain(&more).copied().collect();
+        let rebuilt = Run::build(&geo, &all);
+        for (i, (a, b)) in merged.tables.iter().zip(&rebuilt.tables).enumerate() {
+            // The same geometry, so this merge took the run-copying path.
+            assert_eq!(a.bits, base.tables[i].bits, "table {i}");
+            assert_eq!(a.dir, b.dir, "table {i} directory");
+            assert_eq!(a.len, b.len);
+            assert_eq!(a.data[..a.len * a.width], b.data[..b.len * b.width], "table {i} entries");
+        }
+        assert_eq!(merged.ids, rebuilt.ids);
     }
 
     #[test]
