@@ -532,10 +532,19 @@ impl Run {
         emit: &mut impl FnMut(u64, u64, u32),
     ) -> usize {
         let t = &self.tables[i];
+        // One bounds check per bucket, then a tight loop: the table's fields
+        // in registers, one unaligned load, xor, mask, popcount and compare
+        // per entry (this loop is most of a batch sweep's time).
+        assert!(lo <= hi && hi * t.width + PAD <= t.data.len());
+        let (w, low, k) = (t.width, t.low, geo.k);
+        let base = t.data.as_ptr();
         for j in lo..hi {
-            let x = (t.raw(j) ^ pq) & t.low;
+            // SAFETY: j < hi, and hi·w + PAD ≤ data.len() (checked above), so
+            // the 8 bytes at j·w are inside the data.
+            let raw = u64::from_le(unsafe { (base.add(j * w) as *const u64).read_unaligned() });
+            let x = (raw ^ pq) & low;
             let d = x.count_ones();
-            if d <= geo.k {
+            if d <= k {
                 self.owned_match(geo, i, q, pq ^ x, j, d, emit);
             }
         }
