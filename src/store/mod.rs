@@ -1273,7 +1273,11 @@ mod tests {
         for max in [0, 1, 16] {
             let s = SledStore::open_cached(dir.path(), max).unwrap();
             assert_eq!(s.url_state(&a.canonical).unwrap(), Some(UrlState::Done(id)), "{max}");
-            assert_eq!(s.url_state(&b.canonical).unwrap(), Some(UrlState::Queued(b.key())), "{max}");
+            assert_eq!(
+                s.url_state(&b.canonical).unwrap(),
+                Some(UrlState::Queued(b.key())),
+                "{max}"
+            );
             assert_eq!(
                 s.url_state("http://a.test/alias").unwrap(),
                 Some(UrlState::AliasOf(b.canonical.clone())),
