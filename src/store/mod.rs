@@ -1243,16 +1243,15 @@ mod tests {
         TempSled(SledStore::open(&dir.path().join("store")).unwrap(), dir)
     }
 
+    fn temp_sled_cached() -> TempSled {
+        let dir = tempfile::tempdir().unwrap();
+        TempSled(SledStore::open_cached(&dir.path().join("store"), 1 << 10).unwrap(), dir)
+    }
+
     store_suite!(mem, Box::new(MemStore::new()));
     store_suite!(mem_uncached, Box::new(MemStore::over(MemBackend::default()).unwrap()));
     store_suite!(sled_store, temp_sled());
-    store_suite!(
-        sled_cached,
-        (|| {
-            let dir = tempfile::tempdir().unwrap();
-            TempSled(SledStore::open_cached(&dir.path().join("store"), 1 << 10).unwrap(), dir)
-        })()
-    );
+    store_suite!(sled_cached, temp_sled_cached());
 
     /// A reopened store's seen-set cache is loaded from the store: it answers
     /// like the backend for every kind of state, and "not seen" for others.
