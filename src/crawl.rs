@@ -10,9 +10,9 @@
 //!   a worker finishes.
 //! - **workers** (one tokio task per URL in flight): robots.txt verdict,
 //!   politeness permit, one HTTP request, and then the CPU work (extract,
-//!   template learning, features, simhash, content hashes, link resolution)
-//!   inline on the async worker thread, at most one page per core at a time
-//!   (no hand-off to a blocking pool: two thread wake-ups per page saved).
+//!   template learning, features, simhash, content hashes, link resolution) on
+//!   the blocking pool, bounded to the number of cores so it never starves the
+//!   async threads.
 //! - **the decider** (one OS thread): the only owner of the simhash index and
 //!   the exact-hash maps. It decides each page in arrival order, inserts new
 //!   fingerprints at once (so the next page sees them), offers its
@@ -151,7 +151,7 @@ struct Shared {
     focus: Option<Focus>,
     /// The crawl-wide request rate cap (`politeness.max_requests_per_sec`).
     rate: Option<governor::DefaultDirectRateLimiter>,
-    /// Bounds the pages analysed at once to the number of cores.
+    /// Bounds CPU work on the blocking pool to the number of cores.
     cpu: Semaphore,
     /// URLs handed out and not yet recorded or re-queued.
     in_flight: AtomicUsize,
@@ -729,21 +729,18 @@ async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url) -> Step {
         };
         return Record(f);
     }
-    // The CPU work, bounded to the number of cores, runs right here on the
-    // async worker thread: a page takes well under a millisecond, and a
-    // hand-off to the blocking pool and back (two thread wake-ups and
-    // context switches per page) cost more CPU than the short stall of the
-    // other tasks on this thread (the runtime has one thread per core).
+    // CPU work off the async threads, bounded to the number of cores.
     let Ok(_cpu) = shared.cpu.acquire().await else {
         return Record(f);
     };
-    let analysis = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| analyze(shared, url, resp)));
+    let (sh, page) = (shared.clone(), url.clone());
+    let analysis = tokio::task::spawn_blocking(move || analyze(&sh, &page, resp)).await;
     match analysis {
         Ok(a) => f.kind = FetchedKind::Page(Box::new(a)),
-        Err(_) => {
+        Err(e) => {
             f.kind = FetchedKind::Outcome {
                 decision: Decision::Error,
-                error: Some("page analysis failed (panicked)".into()),
+                error: Some(format!("page analysis failed: {e}")),
                 body_hash: None,
             }
         }
