@@ -159,6 +159,7 @@ raw_section!(
     RawFrontier {
         depth_weight: f64, parent_dup_weight: f64, host_dup_rate_weight: f64,
         host_novelty_weight: f64, relevance_weight: f64, inlink_weight: f64, memory_window: i64,
+        seen_cache_urls: i64,
     }
 );
 raw_section!(
@@ -394,6 +395,8 @@ pub struct FrontierSettings {
     pub relevance_weight: f64,
     pub inlink_weight: f64,
     pub memory_window: usize,
+    /// Canonical URLs whose seen-set state is cached in memory (0 = no cache).
+    pub seen_cache_urls: usize,
 }
 
 /// `[focus]`: focused crawling.
@@ -938,6 +941,7 @@ impl RawConfig {
             relevance_weight: c.float("frontier.relevance_weight", fr.relevance_weight, 0.0, 1000.0)?,
             inlink_weight: c.float("frontier.inlink_weight", fr.inlink_weight, 0.0, 1000.0)?,
             memory_window: c.uint("frontier.memory_window", fr.memory_window, 16, 10_000_000)?,
+            seen_cache_urls: c.uint("frontier.seen_cache_urls", fr.seen_cache_urls, 0, 1_000_000_000)?,
         };
 
         let focus = FocusSettings {

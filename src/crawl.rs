@@ -272,7 +272,7 @@ pub async fn run(
             opts.out.display()
         )));
     }
-    let store: Arc<dyn Store> = Arc::new(SledStore::open(&store_dir)?);
+    let store: Arc<dyn Store> = Arc::new(SledStore::open_cached(&store_dir, settings.frontier.seen_cache_urls)?);
     let canon = Canonicalizer::new(&settings.canon);
 
     let (frontier, previous) = if opts.resume {

@@ -57,6 +57,7 @@
 
 mod codec;
 mod kv;
+mod seen;
 
 use std::path::PathBuf;
 
@@ -603,7 +604,12 @@ pub struct KvStore<K: Backend> {
     next_page_id: std::sync::atomic::AtomicU64,
     /// The `pages` counter (kept in memory; written with every page).
     pages: parking_lot::Mutex<u64>,
+    /// The seen-set cache (`s` keys), written through under its write lock.
+    seen: parking_lot::RwLock<seen::SeenCache>,
 }
+
+/// URLs a [`MemStore`]'s seen-set cache holds (tests: always complete).
+const MEM_SEEN_CACHE: usize = 1 << 20;
 
 /// The embedded sled store (`DIR/store/`).
 pub type SledStore = KvStore<SledBackend>;
@@ -611,16 +617,23 @@ pub type SledStore = KvStore<SledBackend>;
 pub type MemStore = KvStore<MemBackend>;
 
 impl SledStore {
-    /// Open (or create) the store in `dir`, checking its format version.
+    /// Open (or create) the store in `dir`, checking its format version
+    /// (no seen-set cache: for tools that look up a few URLs).
     pub fn open(dir: &std::path::Path) -> Result<Self, StoreError> {
         KvStore::over(SledBackend::open(dir)?)
+    }
+
+    /// [`SledStore::open`] with a seen-set cache of at most `seen_cache`
+    /// URLs (`[frontier] seen_cache_urls`), loaded from the store: for the crawl.
+    pub fn open_cached(dir: &std::path::Path, seen_cache: usize) -> Result<Self, StoreError> {
+        KvStore::over_cached(SledBackend::open(dir)?, seen_cache)
     }
 }
 
 impl MemStore {
-    /// An empty in-memory store.
+    /// An empty in-memory store (with a seen-set cache).
     pub fn new() -> Self {
-        KvStore::over(MemBackend::default()).expect("an empty in-memory store opens")
+        KvStore::over_cached(MemBackend::default(), MEM_SEEN_CACHE).expect("an empty in-memory store opens")
     }
 }
 
@@ -632,8 +645,14 @@ impl Default for MemStore {
 
 impl<K: Backend> KvStore<K> {
     /// Wrap a backend: check (or, when empty, write) `format_version`, and
-    /// find the next page id.
+    /// find the next page id. No seen-set cache.
     pub fn over(kv: K) -> Result<Self, StoreError> {
+        Self::over_cached(kv, 0)
+    }
+
+    /// [`KvStore::over`] with a seen-set cache of at most `seen_cache` URLs
+    /// (see `seen.rs`), filled from the stored seen-set.
+    pub fn over_cached(kv: K, seen_cache: usize) -> Result<Self, StoreError> {
         match kv.meta_get("format_version")? {
             Some(v) => {
                 let got = if v.len() == 4 {
@@ -672,10 +691,19 @@ impl<K: Backend> KvStore<K> {
             None => 0,
             Some(v) => be_u64(PAGES_COUNTER, &v)?,
         };
+        let mut cache = seen::SeenCache::new(seen_cache);
+        if seen_cache > 0 {
+            for r in kv.scan(&[S]) {
+                let (k, v) = r?;
+                let url = std::str::from_utf8(&k[1..]).map_err(|_| corrupt(&k, "URL key is not UTF-8"))?;
+                cache.set(seen::fingerprint(url), &decode(&k, &v, dec_state)?);
+            }
+        }
         Ok(KvStore {
             kv,
             next_page_id: std::sync::atomic::AtomicU64::new(next),
             pages: parking_lot::Mutex::new(pages),
+            seen: parking_lot::RwLock::new(cache),
         })
     }
 
@@ -703,6 +731,11 @@ impl<K: Backend> Store for KvStore<K> {
     }
 
     fn url_state(&self, canonical: &str) -> Result<Option<UrlState>, StoreError> {
+        match self.seen.read().get(seen::fingerprint(canonical)) {
+            seen::Lookup::Known(s) => return Ok(Some(s)),
+            seen::Lookup::Absent => return Ok(None),
+            seen::Lookup::Alias | seen::Lookup::Unknown => {}
+        }
         let key = k1(S, canonical.as_bytes());
         match self.kv.get(&key)? {
             None => Ok(None),
@@ -729,14 +762,21 @@ impl<K: Backend> Store for KvStore<K> {
                 Some(enc_state(&UrlState::Queued(u.key()))),
             ));
         }
-        self.kv.apply(batch)
+        let mut seen = self.seen.write();
+        self.kv.apply(batch)?;
+        for u in new.iter().chain(moved.iter().map(|(_, u)| u)) {
+            seen.set(seen::fingerprint(&u.canonical), &UrlState::Queued(u.key()));
+        }
+        Ok(())
     }
 
     fn claim(&self, url: &QueuedUrl) -> Result<(), StoreError> {
-        self.kv.apply(vec![(
-            k1(S, url.canonical.as_bytes()),
-            Some(enc_state(&UrlState::InFlight(url.key()))),
-        )])
+        let state = UrlState::InFlight(url.key());
+        let mut seen = self.seen.write();
+        self.kv
+            .apply(vec![(k1(S, url.canonical.as_bytes()), Some(enc_state(&state)))])?;
+        seen.set(seen::fingerprint(&url.canonical), &state);
+        Ok(())
     }
 
     fn queued(&self, host: &str, key: QueueKey) -> Result<Option<QueuedUrl>, StoreError> {
@@ -794,7 +834,11 @@ impl<K: Backend> Store for KvStore<K> {
         let mut count = self.pages.lock();
         let n = done.len() as u64;
         batch.push((PAGES_COUNTER.to_vec(), Some((*count + n).to_be_bytes().to_vec())));
+        let mut seen = self.seen.write();
         self.kv.apply(batch)?;
+        for c in done {
+            seen.set(seen::fingerprint(&c.url.canonical), &UrlState::Done(c.page.id));
+        }
         *count += n;
         Ok(())
     }
@@ -805,7 +849,9 @@ impl<K: Backend> Store for KvStore<K> {
         }
         let mut e = Enc::default();
         e.u8(3).str(canonical);
+        let mut seen = self.seen.write();
         self.kv.apply(vec![(k1(S, alias.as_bytes()), Some(e.buf))])?;
+        seen.set(seen::fingerprint(alias), &UrlState::AliasOf(canonical.to_string()));
         Ok(true)
     }
 
@@ -1197,8 +1243,48 @@ mod tests {
         TempSled(SledStore::open(&dir.path().join("store")).unwrap(), dir)
     }
 
+    fn temp_sled_cached() -> TempSled {
+        let dir = tempfile::tempdir().unwrap();
+        TempSled(SledStore::open_cached(&dir.path().join("store"), 1 << 10).unwrap(), dir)
+    }
+
     store_suite!(mem, Box::new(MemStore::new()));
+    store_suite!(mem_uncached, Box::new(MemStore::over(MemBackend::default()).unwrap()));
     store_suite!(sled_store, temp_sled());
+    store_suite!(sled_cached, temp_sled_cached());
+
+    /// A reopened store's seen-set cache is loaded from the store: it answers
+    /// like the backend for every kind of state, and "not seen" for others.
+    #[test]
+    fn seen_cache_is_loaded_on_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (suite::qurl("a.test", "a", 1.0, 1), suite::qurl("a.test", "b", 2.0, 2));
+        let id;
+        {
+            let s = SledStore::open_cached(dir.path(), 16).unwrap();
+            s.enqueue(&[a.clone(), b.clone()]).unwrap();
+            let p = suite::page(&s, &a, Decision::New);
+            id = p.id;
+            s.complete(&a, &p, None, &HostStats::default()).unwrap();
+            assert!(s.record_alias("http://a.test/alias", &b.canonical).unwrap());
+            s.flush().unwrap();
+        }
+        for max in [0, 1, 16] {
+            let s = SledStore::open_cached(dir.path(), max).unwrap();
+            assert_eq!(s.url_state(&a.canonical).unwrap(), Some(UrlState::Done(id)), "{max}");
+            assert_eq!(
+                s.url_state(&b.canonical).unwrap(),
+                Some(UrlState::Queued(b.key())),
+                "{max}"
+            );
+            assert_eq!(
+                s.url_state("http://a.test/alias").unwrap(),
+                Some(UrlState::AliasOf(b.canonical.clone())),
+                "{max}"
+            );
+            assert_eq!(s.url_state("http://a.test/never").unwrap(), None, "{max}");
+        }
+    }
 
     #[test]
     fn priority_rank_orders_descending() {
@@ -1254,7 +1340,8 @@ mod tests {
 
     #[test]
     fn corrupt_value_names_the_key() {
-        let s = MemStore::new();
+        // Uncached: the damage goes behind the store's back.
+        let s = MemStore::over(MemBackend::default()).unwrap();
         s.backend()
             .apply(vec![(b"shttp://a.test/x".to_vec(), Some(vec![0, 1, 2]))])
             .unwrap();
