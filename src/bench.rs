@@ -316,7 +316,10 @@ pub fn run_pipeline_bench(pages: usize, out: &mut dyn Write) -> Result<()> {
         ("whole per-page path", parse + after),
         ("template learning", learn),
         ("features with template", features_tpl),
-        ("as crawl::analyze does", parse + learn + features_tpl + simhash + hashes),
+        (
+            "as crawl::analyze does",
+            parse + learn + features_tpl + simhash + hashes,
+        ),
     ] {
         writeln!(
             out,

@@ -520,10 +520,8 @@ mod stream {
                     }
                 }
                 local_name!("a") => self.close_open(|o| *o == local_name!("a"), true),
-                _ if is_heading(n) => {
-                    if self.stack.last().is_some_and(is_heading) {
-                        self.close_open(is_heading, false);
-                    }
+                _ if is_heading(n) && self.stack.last().is_some_and(is_heading) => {
+                    self.close_open(is_heading, false);
                 }
                 _ => {}
             }
