@@ -224,7 +224,10 @@ pub fn run_crawl_bench(opts: &CrawlBenchOptions, out: &mut dyn Write) -> Result<
 /// `simcrawl bench pipeline`: the per-page path (parse + extract, features,
 /// simhash, exact hashes) over the built-in test web's HTML pages, in MB/s of
 /// HTML input on one core, against BLAKE3 over the same bytes (a memory-speed
-/// baseline measured in the same run).
+/// baseline measured in the same run). "whole per-page path" leaves template
+/// learning out (features without a template); "as crawl::analyze does"
+/// adds per-host template learning and weights features by the host's
+/// template, as the crawl does.
 pub fn run_pipeline_bench(pages: usize, out: &mut dyn Write) -> Result<()> {
     use crate::testweb::{TestWeb, TestWebOptions};
     let io = |e| Error::io("stdout", e);
@@ -233,16 +236,16 @@ pub fn run_pipeline_bench(pages: usize, out: &mut dyn Write) -> Result<()> {
         ..Default::default()
     });
     let truth = web.truth(80);
-    let bodies: Vec<Vec<u8>> = truth
+    let (hosts, bodies): (Vec<String>, Vec<Vec<u8>>) = truth
         .pages
         .iter()
         .filter(|p| p.status == 200 && p.content_type.as_deref().is_some_and(|c| c.starts_with("text/html")))
         .map(|p| {
             let target = p.url.splitn(4, '/').nth(3).map_or("/".to_string(), |t| format!("/{t}"));
-            web.respond(&p.host, &target, 80).body.to_vec()
+            (p.host.clone(), web.respond(&p.host, &target, 80).body.to_vec())
         })
-        .filter(|b| !b.is_empty())
-        .collect();
+        .filter(|(_, b)| !b.is_empty())
+        .unzip();
     let texts: Vec<String> = bodies.iter().map(|b| String::from_utf8_lossy(b).into_owned()).collect();
     let bytes: usize = bodies.iter().map(Vec::len).sum();
     let settings = Settings::default();
@@ -263,6 +266,25 @@ pub fn run_pipeline_bench(pages: usize, out: &mut dyn Write) -> Result<()> {
     let t = Instant::now();
     let feats: Vec<crate::features::Features> = docs.iter().map(|d| fx.features(d, None)).collect();
     let features = t.elapsed();
+    // What crawl::analyze adds: per-host template learning, and features
+    // weighted by the host's template.
+    let learner = crate::features::TemplateLearner::new(&settings.features);
+    let t = Instant::now();
+    let templates: Vec<_> = hosts
+        .iter()
+        .zip(&docs)
+        .map(|(h, d)| {
+            learner.observe(h, d);
+            sink ^= learner.version(h);
+            learner.template_shared(h)
+        })
+        .collect();
+    let learn = t.elapsed();
+    let t = Instant::now();
+    for (d, tpl) in docs.iter().zip(&templates) {
+        sink ^= fx.features(d, tpl.as_deref()).items.len() as u64;
+    }
+    let features_tpl = t.elapsed();
     let t = Instant::now();
     for f in &feats {
         sink ^= crate::simhash::simhash(f);
@@ -292,6 +314,12 @@ pub fn run_pipeline_bench(pages: usize, out: &mut dyn Write) -> Result<()> {
         ("exact hashes", hashes),
         ("after the parse (sum)", after),
         ("whole per-page path", parse + after),
+        ("template learning", learn),
+        ("features with template", features_tpl),
+        (
+            "as crawl::analyze does",
+            parse + learn + features_tpl + simhash + hashes,
+        ),
     ] {
         writeln!(
             out,

@@ -371,6 +371,22 @@ impl ContentHashes {
         // in one buffer and hashed at once.
         let mut text = Vec::with_capacity(doc.blocks.iter().map(|b| b.text.len() + 1).sum());
         for block in &doc.blocks {
+            if block.text.is_ascii() {
+                // The same as the general loop below, byte by byte.
+                let mut gap = !text.is_empty();
+                for &b in block.text.as_bytes() {
+                    if b.is_ascii_whitespace() || b == 0x0B {
+                        gap = !text.is_empty();
+                    } else {
+                        if gap {
+                            text.push(b' ');
+                            gap = false;
+                        }
+                        text.push(b.to_ascii_lowercase());
+                    }
+                }
+                continue;
+            }
             for word in block.text.split_whitespace() {
                 if !text.is_empty() {
                     text.push(b' ');
@@ -412,6 +428,23 @@ fn hex(bytes: &[u8; 32]) -> String {
 mod tests {
     use super::*;
     use crate::extract::extract_html;
+
+    proptest::proptest! {
+        #[test]
+        fn ascii_text_path_matches_the_word_loop(blocks in proptest::collection::vec("[a-cA-CÄ \t\n\x0B\x0C]{0,8}", 0..5)) {
+            let doc = crate::extract::Extracted {
+                blocks: blocks
+                    .iter()
+                    .map(|t| crate::extract::TextBlock { text: t.clone(), kind: crate::extract::BlockKind::Body })
+                    .collect(),
+                ..Default::default()
+            };
+            // The definition: words case-folded, joined by one space.
+            let words: Vec<String> = blocks.iter().flat_map(|b| b.split_whitespace().map(str::to_lowercase)).collect();
+            let expect = *blake3::hash(words.join(" ").as_bytes()).as_bytes();
+            proptest::prop_assert_eq!(ContentHashes::compute(b"", &doc).text, expect);
+        }
+    }
 
     #[test]
     fn text_hash_ignores_markup_body_hash_does_not() {

@@ -170,7 +170,7 @@ pub fn extract_parsed(doc: &Html, max_text_bytes: usize) -> Extracted {
             },
             Edge::Close(node) => {
                 if let Node::Element(el) = node.value() {
-                    w.close(el);
+                    w.close(el.name());
                 }
             }
         }
@@ -183,15 +183,458 @@ pub fn extract_parsed(doc: &Html, max_text_bytes: usize) -> Extracted {
 /// [`Extracted`]. Visible text beyond `max_text_bytes` bytes is dropped and
 /// `truncated` set.
 ///
+/// The document is read in one streaming pass over html5ever's tokenizer
+/// (no tree builder, no DOM): a stack of open elements stands in for the
+/// tree, with the HTML tree builder's implied end tags that matter for text
+/// blocks (`p`, `li`, `dd`/`dt`, table cells and rows, `option`, headings,
+/// nested `a`), end tags closing the nearest matching open element, and the
+/// raw-text elements (`script`, `style`, `title`, `textarea`, ...) switched
+/// into the tokenizer's raw-text states as the tree builder would. On
+/// well-formed pages it yields what [`extract_parsed`] yields from the full
+/// tree (tests compare the two over the test web).
+///
 /// Markup nested deeper than [`MAX_NESTING`] elements is cut off before
-/// parsing (see [`limit_nesting`]; `truncated` is set): the HTML tree
-/// builder's scope checks walk the stack of open elements, which makes
-/// pathological nesting quadratic.
+/// parsing (see [`limit_nesting`]; `truncated` is set).
 pub fn extract_html(html: &str, max_text_bytes: usize) -> Extracted {
+    let limited = limit_nesting(html);
+    let mut out = stream::extract(limited, max_text_bytes);
+    out.truncated |= limited.len() < html.len();
+    out
+}
+
+/// [`extract_html`] through html5ever's full tree builder and a walk over
+/// the tree (`scraper`): the reference the streaming pass is tested against,
+/// and a fallback for callers that want the spec's tree exactly.
+pub fn extract_html_tree(html: &str, max_text_bytes: usize) -> Extracted {
     let limited = limit_nesting(html);
     let mut out = extract_parsed(&Html::parse_document(limited), max_text_bytes);
     out.truncated |= limited.len() < html.len();
     out
+}
+
+/// An element as the walk sees it: a tree node or a start-tag token.
+trait ElementLike {
+    /// Local name, lowercase.
+    fn name(&self) -> &str;
+    /// The value of an attribute.
+    fn attr(&self, name: &str) -> Option<&str>;
+    /// All attributes as (name, value).
+    fn attrs(&self) -> impl Iterator<Item = (&str, &str)>;
+}
+
+impl ElementLike for scraper::node::Element {
+    fn name(&self) -> &str {
+        scraper::node::Element::name(self)
+    }
+    fn attr(&self, name: &str) -> Option<&str> {
+        scraper::node::Element::attr(self, name)
+    }
+    fn attrs(&self) -> impl Iterator<Item = (&str, &str)> {
+        scraper::node::Element::attrs(self)
+    }
+}
+
+/// The streaming extraction: html5ever's tokenizer feeding a [`Walker`].
+mod stream {
+    use std::cell::RefCell;
+
+    use html5ever::tendril::StrTendril;
+    use html5ever::tokenizer::states::RawKind;
+    use html5ever::tokenizer::{
+        BufferQueue, Tag, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
+    };
+    use html5ever::{local_name, Attribute, LocalName};
+
+    use super::{ElementLike, Extracted, Walker};
+
+    /// Open elements kept at most; deeper start tags are treated as empty
+    /// elements (opened and closed at once). [`super::limit_nesting`] keeps
+    /// ordinary input far below this.
+    const MAX_STACK: usize = 4096;
+    /// Open elements an end tag searches for its match (from the top).
+    const MAX_SEARCH: usize = 512;
+
+    /// A start tag seen as an element.
+    struct TagRef<'a> {
+        name: &'a str,
+        attrs: &'a [Attribute],
+    }
+
+    impl ElementLike for TagRef<'_> {
+        fn name(&self) -> &str {
+            self.name
+        }
+        fn attr(&self, name: &str) -> Option<&str> {
+            self.attrs.iter().find(|a| &*a.name.local == name).map(|a| &*a.value)
+        }
+        fn attrs(&self) -> impl Iterator<Item = (&str, &str)> {
+            self.attrs.iter().map(|a| (&*a.name.local, &*a.value))
+        }
+    }
+
+    struct State {
+        w: Walker,
+        /// Open elements, innermost last.
+        stack: Vec<LocalName>,
+        /// Character data since the last tag (one DOM text node).
+        text: String,
+        /// Open `svg` / `math` elements (self-closing tags count there).
+        foreign: u32,
+        /// Body content has started (a later `<head>` is ignored).
+        body_started: bool,
+        /// A head was opened (explicitly or implicitly); later ones are ignored.
+        head_opened: bool,
+    }
+
+    struct Sink(RefCell<State>);
+
+    /// Elements the tree builder never leaves open.
+    fn is_void(n: &LocalName) -> bool {
+        matches!(
+            *n,
+            local_name!("area")
+                | local_name!("base")
+                | local_name!("br")
+                | local_name!("col")
+                | local_name!("embed")
+                | local_name!("hr")
+                | local_name!("img")
+                | local_name!("input")
+                | local_name!("link")
+                | local_name!("meta")
+                | local_name!("source")
+                | local_name!("track")
+                | local_name!("wbr")
+                | local_name!("param")
+                | local_name!("keygen")
+                | local_name!("basefont")
+                | local_name!("bgsound")
+                | local_name!("frame")
+        )
+    }
+
+    /// Elements that bound a search of the open-element stack (the tree
+    /// builder's "scope" markers).
+    fn is_scope_marker(n: &LocalName) -> bool {
+        matches!(
+            *n,
+            local_name!("html")
+                | local_name!("table")
+                | local_name!("td")
+                | local_name!("th")
+                | local_name!("caption")
+                | local_name!("template")
+                | local_name!("applet")
+                | local_name!("marquee")
+                | local_name!("object")
+        )
+    }
+
+    fn is_heading(n: &LocalName) -> bool {
+        matches!(
+            *n,
+            local_name!("h1")
+                | local_name!("h2")
+                | local_name!("h3")
+                | local_name!("h4")
+                | local_name!("h5")
+                | local_name!("h6")
+        )
+    }
+
+    /// Start tags that close an open `<p>` ("close a p element").
+    fn closes_p(n: &LocalName) -> bool {
+        matches!(
+            *n,
+            local_name!("address")
+                | local_name!("article")
+                | local_name!("aside")
+                | local_name!("blockquote")
+                | local_name!("center")
+                | local_name!("details")
+                | local_name!("dialog")
+                | local_name!("dir")
+                | local_name!("div")
+                | local_name!("dl")
+                | local_name!("fieldset")
+                | local_name!("figcaption")
+                | local_name!("figure")
+                | local_name!("footer")
+                | local_name!("header")
+                | local_name!("hgroup")
+                | local_name!("main")
+                | local_name!("menu")
+                | local_name!("nav")
+                | local_name!("ol")
+                | local_name!("p")
+                | local_name!("search")
+                | local_name!("section")
+                | local_name!("summary")
+                | local_name!("ul")
+                | local_name!("h1")
+                | local_name!("h2")
+                | local_name!("h3")
+                | local_name!("h4")
+                | local_name!("h5")
+                | local_name!("h6")
+                | local_name!("pre")
+                | local_name!("listing")
+                | local_name!("form")
+                | local_name!("li")
+                | local_name!("dd")
+                | local_name!("dt")
+                | local_name!("plaintext")
+                | local_name!("table")
+                | local_name!("hr")
+                | local_name!("xmp")
+        )
+    }
+
+    /// Elements allowed in `<head>`; any other start tag ends it.
+    fn in_head(n: &LocalName) -> bool {
+        matches!(
+            *n,
+            local_name!("title")
+                | local_name!("meta")
+                | local_name!("link")
+                | local_name!("base")
+                | local_name!("style")
+                | local_name!("script")
+                | local_name!("noscript")
+                | local_name!("template")
+                | local_name!("basefont")
+                | local_name!("bgsound")
+        )
+    }
+
+    impl State {
+        fn flush_text(&mut self) {
+            if self.text.is_empty() {
+                return;
+            }
+            let top_level = self
+                .stack
+                .last()
+                .is_none_or(|n| matches!(*n, local_name!("html") | local_name!("head")));
+            if !self.body_started && top_level && !self.text.trim_ascii().is_empty() {
+                // Non-blank text ends the head (the tree builder opens the body).
+                self.body_started = true;
+                if let Some(i) = self.find(|n| *n == local_name!("head"), false) {
+                    self.pop_through(i);
+                }
+            }
+            self.w.text(&self.text);
+            self.text.clear();
+        }
+
+        /// Index of the innermost open element matching `f`, searching at
+        /// most [`MAX_SEARCH`] elements and (if `scoped`) stopping at scope
+        /// markers.
+        fn find(&self, f: impl Fn(&LocalName) -> bool, scoped: bool) -> Option<usize> {
+            for (i, n) in self.stack.iter().enumerate().rev().take(MAX_SEARCH) {
+                if f(n) {
+                    return Some(i);
+                }
+                if scoped && is_scope_marker(n) {
+                    return None;
+                }
+            }
+            None
+        }
+
+        /// Closes the element at `i` and everything opened inside it.
+        fn pop_through(&mut self, i: usize) {
+            while self.stack.len() > i {
+                if let Some(n) = self.stack.pop() {
+                    if matches!(n, local_name!("svg") | local_name!("math")) {
+                        self.foreign = self.foreign.saturating_sub(1);
+                    }
+                    self.w.close(&n);
+                }
+            }
+        }
+
+        /// Closes the innermost open element matching `f` (within scope).
+        fn close_open(&mut self, f: impl Fn(&LocalName) -> bool, scoped: bool) {
+            if let Some(i) = self.find(f, scoped) {
+                self.pop_through(i);
+            }
+        }
+
+        fn start(&mut self, tag: &Tag) -> TokenSinkResult<()> {
+            let n = &tag.name;
+            match *n {
+                local_name!("html") | local_name!("body") if self.stack.iter().any(|o| o == n) => {
+                    return TokenSinkResult::Continue;
+                }
+                local_name!("head") if self.body_started || self.head_opened => {
+                    return TokenSinkResult::Continue;
+                }
+                local_name!("head") => self.head_opened = true,
+                _ if !self.body_started && !self.head_opened && in_head(n) => {
+                    // The tree builder opens the head implicitly.
+                    self.head_opened = true;
+                    let head = local_name!("head");
+                    self.w.open(&TagRef {
+                        name: &head,
+                        attrs: &[],
+                    });
+                    self.stack.push(head);
+                }
+                _ => {}
+            }
+            if !self.body_started && !in_head(n) && !matches!(*n, local_name!("html") | local_name!("head")) {
+                self.body_started = true;
+                self.close_open(|o| *o == local_name!("head"), false);
+            }
+            // Implied end tags.
+            if closes_p(n) {
+                self.close_open(|o| *o == local_name!("p"), true);
+            }
+            match *n {
+                local_name!("li") => self.close_open(|o| *o == local_name!("li"), true),
+                local_name!("dd") | local_name!("dt") => {
+                    self.close_open(|o| matches!(*o, local_name!("dd") | local_name!("dt")), true)
+                }
+                local_name!("td") | local_name!("th") => {
+                    let cell = self.find(
+                        |o| matches!(*o, local_name!("td") | local_name!("th") | local_name!("table")),
+                        false,
+                    );
+                    if let Some(i) = cell.filter(|&i| self.stack[i] != local_name!("table")) {
+                        self.pop_through(i);
+                    }
+                }
+                local_name!("tr") => {
+                    let row = self.find(|o| matches!(*o, local_name!("tr") | local_name!("table")), false);
+                    if let Some(i) = row.filter(|&i| self.stack[i] == local_name!("tr")) {
+                        self.pop_through(i);
+                    }
+                }
+                local_name!("option") | local_name!("optgroup") => {
+                    if self.stack.last() == Some(&local_name!("option")) {
+                        self.close_open(|o| *o == local_name!("option"), false);
+                    }
+                    if *n == local_name!("optgroup") && self.stack.last() == Some(&local_name!("optgroup")) {
+                        self.close_open(|o| *o == local_name!("optgroup"), false);
+                    }
+                }
+                local_name!("a") => self.close_open(|o| *o == local_name!("a"), true),
+                _ if is_heading(n) && self.stack.last().is_some_and(is_heading) => {
+                    self.close_open(is_heading, false);
+                }
+                _ => {}
+            }
+            let el = TagRef {
+                name: n,
+                attrs: &tag.attrs,
+            };
+            self.w.open(&el);
+            let foreign_tag = matches!(*n, local_name!("svg") | local_name!("math"));
+            let empty = is_void(n) || (tag.self_closing && (self.foreign > 0 || foreign_tag));
+            if empty || self.stack.len() >= MAX_STACK {
+                self.w.close(n);
+                return TokenSinkResult::Continue;
+            }
+            if foreign_tag {
+                self.foreign += 1;
+            }
+            self.stack.push(n.clone());
+            if self.foreign > 0 {
+                return TokenSinkResult::Continue;
+            }
+            match *n {
+                local_name!("script") => TokenSinkResult::RawData(RawKind::ScriptData),
+                local_name!("style")
+                | local_name!("xmp")
+                | local_name!("iframe")
+                | local_name!("noembed")
+                | local_name!("noframes")
+                | local_name!("noscript") => TokenSinkResult::RawData(RawKind::Rawtext),
+                local_name!("title") | local_name!("textarea") => TokenSinkResult::RawData(RawKind::Rcdata),
+                local_name!("plaintext") => TokenSinkResult::Plaintext,
+                _ => TokenSinkResult::Continue,
+            }
+        }
+
+        fn end(&mut self, tag: &Tag) {
+            let n = &tag.name;
+            match *n {
+                // The tree builder keeps html and body open to the end.
+                local_name!("html") | local_name!("body") => {}
+                local_name!("br") => {
+                    // `</br>` is a `<br>`.
+                    let el = TagRef { name: n, attrs: &[] };
+                    self.w.open(&el);
+                    self.w.close(n);
+                }
+                local_name!("p") => {
+                    if let Some(i) = self.find(|o| *o == local_name!("p"), true) {
+                        self.pop_through(i);
+                    } else {
+                        // `</p>` without a `<p>` is an empty paragraph.
+                        let el = TagRef { name: n, attrs: &[] };
+                        self.w.open(&el);
+                        self.w.close(n);
+                    }
+                }
+                _ if is_heading(n) => self.close_open(is_heading, true),
+                _ => {
+                    let scoped = !is_scope_marker(n);
+                    self.close_open(|o| o == n, scoped);
+                }
+            }
+        }
+    }
+
+    impl TokenSink for Sink {
+        type Handle = ();
+
+        fn process_token(&self, token: Token, _line: u64) -> TokenSinkResult<()> {
+            let mut st = self.0.borrow_mut();
+            match token {
+                Token::CharacterTokens(t) => {
+                    st.text.push_str(&t);
+                    TokenSinkResult::Continue
+                }
+                Token::TagToken(tag) => {
+                    st.flush_text();
+                    match tag.kind {
+                        TagKind::StartTag => st.start(&tag),
+                        TagKind::EndTag => {
+                            st.end(&tag);
+                            TokenSinkResult::Continue
+                        }
+                    }
+                }
+                Token::EOFToken => {
+                    st.flush_text();
+                    st.pop_through(0);
+                    TokenSinkResult::Continue
+                }
+                _ => TokenSinkResult::Continue,
+            }
+        }
+    }
+
+    /// One pass over `html`.
+    pub(super) fn extract(html: &str, max_text_bytes: usize) -> Extracted {
+        let sink = Sink(RefCell::new(State {
+            w: Walker::new(max_text_bytes),
+            stack: Vec::with_capacity(64),
+            text: String::new(),
+            foreign: 0,
+            body_started: false,
+            head_opened: false,
+        }));
+        let tok = Tokenizer::new(sink, TokenizerOpts::default());
+        let input = BufferQueue::default();
+        input.push_back(StrTendril::from_slice(html));
+        let _ = tok.feed(&input);
+        tok.end();
+        let st = tok.sink.0.into_inner();
+        st.w.finish()
+    }
 }
 
 /// Estimated element nesting beyond which [`extract_html`] cuts the input.
@@ -528,7 +971,7 @@ fn is_heading(name: &str) -> bool {
     matches!(name, "h1" | "h2" | "h3" | "h4" | "h5" | "h6")
 }
 
-fn is_boilerplate(el: &scraper::node::Element) -> bool {
+fn is_boilerplate(el: &impl ElementLike) -> bool {
     match el.name() {
         "nav" | "header" | "footer" | "aside" => true,
         "html" | "body" | "main" | "article" => false,
@@ -583,7 +1026,7 @@ fn boilerplate_name(value: &str) -> bool {
 
 /// `hidden`, `aria-hidden=true`, or an inline style with `display:none` /
 /// `visibility:hidden` (or `<input type=hidden>`).
-fn is_hidden(el: &scraper::node::Element) -> bool {
+fn is_hidden(el: &impl ElementLike) -> bool {
     for (name, value) in el.attrs() {
         match name {
             "hidden" => return true,
@@ -612,7 +1055,7 @@ fn contains_ci(haystack: &str, needle: &str) -> bool {
         .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
 }
 
-fn has_rel(el: &scraper::node::Element, token: &str) -> bool {
+fn has_rel(el: &impl ElementLike, token: &str) -> bool {
     el.attr("rel")
         .is_some_and(|r| r.split_ascii_whitespace().any(|t| t.eq_ignore_ascii_case(token)))
 }
@@ -666,7 +1109,7 @@ impl Walker {
         }
     }
 
-    fn open(&mut self, el: &scraper::node::Element) {
+    fn open(&mut self, el: &impl ElementLike) {
         let name = el.name();
         match name {
             "html" if self.out.lang.is_none() => {
@@ -739,8 +1182,7 @@ impl Walker {
         self.open_flags.push(flags);
     }
 
-    fn close(&mut self, el: &scraper::node::Element) {
-        let name = el.name();
+    fn close(&mut self, name: &str) {
         if name == "title" && self.in_title > 0 {
             self.in_title -= 1;
             let t = self.title_buf.trim();
@@ -1018,6 +1460,79 @@ mod tests {
                 proptest::prop_assert_eq!(pa, pb);
             }
         }
+    }
+
+    /// Inputs on which the streaming pass must agree with the tree walk.
+    const TRICKY: &[&str] = &[
+        "<p>unclosed <b>bold <i>italic<p>next para<div>div text",
+        "<a href=/x title=unquoted>one</a><a href='/y' rel=nofollow>two</a>",
+        "<a href=\"/q?a=1&amp;b=2&lt;\">Tom &amp; Jerry&nbsp;&copy; &#169; &#x41;&notanentity;</a>",
+        "<p>before<!-- <p>comment</p> -->after</p><!-- unterminated",
+        "<p>x<![CDATA[ cdata ]]>y</p><svg><![CDATA[z]]></svg>",
+        "<div><script>document.write('</div><p>no</p>');</script>visible</div>",
+        "<HTML LANG=DE><HEAD><TITLE>Upper</TITLE></HEAD><BODY><P>Para<A HREF=/u>Link</A></BODY></HTML>",
+        "<p><a href=/1>first <a href=/2>second</a> tail</p>",
+        "<ul><li>one<li>two<li>three</ul><dl><dt>term<dd>def<dt>t2</dl>",
+        "<table><tr><td>a<td>b<tr><td>c</table>after",
+        "<title>T &amp; T</title><h1>H1<h2>H2</h2>x</h1>",
+        "<nav><ul><li><a href=/n1>N1</a><li><a href=/n2>N2</a></ul></nav><p>body</p>",
+        "<div class=sidebar><p>side<div>inner</div></div><p>main",
+        "<textarea><p>not a tag</p></textarea><p>after</p>",
+        "<noscript><a href=/ns>ns</a></noscript><p>x</p>",
+        "<svg/><p>after self-closing svg</p><math><mi>x</mi></math><p>y</p>",
+        "<select><option>a<option>b</select><p>z</p>",
+        "</p>stray end<br></br>x</div></span>",
+        "<head><meta name=robots content=nofollow><link rel=canonical href=/c><base href=/b/></head>text",
+        "<p>a<p hidden>b</p><p style='display : NONE'>c<p aria-hidden=true>d<p>e",
+        "<title>One</title><title>Two</title><p>x",
+        "<a href=/img><img alt='Alt text'> and text</a>",
+        "<pre>  keep\n\n  lines </pre><p>\u{a0}nbsp\u{2003}em space</p>",
+        "<p>déjà vu ünïcödé</p>",
+    ];
+
+    #[test]
+    fn streaming_pass_agrees_with_the_tree_on_tricky_input() {
+        for html in TRICKY.iter().copied().chain([PAGE]) {
+            assert_eq!(extract_html(html, 1 << 20), extract_html_tree(html, 1 << 20), "{html}");
+            assert_eq!(extract_html(html, 20), extract_html_tree(html, 20), "{html}");
+        }
+        let e = extract_html(TRICKY[2], 1 << 20);
+        assert_eq!(e.links[0].href, "/q?a=1&b=2<");
+        // `&not` is a legacy entity (no `;` needed); NBSP collapses like a space.
+        assert_eq!(e.links[0].anchor, "Tom & Jerry © © A¬anentity;");
+        let e = extract_html(TRICKY[5], 1 << 20);
+        let t: Vec<&str> = e.blocks.iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(t, vec!["visible"]);
+        let e = extract_html(TRICKY[7], 1 << 20);
+        let a: Vec<(&str, &str)> = e.links.iter().map(|l| (l.href.as_str(), l.anchor.as_str())).collect();
+        assert_eq!(a, vec![("/1", "first"), ("/2", "second")]);
+    }
+
+    #[test]
+    fn streaming_pass_agrees_with_the_tree_on_the_test_web() {
+        use crate::testweb::{TestWeb, TestWebOptions};
+        let web = TestWeb::new(TestWebOptions {
+            pages: 150,
+            ..Default::default()
+        });
+        let truth = web.truth(80);
+        let mut n = 0;
+        for p in truth.pages.iter().filter(|p| p.status == 200) {
+            let target = p.url.splitn(4, '/').nth(3).map_or("/".to_string(), |t| format!("/{t}"));
+            let body = web.respond(&p.host, &target, 80).body.to_vec();
+            let html = String::from_utf8_lossy(&body);
+            if !looks_like_html(html.as_bytes()) {
+                continue;
+            }
+            n += 1;
+            assert_eq!(
+                extract_html(&html, 1 << 20),
+                extract_html_tree(&html, 1 << 20),
+                "{}",
+                p.url
+            );
+        }
+        assert!(n > 100, "{n} pages");
     }
 
     #[test]

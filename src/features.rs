@@ -33,8 +33,11 @@
 //!   were 1, so such pages do not all collapse onto one fingerprint.
 //!
 //! Stems are cached per thread (the cache is a pure function of language and
-//! word, shared by all extractors on the thread, cleared when it reaches
-//! 200 000 entries).
+//! word — stem, its FNV-1a state, stop word, has a letter — shared by all
+//! extractors on the thread, cleared when it reaches 200 000 entries), so a
+//! word costs one hash lookup. ASCII text is split into words by a fast path
+//! that yields exactly what UAX #29 (`unicode_words`) yields (proptest checks
+//! it against `unicode_words`).
 
 mod stopwords;
 
@@ -113,10 +116,71 @@ type FastSet<K> = HashSet<K, BuildHasherDefault<FastHasher>>;
 
 const STEM_CACHE_MAX: usize = 200_000;
 
+/// What the stem cache knows about one case-folded word of one language
+/// (all pure functions of the language and the word).
+struct WordInfo {
+    /// The Snowball stem (empty when the word has no letter).
+    stem: Box<str>,
+    /// FNV-1a state of the stem's bytes.
+    state: u64,
+    /// A stop word of the language.
+    stop: bool,
+    /// Has a letter (words without one are not features).
+    letter: bool,
+}
+
+/// Stem cache of one language: case-folded word → [`WordInfo`]
+/// (hashbrown's `entry_ref` looks a `&str` up without allocating a key).
+type StemCache = hashbrown::HashMap<String, WordInfo>;
+
 thread_local! {
-    /// Per-thread stem cache, one map per language id: case-folded word →
-    /// (stem, FNV-1a state of the stem's bytes).
-    static STEM_CACHE: RefCell<Vec<FastMap<String, (String, u64)>>> = RefCell::new(vec![FastMap::default(); LANGUAGES.len()]);
+    /// Per-thread stem cache, one map per language id.
+    static STEM_CACHE: RefCell<Vec<StemCache>> = RefCell::new((0..LANGUAGES.len()).map(|_| StemCache::default()).collect());
+}
+
+/// Calls `f` with each word of `text` exactly as
+/// `UnicodeSegmentation::unicode_words` yields them, with a fast path for
+/// ASCII text (UAX #29 restricted to ASCII: runs of letters, digits and `_`,
+/// joined across one `:` `.` `'` between letters or one `,` `;` `.` `'`
+/// between digits; words without a letter or digit are dropped).
+#[inline]
+fn for_each_word<'a>(text: &'a str, mut f: impl FnMut(&'a str)) {
+    if !text.is_ascii() {
+        text.unicode_words().for_each(f);
+        return;
+    }
+    let b = text.as_bytes();
+    let n = b.len();
+    let word_byte = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut i = 0;
+    while i < n {
+        if !word_byte(b[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut alnum = false;
+        loop {
+            while i < n && word_byte(b[i]) {
+                alnum |= b[i] != b'_';
+                i += 1;
+            }
+            // A mid character joins two letters or two digits.
+            if i + 1 < n && i > start {
+                let (p, m, q) = (b[i - 1], b[i], b[i + 1]);
+                let letters = p.is_ascii_alphabetic() && q.is_ascii_alphabetic() && matches!(m, b':' | b'.' | b'\'');
+                let digits = p.is_ascii_digit() && q.is_ascii_digit() && matches!(m, b',' | b';' | b'.' | b'\'');
+                if letters || digits {
+                    i += 1;
+                    continue;
+                }
+            }
+            break;
+        }
+        if alnum {
+            f(&text[start..i]);
+        }
+    }
 }
 
 /// Weighted features of one document, sorted by feature hash (each hash
@@ -325,7 +389,12 @@ impl FeatureExtractor {
     pub fn features(&self, doc: &Extracted, template: Option<&HostTemplate>) -> Features {
         let lang = self.lang_of(doc);
         let s = &self.shared.settings;
-        let mult = |kind: BlockKind, text: &str, structural: bool| -> f32 {
+        // Block hashes for the template, computed once per block.
+        let hashes: Vec<u64> = match template {
+            Some(_) => doc.blocks.iter().map(|b| block_hash(&b.text)).collect(),
+            None => Vec::new(),
+        };
+        let mult = |i: usize, kind: BlockKind, structural: bool| -> f32 {
             let base = match kind {
                 BlockKind::Title => s.title_boost,
                 BlockKind::Heading => s.heading_boost,
@@ -334,19 +403,20 @@ impl FeatureExtractor {
                 BlockKind::Boilerplate => 1.0,
             } as f32;
             match template {
-                Some(t) if structural => base * t.block_weight(text),
+                Some(t) if structural => base * t.hash_weight(hashes.get(i).copied().unwrap_or(0)),
                 _ => base,
             }
         };
-        let mut any = doc.blocks.iter().any(|b| mult(b.kind, &b.text, true) > 0.0);
+        let mut any = doc.blocks.iter().enumerate().any(|(i, b)| mult(i, b.kind, true) > 0.0);
         let structural = any;
         if !any {
             any = !doc.blocks.is_empty();
         }
-        let mut acc = Accumulator::new(self.labels);
+        let bytes = doc.blocks.iter().map(|b| b.text.len()).sum();
+        let mut acc = Accumulator::with_capacity(self.labels, bytes);
         if any {
-            for b in &doc.blocks {
-                let m = mult(b.kind, &b.text, structural);
+            for (i, b) in doc.blocks.iter().enumerate() {
+                let m = mult(i, b.kind, structural);
                 if m > 0.0 {
                     self.add_text(&mut acc, lang, &b.text, m);
                 }
@@ -384,6 +454,7 @@ impl FeatureExtractor {
         let s = &self.shared.settings;
         let (uw, bw) = (m * s.unigram_weight as f32, m * s.bigram_weight as f32);
         let stop = &self.shared.stop[lang];
+        let stemmer = &self.shared.stemmers[lang];
         let mut fold = String::new();
         // The previous stem's FNV-1a state (and text, only for labels): a
         // bigram hashes as the previous stem, a space and this stem.
@@ -393,44 +464,47 @@ impl FeatureExtractor {
         STEM_CACHE.with(|cache| {
             let mut cache = cache.borrow_mut();
             let cache = &mut cache[lang];
-            for w in text.unicode_words() {
-                fold.clear();
-                let ascii = w.is_ascii();
-                if ascii {
-                    fold.push_str(w);
-                    fold.make_ascii_lowercase();
+            for_each_word(text, |w| {
+                let word: &str = if w.is_ascii() {
+                    if w.bytes().any(|b| b.is_ascii_uppercase()) {
+                        fold.clear();
+                        fold.push_str(w);
+                        fold.make_ascii_lowercase();
+                        &fold
+                    } else {
+                        w
+                    }
                 } else {
+                    fold.clear();
                     fold.extend(w.chars().flat_map(char::to_lowercase));
-                }
-                if s.stop_words && stop.contains(fold.as_str()) {
-                    continue;
-                }
-                // Numbers (no letter at all) are not features: dates, view
-                // counters, prices change between copies of one page.
-                let letter = if ascii {
-                    fold.bytes().any(|b| b.is_ascii_alphabetic())
-                } else {
-                    fold.chars().any(char::is_alphabetic)
+                    &fold
                 };
-                if !letter {
-                    continue;
+                if cache.len() >= STEM_CACHE_MAX {
+                    cache.clear();
+                }
+                let info = cache.entry_ref(word).or_insert_with(|| {
+                    // Numbers (no letter at all) are not features: dates, view
+                    // counters, prices change between copies of one page.
+                    let letter = if word.is_ascii() {
+                        word.bytes().any(|b| b.is_ascii_alphabetic())
+                    } else {
+                        word.chars().any(char::is_alphabetic)
+                    };
+                    let stem: Box<str> = if letter { stemmer.stem(word).into() } else { "".into() };
+                    WordInfo {
+                        state: fnv1a_continue(FNV1A_OFFSET, stem.as_bytes()),
+                        stem,
+                        stop: stop.contains(word),
+                        letter,
+                    }
+                });
+                if (s.stop_words && info.stop) || !info.letter {
+                    return;
                 }
                 let (stem, state): (&str, u64) = if s.stemming {
-                    let cached = match cache.get(fold.as_str()) {
-                        Some((st, state)) => Some((st.as_str(), *state)),
-                        None => {
-                            if cache.len() >= STEM_CACHE_MAX {
-                                cache.clear();
-                            }
-                            let st = self.shared.stemmers[lang].stem(&fold).into_owned();
-                            let state = fnv1a_continue(FNV1A_OFFSET, st.as_bytes());
-                            cache.insert(fold.clone(), (st, state));
-                            cache.get(fold.as_str()).map(|(st, state)| (st.as_str(), *state))
-                        }
-                    };
-                    cached.unwrap_or_else(|| (fold.as_str(), fnv1a_continue(FNV1A_OFFSET, fold.as_bytes())))
+                    (&info.stem, info.state)
                 } else {
-                    (fold.as_str(), fnv1a_continue(FNV1A_OFFSET, fold.as_bytes()))
+                    (word, fnv1a_continue(FNV1A_OFFSET, word.as_bytes()))
                 };
                 if uw > 0.0 {
                     acc.add(fmix64(state), uw, stem);
@@ -450,7 +524,7 @@ impl FeatureExtractor {
                     prev.clear();
                     prev.push_str(stem);
                 }
-            }
+            });
         });
     }
 }
@@ -463,8 +537,14 @@ struct Accumulator {
 
 impl Accumulator {
     fn new(labels: bool) -> Self {
+        Self::with_capacity(labels, 0)
+    }
+
+    /// An accumulator sized for about `text_bytes` of text (a unigram and
+    /// a bigram per word of about six bytes), so it does not regrow.
+    fn with_capacity(labels: bool, text_bytes: usize) -> Self {
         Accumulator {
-            map: FastMap::default(),
+            map: FastMap::with_capacity_and_hasher(text_bytes / 3, Default::default()),
             labels: labels.then(FastMap::default),
         }
     }
@@ -532,7 +612,12 @@ impl HostTemplate {
     /// The multiplier of a block with this text: `weight` if it is a
     /// template block, else 1.
     pub fn block_weight(&self, text: &str) -> f32 {
-        if self.blocks.contains(&block_hash(text)) {
+        self.hash_weight(block_hash(text))
+    }
+
+    /// [`HostTemplate::block_weight`] of a block with this [`block_hash`].
+    pub fn hash_weight(&self, hash: u64) -> f32 {
+        if self.blocks.contains(&hash) {
             self.weight
         } else {
             1.0
@@ -867,6 +952,28 @@ mod tests {
             min_without <= 3,
             "without the cut the template dominates: {min_without}"
         );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn ascii_words_match_unicode_words(text in "[a-cA-C0-2_:.,;' \"\t\n!-]{0,24}") {
+            let mut fast = Vec::new();
+            for_each_word(&text, |w| fast.push(w));
+            let oracle: Vec<&str> = text.unicode_words().collect();
+            proptest::prop_assert_eq!(fast, oracle);
+        }
+    }
+
+    #[test]
+    fn ascii_words_examples() {
+        for text in [
+            "can't stop e.g. 3.14 1,000 a.1 x_y _ __ a..b 1;2 a:b 9a a1.2 ab' 'ab",
+            "Hello, WORLD!",
+        ] {
+            let mut fast = Vec::new();
+            for_each_word(text, |w| fast.push(w));
+            assert_eq!(fast, text.unicode_words().collect::<Vec<_>>(), "{text}");
+        }
     }
 
     #[test]

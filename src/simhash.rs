@@ -85,22 +85,26 @@ pub fn simhash(features: &Features) -> u64 {
 
 /// [`simhash`] over bare `(feature hash, weight)` pairs.
 pub fn simhash_items(items: &[(u64, f32)]) -> u64 {
-    let mut v = [0i64; 64];
+    // V[i] = sum(+q where bit i is 1, -q where 0) = 2 S[i] - T, with S[i]
+    // the sum of q over features with bit i set and T the sum of all q: the
+    // same integers with a mask-and-add per bit (no multiply), which
+    // vectorizes on plain SSE2.
+    let mut s = [0i64; 64];
+    let mut total = 0i64;
     for &(h, w) in items {
         if !(w.is_finite() && w > 0.0) {
             continue;
         }
         let q = (w * WEIGHT_SCALE).round() as i64;
-        // Branch-free: +q where the bit is 1, -q where it is 0. The loop
-        // vectorizes.
-        for (i, vi) in v.iter_mut().enumerate() {
-            let bit = ((h >> i) & 1) as i64;
-            *vi += (2 * bit - 1) * q;
+        total += q;
+        for (i, si) in s.iter_mut().enumerate() {
+            let mask = (((h >> i) & 1) as i64).wrapping_neg();
+            *si += q & mask;
         }
     }
     let mut fp = 0u64;
-    for (i, vi) in v.iter().enumerate() {
-        if *vi >= 0 {
+    for (i, si) in s.iter().enumerate() {
+        if 2 * *si - total >= 0 {
             fp |= 1 << i;
         }
     }
