@@ -1386,7 +1386,12 @@ mod tests {
         let old: Vec<(u64, u64)> = (0..100_000).map(|i| (lcg(&mut seed), i)).collect();
         let mut more: Vec<(u64, u64)> = (0..5_000).map(|i| (lcg(&mut seed), 1_000_000 + i)).collect();
         more.extend(old.iter().step_by(50).map(|&(fp, id)| (fp ^ 1, 2_000_000 + id)));
-        more.extend(old.iter().skip(7).step_by(50).map(|&(fp, id)| (fp ^ (1 << 40), 3_000_000 + id)));
+        more.extend(
+            old.iter()
+                .skip(7)
+                .step_by(50)
+                .map(|&(fp, id)| (fp ^ (1 << 40), 3_000_000 + id)),
+        );
         let held: std::collections::HashSet<u64> = old.iter().map(|p| p.0).collect();
         more.retain(|p| !held.contains(&p.0));
         more.sort_unstable();
@@ -1401,7 +1406,11 @@ mod tests {
             assert_eq!(a.bits, base.tables[i].bits, "table {i}");
             assert_eq!(a.dir, b.dir, "table {i} directory");
             assert_eq!(a.len, b.len);
-            assert_eq!(a.data[..a.len * a.width], b.data[..b.len * b.width], "table {i} entries");
+            assert_eq!(
+                a.data[..a.len * a.width],
+                b.data[..b.len * b.width],
+                "table {i} entries"
+            );
         }
         assert_eq!(merged.ids, rebuilt.ids);
     }
