@@ -100,7 +100,7 @@ pub enum StopReason {
     Completed,
     /// `crawl.max_pages` reached.
     MaxPages,
-    /// Stopped by the caller (Ctrl-C); resumable.
+    /// Stopped by the caller (Ctrl-C or SIGTERM in the binary); resumable.
     Interrupted,
 }
 
@@ -479,8 +479,8 @@ async fn dispatch(
             _ = &mut shutdown => { stop = StopReason::Interrupted; break; }
         }
     }
-    // Let in-flight work finish (a second Ctrl-C is not awaited here: the
-    // caller's runtime ends, and resume re-queues what was in flight).
+    // Let in-flight work finish (a second signal is not awaited here: the
+    // binary exits on it, and resume re-queues what was in flight).
     let drain_deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     while shared.in_flight.load(Ordering::Acquire) > 0 && tokio::time::Instant::now() < drain_deadline {
         tokio::select! {
