@@ -295,49 +295,77 @@ fn log_lines(path: &Path) -> usize {
     std::fs::read_to_string(path).map(|t| t.lines().count()).unwrap_or(0)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn resume_after_kill_matches_an_uninterrupted_crawl() {
-    let server = start_web().await;
-    let dir = tempfile::tempdir().unwrap();
-    let seeds = dir.path().join("seeds.txt");
-    std::fs::write(&seeds, server.seeds().join("\n")).unwrap();
-    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/test.toml");
-    let out = dir.path().join("out");
-    let args = |resume: bool| {
+/// A `simcrawl crawl` child process over the test web (the kill and signal
+/// tests): its seeds file, output directory and command line.
+struct CliCrawl {
+    _dir: tempfile::TempDir,
+    seeds: std::path::PathBuf,
+    out: std::path::PathBuf,
+}
+
+impl CliCrawl {
+    fn new(server: &RunningTestWeb) -> CliCrawl {
+        let dir = tempfile::tempdir().unwrap();
+        let seeds = dir.path().join("seeds.txt");
+        std::fs::write(&seeds, server.seeds().join("\n")).unwrap();
+        let out = dir.path().join("out");
+        CliCrawl { _dir: dir, seeds, out }
+    }
+
+    /// A new crawl from the seeds, or `--resume`; output discarded.
+    fn command(&self, resume: bool) -> std::process::Command {
+        let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/test.toml");
         let mut c = simcrawl_bin();
-        c.arg("crawl")
-            .arg("--config")
-            .arg(&config)
+        c.args(["crawl", "--set", "output.reports=false", "--config"])
+            .arg(config)
             .arg("--out")
-            .arg(&out)
-            .arg("--set")
-            .arg("output.reports=false");
+            .arg(&self.out);
         if resume {
             c.arg("--resume");
         } else {
-            c.arg("--seeds").arg(&seeds);
+            c.arg("--seeds").arg(&self.seeds);
         }
         c.stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
         c
-    };
-    // Kill -9 the crawl once it has recorded some pages.
-    let mut child = args(false).spawn().unwrap();
-    let log = out.join(crawl::LOG_FILE);
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while log_lines(&log) < 120 && std::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(5)).await;
     }
+
+    fn log(&self) -> std::path::PathBuf {
+        self.out.join(crawl::LOG_FILE)
+    }
+
+    /// Waits (at most 60 s) until the crawl log holds `n` records.
+    async fn wait_for_records(&self, n: usize) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while log_lines(&self.log()) < n && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// Runs `--resume` to the end; true when it exits successfully.
+    async fn resume(&self) -> bool {
+        let mut c = self.command(true);
+        tokio::task::spawn_blocking(move || c.status().unwrap())
+            .await
+            .unwrap()
+            .success()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_after_kill_matches_an_uninterrupted_crawl() {
+    let server = start_web().await;
+    let cli = CliCrawl::new(&server);
+    // Kill -9 the crawl once it has recorded some pages.
+    let mut child = cli.command(false).spawn().unwrap();
+    cli.wait_for_records(120).await;
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
+    let log = cli.log();
     let before = log_lines(&log);
     assert!(before >= 120, "the crawl recorded {before} pages before the kill");
     // Resume to the end.
-    let mut resume = args(true);
-    let status = tokio::task::spawn_blocking(move || resume.status().unwrap())
-        .await
-        .unwrap();
-    assert!(status.success());
+    assert!(cli.resume().await);
     let resumed = read_log(&log).unwrap();
     assert_once(&resumed);
 
@@ -362,27 +390,9 @@ async fn resume_after_kill_matches_an_uninterrupted_crawl() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_stops_gracefully_and_resume_finishes() {
     let server = start_web().await;
-    let dir = tempfile::tempdir().unwrap();
-    let seeds = dir.path().join("seeds.txt");
-    std::fs::write(&seeds, server.seeds().join("\n")).unwrap();
-    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/test.toml");
-    let out = dir.path().join("out");
-    let child = simcrawl_bin()
-        .args(["crawl", "--set", "output.reports=false", "--config"])
-        .arg(&config)
-        .arg("--out")
-        .arg(&out)
-        .arg("--seeds")
-        .arg(&seeds)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let log = out.join(crawl::LOG_FILE);
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while log_lines(&log) < 60 && std::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    let cli = CliCrawl::new(&server);
+    let child = cli.command(false).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    cli.wait_for_records(60).await;
     // SAFETY: kill(2) on our own child's pid.
     assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) }, 0);
     let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
@@ -392,7 +402,8 @@ async fn sigterm_stops_gracefully_and_resume_finishes() {
     assert!(output.status.success(), "exit {:?}: {err}", output.status);
     assert!(err.contains("SIGTERM: stopping"), "{err}");
     // The clean-stop path ran: the index snapshot is written.
-    assert!(out.join(crawl::INDEX_SNAPSHOT).is_file());
+    assert!(cli.out.join(crawl::INDEX_SNAPSHOT).is_file());
+    let log = cli.log();
     let stopped = read_log(&log).unwrap();
     assert_once(&stopped);
     let full = server.truth().pages.len();
@@ -402,18 +413,7 @@ async fn sigterm_stops_gracefully_and_resume_finishes() {
         stopped.len()
     );
     // --resume finishes the crawl, recording no page twice.
-    let mut resume = simcrawl_bin();
-    resume
-        .args(["crawl", "--resume", "--set", "output.reports=false", "--config"])
-        .arg(&config)
-        .arg("--out")
-        .arg(&out)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    let status = tokio::task::spawn_blocking(move || resume.status().unwrap())
-        .await
-        .unwrap();
-    assert!(status.success());
+    assert!(cli.resume().await);
     let resumed = read_log(&log).unwrap();
     assert_once(&resumed);
     assert!(resumed.len() > stopped.len());
