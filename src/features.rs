@@ -641,7 +641,8 @@ struct HostStats {
     pages: u32,
     /// Block hash -> pages it was seen on.
     counts: FastMap<u64, u32>,
-    /// Blocks with count >= min_pages (the only possible template blocks).
+    /// Blocks whose count was at least the host's `need` when last counted,
+    /// less those `need` has since overtaken: the template's blocks.
     candidates: FastSet<u64>,
     /// XOR of the current template's block hashes (detects changes).
     signature: u64,
@@ -719,23 +720,25 @@ impl TemplateLearner {
         }
         let Some(st) = shard.get_mut(host) else { return };
         st.pages = st.pages.saturating_add(1);
+        let need = st.need(self.min_pages, self.min_fraction);
         for h in hashes {
             let c = st.counts.entry(h).or_insert(0);
             *c += 1;
-            if *c >= self.min_pages {
+            if *c >= need {
                 st.candidates.insert(h);
             }
         }
         if st.counts.len() > MAX_BLOCKS_PER_HOST {
             st.counts.retain(|_, c| *c > 1);
         }
+        // `need` only grows and a count only grows when its block is seen
+        // (and checked above), so a block that falls below `need` can come
+        // back only through that check: dropping it here keeps the candidate
+        // set about the template's size instead of every block ever repeated.
+        let HostStats { counts, candidates, .. } = &mut *st;
+        candidates.retain(|h| counts.get(h).is_some_and(|&c| c >= need));
         if st.pages >= self.min_pages {
-            let need = st.need(self.min_pages, self.min_fraction);
-            let sig = st
-                .candidates
-                .iter()
-                .filter(|h| st.counts.get(h).is_some_and(|&c| c >= need))
-                .fold(0u64, |acc, h| acc ^ fmix64(*h));
+            let sig = st.candidates.iter().fold(0u64, |acc, h| acc ^ fmix64(*h));
             if sig != st.signature {
                 st.signature = sig;
                 st.version += 1;
@@ -815,7 +818,7 @@ impl TemplateLearner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::extract::extract_html;
+    use crate::extract::{extract_html, TextBlock};
     use crate::simhash::{hamming, simhash};
 
     fn settings() -> FeatureSettings {
@@ -961,6 +964,54 @@ mod tests {
             for_each_word(&text, |w| fast.push(w));
             let oracle: Vec<&str> = text.unicode_words().collect();
             proptest::prop_assert_eq!(fast, oracle);
+        }
+    }
+
+    proptest::proptest! {
+        /// The learner's template after every page equals the blocks a full
+        /// recount puts at or above the host's `need`, and its version moves
+        /// exactly when that set changes.
+        #[test]
+        fn template_equals_a_recount(
+            pages in proptest::collection::vec(proptest::collection::vec(0u8..12, 0..8), 1..40),
+            min_pages in 1u32..5,
+            fraction in 0.0f64..1.0,
+        ) {
+            let mut st = settings();
+            st.template_min_pages = min_pages;
+            st.template_min_fraction = fraction;
+            let learner = TemplateLearner::new(&st);
+            let mut counts: HashMap<u64, u32> = HashMap::new();
+            let mut last: Option<HashSet<u64>> = None;
+            let mut versions = 0;
+            for (n, page) in pages.iter().enumerate() {
+                let doc = Extracted {
+                    blocks: page
+                        .iter()
+                        .map(|b| TextBlock { text: format!("block {b}"), kind: BlockKind::Body })
+                        .collect(),
+                    ..Extracted::default()
+                };
+                learner.observe("h.test", &doc);
+                let distinct: HashSet<u64> = doc.blocks.iter().map(|b| block_hash(&b.text)).collect();
+                for h in distinct {
+                    *counts.entry(h).or_insert(0) += 1;
+                }
+                let pages_seen = n as u32 + 1;
+                let need = ((fraction * f64::from(pages_seen)).ceil() as u32).max(min_pages);
+                let oracle: HashSet<u64> = counts.iter().filter(|(_, &c)| c >= need).map(|(&h, _)| h).collect();
+                match learner.template("h.test") {
+                    None => proptest::prop_assert!(pages_seen < min_pages),
+                    Some(t) => {
+                        proptest::prop_assert_eq!(&t.blocks, &oracle);
+                        if last.as_ref().map_or(!oracle.is_empty(), |l| *l != oracle) {
+                            versions += 1;
+                        }
+                        proptest::prop_assert_eq!(t.version, versions);
+                        last = Some(oracle);
+                    }
+                }
+            }
         }
     }
 
