@@ -17,9 +17,11 @@
 //!   the exact-hash maps. It decides each page in arrival order, inserts new
 //!   fingerprints at once (so the next page sees them), offers its
 //!   out-links with their duplicate penalties and writes its crawl-log line.
-//!   The pages waiting in the channel (up to 64) are decided in a row and
-//!   then recorded in the store together, in one atomic batch (one commit
-//!   per group instead of per page). One writer means no lock on the index
+//!   The pages waiting in the channel, and those arriving within 2 ms of the
+//!   first (up to 64), are decided in a row and then recorded in the store
+//!   together, in one atomic batch with the queue updates they made (one
+//!   commit per group instead of per page and per out-link update; see
+//!   [`crate::store::KvStore::combining`]). One writer means no lock on the index
 //!   insert path and no race between two copies deciding at the same time.
 //!
 //! Crash safety: a group's log lines are appended before its store batch is
@@ -272,7 +274,9 @@ pub async fn run(
             opts.out.display()
         )));
     }
-    let store: Arc<dyn Store> = Arc::new(SledStore::open_cached(&store_dir, settings.frontier.seen_cache_urls)?);
+    // Combining: queue updates go to the store with the next group commit.
+    let store: Arc<dyn Store> =
+        Arc::new(SledStore::open_cached(&store_dir, settings.frontier.seen_cache_urls)?.combining());
     let canon = Canonicalizer::new(&settings.canon);
 
     let (frontier, previous) = if opts.resume {
@@ -836,6 +840,12 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
 
 /// Pages decided and not yet committed, at most this many.
 const GROUP_MAX: usize = 64;
+/// How long a group stays open for more pages after its first arrived (a
+/// page's store record waits at most this much longer; its fetch slot does
+/// not wait).
+const GROUP_WAIT: Duration = Duration::from_millis(2);
+/// How often an open group looks for the next page.
+const GROUP_POLL: Duration = Duration::from_micros(200);
 
 /// A decided page waiting for its group's commit.
 struct Done {
@@ -959,11 +969,13 @@ impl Decider {
         })
     }
 
-    /// Decide pages as they arrive; the pages waiting in the channel (up to
-    /// [`GROUP_MAX`]) are decided one by one and then committed together.
+    /// Decide pages as they arrive; the pages waiting in the channel or
+    /// arriving within [`GROUP_WAIT`] of the first (up to [`GROUP_MAX`]) are
+    /// decided one by one and then committed together.
     fn run(mut self, mut rx: mpsc::Receiver<Fetched>) -> Result<Decided> {
         let mut result = Ok(());
         while let Some(first) = rx.blocking_recv() {
+            let opened = std::time::Instant::now();
             let mut n = 0;
             let mut next = Some(first);
             while let Some(f) = next.take() {
@@ -971,8 +983,19 @@ impl Decider {
                 if result.is_ok() {
                     result = self.handle(f);
                 }
-                if n < GROUP_MAX {
-                    next = rx.try_recv().ok();
+                while n < GROUP_MAX {
+                    match rx.try_recv() {
+                        Ok(f) => next = Some(f),
+                        // Hold the group open a little for pages about to
+                        // arrive: each commit is a store batch (a log write
+                        // and a sync request of its own).
+                        Err(mpsc::error::TryRecvError::Empty) if opened.elapsed() < GROUP_WAIT => {
+                            std::thread::sleep(GROUP_POLL);
+                            continue;
+                        }
+                        Err(_) => {}
+                    }
+                    break;
                 }
             }
             if result.is_ok() {

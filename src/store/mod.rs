@@ -606,7 +606,41 @@ pub struct KvStore<K: Backend> {
     pages: parking_lot::Mutex<u64>,
     /// The seen-set cache (`s` keys), written through under its write lock.
     seen: parking_lot::RwLock<seen::SeenCache>,
+    /// Queue and seen-set writes held for the next page commit, when
+    /// combining ([`KvStore::combining`]).
+    pending: Option<parking_lot::Mutex<Pending>>,
 }
+
+/// Writes a combining [`KvStore`] holds until its next commit: in order, and
+/// indexed by key so that reads see them.
+#[derive(Default)]
+struct Pending {
+    ops: Vec<BatchOp>,
+    /// Key → index in `ops` of its latest write.
+    latest: std::collections::HashMap<Vec<u8>, usize>,
+}
+
+impl Pending {
+    fn push(&mut self, ops: Vec<BatchOp>) {
+        for op in ops {
+            self.latest.insert(op.0.clone(), self.ops.len());
+            self.ops.push(op);
+        }
+    }
+
+    /// The pending value of `key`: `Some(None)` when it is removed.
+    fn get(&self, key: &[u8]) -> Option<Option<Vec<u8>>> {
+        self.latest.get(key).map(|&i| self.ops[i].1.clone())
+    }
+
+    fn take(&mut self) -> Vec<BatchOp> {
+        self.latest.clear();
+        std::mem::take(&mut self.ops)
+    }
+}
+
+/// Pending writes a combining store applies without waiting for a commit.
+const PENDING_MAX: usize = 4096;
 
 /// URLs a [`MemStore`]'s seen-set cache holds (tests: always complete).
 const MEM_SEEN_CACHE: usize = 1 << 20;
@@ -704,10 +738,88 @@ impl<K: Backend> KvStore<K> {
             next_page_id: std::sync::atomic::AtomicU64::new(next),
             pages: parking_lot::Mutex::new(pages),
             seen: parking_lot::RwLock::new(cache),
+            pending: None,
         })
     }
 
-    /// The backend (tests use it to damage values).
+    /// This store, combining writes: queue updates ([`Store::update_queue`],
+    /// [`Store::claim`], [`Store::record_alias`]) are held in memory and
+    /// written in the batch of the next [`Store::complete_many`], so a crawl
+    /// pays one backend batch per group of pages instead of one per page and
+    /// per out-link update. Reads see the held writes; scans, `set_meta`,
+    /// `flush` and dropping the store write them first; more than
+    /// [`PENDING_MAX`] are written at once.
+    ///
+    /// Crash safety: a held write is lost only together with the pages of the
+    /// commit it was waiting for. The crawl's writes between two commits come
+    /// from pages not yet recorded (their out-links, aliases) or are
+    /// in-memory-only by design (in-link counts, retry counts), and an
+    /// unrecorded page is still queued in the store, so resume fetches it
+    /// again and writes them again. Each update stays atomic: it goes into
+    /// one batch whole. A failed batch loses the held writes and fails the
+    /// commit; the crawl stops on that, and reopening the store rebuilds
+    /// every in-memory view from what was written.
+    pub fn combining(mut self) -> Self {
+        self.pending = Some(parking_lot::Mutex::new(Pending::default()));
+        self
+    }
+
+    /// Apply one atomic update `ops`, or hold it when combining; then update
+    /// the seen-set cache with `seen_update`, under the cache's write lock.
+    fn write(&self, ops: Vec<BatchOp>, seen_update: impl FnOnce(&mut seen::SeenCache)) -> Result<(), StoreError> {
+        let mut seen = self.seen.write();
+        match &self.pending {
+            None => self.kv.apply(ops)?,
+            Some(p) => {
+                let mut p = p.lock();
+                p.push(ops);
+                if p.ops.len() > PENDING_MAX {
+                    self.kv.apply(p.take())?;
+                }
+            }
+        }
+        seen_update(&mut seen);
+        Ok(())
+    }
+
+    /// Apply the held writes followed by `ops`, in one batch.
+    fn commit(&self, ops: Vec<BatchOp>) -> Result<(), StoreError> {
+        match &self.pending {
+            None => self.kv.apply(ops),
+            Some(p) => {
+                // Applied under the lock, so a concurrent read finds each
+                // write either held or in the backend.
+                let mut p = p.lock();
+                let mut all = p.take();
+                all.extend(ops);
+                self.kv.apply(all)
+            }
+        }
+    }
+
+    /// Apply the held writes (before a scan, which reads the backend only).
+    fn sync(&self) -> Result<(), StoreError> {
+        if let Some(p) = &self.pending {
+            let mut p = p.lock();
+            if !p.ops.is_empty() {
+                self.kv.apply(p.take())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A value of the `crawl` keyspace, held writes first.
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        if let Some(p) = &self.pending {
+            if let Some(v) = p.lock().get(key) {
+                return Ok(v);
+            }
+        }
+        self.kv.get(key)
+    }
+
+    /// The backend (tests use it to damage values; a combining store's held
+    /// writes are not in it yet).
     pub fn backend(&self) -> &K {
         &self.kv
     }
@@ -717,7 +829,20 @@ impl<K: Backend> KvStore<K> {
         prefix: &[u8],
         f: impl Fn(&[u8], &[u8]) -> Result<T, StoreError> + 'a,
     ) -> StoreIter<'a, T> {
+        if let Err(e) = self.sync() {
+            return Box::new(std::iter::once(Err(e)));
+        }
         Box::new(self.kv.scan(prefix).map(move |r| r.and_then(|(k, v)| f(&k, &v))))
+    }
+}
+
+impl<K: Backend> Drop for KvStore<K> {
+    /// Writes what a combining store still holds (a graceful end calls
+    /// [`Store::flush`] first; this covers the paths that do not).
+    fn drop(&mut self) {
+        if let Err(e) = self.sync() {
+            tracing::error!("store: writing held queue updates failed: {e}");
+        }
     }
 }
 
@@ -727,6 +852,7 @@ impl<K: Backend> Store for KvStore<K> {
     }
 
     fn set_meta(&self, name: &str, value: &[u8]) -> Result<(), StoreError> {
+        self.sync()?;
         self.kv.meta_set(name, value)
     }
 
@@ -737,7 +863,7 @@ impl<K: Backend> Store for KvStore<K> {
             seen::Lookup::Alias | seen::Lookup::Unknown => {}
         }
         let key = k1(S, canonical.as_bytes());
-        match self.kv.get(&key)? {
+        match self.get(&key)? {
             None => Ok(None),
             Some(v) => decode(&key, &v, dec_state).map(Some),
         }
@@ -762,26 +888,22 @@ impl<K: Backend> Store for KvStore<K> {
                 Some(enc_state(&UrlState::Queued(u.key()))),
             ));
         }
-        let mut seen = self.seen.write();
-        self.kv.apply(batch)?;
-        for u in new.iter().chain(moved.iter().map(|(_, u)| u)) {
-            seen.set(seen::fingerprint(&u.canonical), &UrlState::Queued(u.key()));
-        }
-        Ok(())
+        self.write(batch, |seen| {
+            for u in new.iter().chain(moved.iter().map(|(_, u)| u)) {
+                seen.set(seen::fingerprint(&u.canonical), &UrlState::Queued(u.key()));
+            }
+        })
     }
 
     fn claim(&self, url: &QueuedUrl) -> Result<(), StoreError> {
         let state = UrlState::InFlight(url.key());
-        let mut seen = self.seen.write();
-        self.kv
-            .apply(vec![(k1(S, url.canonical.as_bytes()), Some(enc_state(&state)))])?;
-        seen.set(seen::fingerprint(&url.canonical), &state);
-        Ok(())
+        let ops = vec![(k1(S, url.canonical.as_bytes()), Some(enc_state(&state)))];
+        self.write(ops, |seen| seen.set(seen::fingerprint(&url.canonical), &state))
     }
 
     fn queued(&self, host: &str, key: QueueKey) -> Result<Option<QueuedUrl>, StoreError> {
         let k = queue_key(host, key);
-        match self.kv.get(&k)? {
+        match self.get(&k)? {
             None => Ok(None),
             Some(v) => decode(&k, &v, dec_queued).map(Some),
         }
@@ -822,7 +944,7 @@ impl<K: Backend> Store for KvStore<K> {
             for (kind, h) in [(HashKind::Body, &page.content_hash), (HashKind::Text, &page.text_hash)] {
                 if let Some(h) = h {
                     let k = k1(hash_prefix(kind), h);
-                    if !hashes.contains(&k) && self.kv.get(&k)?.is_none() {
+                    if !hashes.contains(&k) && self.get(&k)?.is_none() {
                         hashes.push(k.clone());
                         batch.push((k, Some(page.id.to_be_bytes().to_vec())));
                     }
@@ -835,7 +957,7 @@ impl<K: Backend> Store for KvStore<K> {
         let n = done.len() as u64;
         batch.push((PAGES_COUNTER.to_vec(), Some((*count + n).to_be_bytes().to_vec())));
         let mut seen = self.seen.write();
-        self.kv.apply(batch)?;
+        self.commit(batch)?;
         for c in done {
             seen.set(seen::fingerprint(&c.url.canonical), &UrlState::Done(c.page.id));
         }
@@ -849,9 +971,9 @@ impl<K: Backend> Store for KvStore<K> {
         }
         let mut e = Enc::default();
         e.u8(3).str(canonical);
-        let mut seen = self.seen.write();
-        self.kv.apply(vec![(k1(S, alias.as_bytes()), Some(e.buf))])?;
-        seen.set(seen::fingerprint(alias), &UrlState::AliasOf(canonical.to_string()));
+        self.write(vec![(k1(S, alias.as_bytes()), Some(e.buf))], |seen| {
+            seen.set(seen::fingerprint(alias), &UrlState::AliasOf(canonical.to_string()));
+        })?;
         Ok(true)
     }
 
@@ -865,24 +987,24 @@ impl<K: Backend> Store for KvStore<K> {
 
     fn page(&self, id: PageId) -> Result<Option<StoredPage>, StoreError> {
         let k = id_key(P, id);
-        match self.kv.get(&k)? {
+        match self.get(&k)? {
             None => Ok(None),
             Some(v) => decode(&k, &v, dec_page).map(Some),
         }
     }
 
     fn body(&self, id: PageId) -> Result<Option<Vec<u8>>, StoreError> {
-        self.kv.get(&id_key(B, id))
+        self.get(&id_key(B, id))
     }
 
     fn page_by_hash(&self, kind: HashKind, hash: &[u8; 32]) -> Result<Option<PageId>, StoreError> {
         let k = k1(hash_prefix(kind), hash);
-        self.kv.get(&k)?.map(|v| be_u64(&k, &v)).transpose()
+        self.get(&k)?.map(|v| be_u64(&k, &v)).transpose()
     }
 
     fn host_stats(&self, host: &str) -> Result<Option<HostStats>, StoreError> {
         let k = k1(HOST, host.as_bytes());
-        match self.kv.get(&k)? {
+        match self.get(&k)? {
             None => Ok(None),
             Some(v) => decode(&k, &v, dec_host).map(Some),
         }
@@ -893,6 +1015,7 @@ impl<K: Backend> Store for KvStore<K> {
     }
 
     fn flush(&self) -> Result<(), StoreError> {
+        self.sync()?;
         self.kv.flush()
     }
 
@@ -913,6 +1036,9 @@ impl<K: Backend> Store for KvStore<K> {
 
     fn iter_fingerprints_from(&self, first: PageId) -> StoreIter<'_, (PageId, u64)> {
         let from = id_key(F, first);
+        if let Err(e) = self.sync() {
+            return Box::new(std::iter::once(Err(e)));
+        }
         Box::new(
             self.kv
                 .scan_from(&[F], &from)
@@ -1252,6 +1378,121 @@ mod tests {
     store_suite!(mem_uncached, Box::new(MemStore::over(MemBackend::default()).unwrap()));
     store_suite!(sled_store, temp_sled());
     store_suite!(sled_cached, temp_sled_cached());
+    store_suite!(mem_combining, Box::new(MemStore::new().combining()));
+    store_suite!(
+        mem_uncached_combining,
+        Box::new(MemStore::over(MemBackend::default()).unwrap().combining())
+    );
+    store_suite!(sled_combining, {
+        let t = temp_sled_cached();
+        TempSled(t.0.combining(), t.1)
+    });
+
+    /// A backend that counts the batches applied to it.
+    #[derive(Default)]
+    struct Counting(MemBackend, std::sync::atomic::AtomicUsize);
+    impl Counting {
+        fn batches(&self) -> usize {
+            self.1.load(std::sync::atomic::Ordering::Relaxed)
+        }
+    }
+    impl Backend for Counting {
+        fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+            self.0.get(key)
+        }
+        fn apply(&self, batch: Vec<BatchOp>) -> Result<(), StoreError> {
+            self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.0.apply(batch)
+        }
+        fn scan_from(&self, prefix: &[u8], from: &[u8]) -> RawIter<'_> {
+            self.0.scan_from(prefix, from)
+        }
+        fn last(&self, prefix: &[u8]) -> Result<Option<Entry>, StoreError> {
+            self.0.last(prefix)
+        }
+        fn is_empty(&self) -> Result<bool, StoreError> {
+            self.0.is_empty()
+        }
+        fn meta_get(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+            self.0.meta_get(name)
+        }
+        fn meta_set(&self, name: &str, value: &[u8]) -> Result<(), StoreError> {
+            self.0.meta_set(name, value)
+        }
+        fn flush(&self) -> Result<(), StoreError> {
+            self.0.flush()
+        }
+    }
+
+    /// A combining store holds queue updates until the next page commit,
+    /// answers reads from them meanwhile, and writes them with the commit in
+    /// one batch (without a seen-set cache, so `url_state` reads them too).
+    #[test]
+    fn combining_holds_queue_updates_until_the_commit() {
+        let s = KvStore::over(Counting::default()).unwrap().combining();
+        let before = s.backend().batches();
+        let (a, b, c) = (
+            suite::qurl("a.test", "a", 1.0, 1),
+            suite::qurl("a.test", "b", 2.0, 2),
+            suite::qurl("a.test", "c", 3.0, 3),
+        );
+        s.enqueue(&[a.clone(), b.clone()]).unwrap();
+        let mut c2 = c.clone();
+        s.enqueue(std::slice::from_ref(&c)).unwrap();
+        c2.priority = -1.0;
+        s.reprioritize(c.key(), &c2).unwrap();
+        assert!(s.record_alias("http://a.test/alias", &a.canonical).unwrap());
+        assert!(!s.record_alias("http://a.test/alias", &a.canonical).unwrap());
+        assert_eq!(s.backend().batches(), before, "nothing written before the commit");
+        assert_eq!(s.backend().get(&queue_key("a.test", a.key())).unwrap(), None);
+        // Reads see the held writes, removals included.
+        assert_eq!(s.queued("a.test", b.key()).unwrap(), Some(b.clone()));
+        assert_eq!(s.queued("a.test", c.key()).unwrap(), None, "moved away");
+        assert_eq!(s.queued("a.test", c2.key()).unwrap(), Some(c2.clone()));
+        assert_eq!(s.url_state(&a.canonical).unwrap(), Some(UrlState::Queued(a.key())));
+        assert_eq!(
+            s.url_state("http://a.test/alias").unwrap(),
+            Some(UrlState::AliasOf(a.canonical.clone()))
+        );
+        let p = suite::page(&s, &a, Decision::New);
+        s.complete(&a, &p, None, &HostStats::default()).unwrap();
+        assert_eq!(
+            s.backend().batches(),
+            before + 1,
+            "one batch for the updates and the page"
+        );
+        assert_eq!(s.url_state(&a.canonical).unwrap(), Some(UrlState::Done(p.id)));
+        let queue: Vec<String> = s
+            .scan_queue("a.test", 10)
+            .unwrap()
+            .into_iter()
+            .map(|u| u.canonical)
+            .collect();
+        assert_eq!(queue, [b.canonical.clone(), c.canonical.clone()]);
+        assert_eq!(
+            s.backend().batches(),
+            before + 1,
+            "nothing held, nothing to write before the scan"
+        );
+        // A scan writes what is held first.
+        s.enqueue(&[suite::qurl("a.test", "d", 0.0, 4)]).unwrap();
+        assert_eq!(s.scan_queue("a.test", 10).unwrap().len(), 3);
+        assert_eq!(s.backend().batches(), before + 2);
+    }
+
+    /// Dropping a combining store writes what it holds.
+    #[test]
+    fn combining_store_writes_held_updates_when_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = suite::qurl("a.test", "a", 1.0, 1);
+        {
+            let s = SledStore::open_cached(dir.path(), 16).unwrap().combining();
+            s.enqueue(std::slice::from_ref(&a)).unwrap();
+        }
+        let s = SledStore::open(dir.path()).unwrap();
+        assert_eq!(s.queued("a.test", a.key()).unwrap(), Some(a.clone()));
+        assert_eq!(s.url_state(&a.canonical).unwrap(), Some(UrlState::Queued(a.key())));
+    }
 
     /// A reopened store's seen-set cache is loaded from the store: it answers
     /// like the backend for every kind of state, and "not seen" for others.
@@ -1341,7 +1582,7 @@ mod tests {
     #[test]
     fn corrupt_value_names_the_key() {
         // Uncached: the damage goes behind the store's back.
-        let s = MemStore::over(MemBackend::default()).unwrap();
+        let mut s = MemStore::over(MemBackend::default()).unwrap();
         s.backend()
             .apply(vec![(b"shttp://a.test/x".to_vec(), Some(vec![0, 1, 2]))])
             .unwrap();
@@ -1351,6 +1592,6 @@ mod tests {
         s.backend().apply(vec![(id_key(P, 5), Some(vec![9; 3]))]).unwrap();
         assert!(s.page(5).is_err());
         assert!(s.iter_pages().next().unwrap().is_err());
-        assert!(KvStore::over(s.kv).is_ok());
+        assert!(KvStore::over(std::mem::take(&mut s.kv)).is_ok());
     }
 }
