@@ -888,8 +888,14 @@ impl Delta {
             return 0;
         }
         let mut examined = 0;
+        // Every table's head word first, so their misses overlap.
+        let bk = self.prepare(geo, q);
         for (i, spec) in geo.specs.iter().enumerate() {
-            let mut at = self.heads[i][self.bucket(spec.permute(q))];
+            let b = match bk.get(i) {
+                Some(&b) => b as usize,
+                None => self.bucket(spec.permute(q)),
+            };
+            let mut at = self.heads[i][b];
             while at != 0 {
                 let e = (at - 1) as usize;
                 let c = self.fps[e];
@@ -942,9 +948,7 @@ const DELTA_BITS: u32 = 14;
 /// Live delta size at which it is frozen and merged into a main run of `main`
 /// fingerprints.
 fn delta_threshold(main: usize) -> usize {
-    static DIV: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    let div = *DIV.get_or_init(|| std::env::var("SIMCRAWL_DELTA_DIV").ok().and_then(|v| v.parse().ok()).unwrap_or(8));
-    MIN_DELTA.max(main / div)
+    MIN_DELTA.max(main / 8)
 }
 
 /// The live Hamming index: inserts and queries interleaved from many threads
@@ -1504,6 +1508,43 @@ mod tests {
             );
         }
         assert_eq!(merged.ids, rebuilt.ids);
+    }
+
+    /// The delta alone, from a tiny set and hash so that both grow many
+    /// times: `contains` and `probe` agree with a brute-force scan after
+    /// every growth.
+    #[test]
+    fn delta_grows_its_set_and_hash_without_losing_entries() {
+        let design = Design::paper_k3(10).expect("paper design");
+        let geo = Geometry::new(&design, 3);
+        let mut d = Delta::new(&geo, 0, 1);
+        let mut seed = 7u64;
+        let mut stored: Vec<(u64, u64)> = Vec::new();
+        for id in 0..3000u64 {
+            // Every third fingerprint near an earlier one, so probes match.
+            let fp = match stored.get(lcg(&mut seed) as usize % (stored.len() + 1)) {
+                Some(&(near, _)) if id % 3 == 0 => near ^ (1 << (lcg(&mut seed) % 64)) ^ (1 << (lcg(&mut seed) % 64)),
+                _ => lcg(&mut seed),
+            };
+            if d.contains(fp) {
+                assert!(stored.iter().any(|&(f, _)| f == fp));
+                continue;
+            }
+            assert!(!stored.iter().any(|&(f, _)| f == fp));
+            let bk = d.prepare(&geo, fp);
+            d.push(&geo, fp, id, &bk);
+            stored.push((fp, id));
+            if id.is_power_of_two() || id % 997 == 0 {
+                assert!(stored.iter().all(|&(f, _)| d.contains(f)));
+                for &(q, _) in stored.iter().step_by(7) {
+                    let mut got: Vec<Match> = Vec::new();
+                    d.probe(&geo, q, |fp, id, distance| got.push(Match { fp, id, distance }));
+                    got.sort_unstable();
+                    assert_eq!(got, brute(&stored, q, 3));
+                }
+            }
+        }
+        assert!(d.bits > 0 && d.set.len() >= 2 * stored.len());
     }
 
     #[test]
