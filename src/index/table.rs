@@ -18,8 +18,10 @@
 //!   background thread;
 //! - the **live delta** ([`Delta`]): fingerprints and ids in insertion order,
 //!   and per table a chained hash on the top bits of the permuted value
-//!   (`heads` per bucket, `next` per entry, `u32` links): O(1) insert per
-//!   table, no allocation except amortized vector growth.
+//!   (`heads` per bucket, `next` per entry, `u32` links), and an
+//!   open-addressing set of its fingerprints for the existence check: O(1)
+//!   insert per table, the t head words and the set slot prefetched together
+//!   so their cache misses overlap, no allocation except amortized growth.
 //!
 //! Duplicate fingerprints (many pages with one simhash, e.g. empty pages = 0)
 //! are stored once in every table; the other ids go to a side map `extras`,
