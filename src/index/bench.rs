@@ -413,6 +413,11 @@ pub fn run(opts: &Options, out: &mut impl Write) -> Result<()> {
             idx.query(fp, &mut buf);
             live_ok &= buf.iter().any(|m| m.fp == fp && m.id == (opts.n + i) as u64);
         }
+        // Queries right after those inserts: the live delta (and a merge, if
+        // one is running) on top of the main run.
+        let t = Instant::now();
+        run_queries(&idx, &wl.queries, false);
+        let q_live = rate(wl.queries.len(), t.elapsed().as_secs_f64());
 
         // Baseline: BTreeSet per table.
         let btree = if opts.no_btree {
@@ -477,6 +482,7 @@ pub fn run(opts: &Options, out: &mut impl Write) -> Result<()> {
         row(out, "live inserts/s from empty", ins, bt(|b| b.2), false)?;
         row(out, "live inserts/s incl. merges", ins_merged, None, false)?;
         row(out, "live inserts/s into the loaded n", ins_loaded, None, false)?;
+        row(out, "queries/s 1 thread, after them", q_live, None, false)?;
         row(out, "queries/s 1 thread", q1, bt(|b| b.1), true)?;
         row(out, "queries/s 2 threads", q2, None, true)?;
         row(out, "queries/s 1 thread, batched", qb1, bt(|b| b.1), true)?;

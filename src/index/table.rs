@@ -18,8 +18,10 @@
 //!   background thread;
 //! - the **live delta** ([`Delta`]): fingerprints and ids in insertion order,
 //!   and per table a chained hash on the top bits of the permuted value
-//!   (`heads` per bucket, `next` per entry, `u32` links): O(1) insert per
-//!   table, no allocation except amortized vector growth.
+//!   (`heads` per bucket, `next` per entry, `u32` links), and an
+//!   open-addressing set of its fingerprints for the existence check: O(1)
+//!   insert per table, the t head words and the set slot prefetched together
+//!   so their cache misses overlap, no allocation except amortized growth.
 //!
 //! Duplicate fingerprints (many pages with one simhash, e.g. empty pages = 0)
 //! are stored once in every table; the other ids go to a side map `extras`,
@@ -66,8 +68,6 @@ pub struct Match {
     /// Hamming distance from the query.
     pub distance: u32,
 }
-
-const NIL: u32 = u32::MAX;
 
 /// Bytes after the last packed entry, so an unaligned 8-byte load of any
 /// entry stays inside the allocation.
@@ -725,7 +725,11 @@ fn merge_sorted<V>(a: impl Iterator<Item = (u64, V)>, b: impl Iterator<Item = (u
 }
 
 /// The mutable layer: fingerprints in insertion order with a chained hash per
-/// table on the top `bits` permuted bits.
+/// table on the top `bits` permuted bits, and an open-addressing set of the
+/// fingerprints for the existence check of `insert`.
+///
+/// Links are entry index + 1, so 0 ends a chain and fresh head arrays come
+/// zeroed from the allocator (untouched pages), not filled.
 #[derive(Debug, Default)]
 pub(crate) struct Delta {
     fps: Vec<u64>,
@@ -733,23 +737,34 @@ pub(crate) struct Delta {
     heads: Vec<Vec<u32>>,
     next: Vec<Vec<u32>>,
     bits: u32,
+    /// Largest `bits` (the smallest table prefix).
+    max_bits: u32,
+    /// Linear probing, load at most 1/2: `tag << 32 | index + 1`, 0 = free.
+    set: Vec<u64>,
 }
 
+/// Multiplier of the existence set's hash (2^64 / golden ratio).
+const SET_MUL: u64 = 0x9E37_79B9_7F4A_7C15;
+
 impl Delta {
-    fn new(geo: &Geometry, bits: u32) -> Delta {
-        let minp = geo.specs.iter().map(|s| s.prefix()).min().unwrap_or(0);
-        let bits = bits.min(minp);
+    /// An empty delta with 2^`bits` buckets per table, room for `cap`
+    /// entries without growing.
+    fn new(geo: &Geometry, bits: u32, cap: usize) -> Delta {
+        let max_bits = geo.specs.iter().map(|s| s.prefix()).min().unwrap_or(0);
+        let bits = bits.min(max_bits);
         let t = geo.specs.len();
         Delta {
-            fps: Vec::new(),
-            ids: Vec::new(),
-            heads: vec![vec![NIL; 1usize << bits]; t],
-            next: vec![Vec::new(); t],
+            fps: Vec::with_capacity(cap),
+            ids: Vec::with_capacity(cap),
+            heads: (0..t).map(|_| vec![0u32; 1usize << bits]).collect(),
+            next: (0..t).map(|_| Vec::with_capacity(cap)).collect(),
             bits,
+            max_bits,
+            set: vec![0u64; (2 * cap).next_power_of_two().max(64)],
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn bucket(&self, pq: u64) -> usize {
         if self.bits == 0 {
             0
@@ -762,20 +777,94 @@ impl Delta {
         self.fps.len()
     }
 
-    fn push(&mut self, geo: &Geometry, fp: u64, id: u64) {
-        let idx = self.fps.len() as u32;
+    /// Slot of `fp` in the set and its tag.
+    #[inline(always)]
+    fn slot(&self, fp: u64) -> (usize, u64) {
+        let h = fp.wrapping_mul(SET_MUL);
+        let mask = self.set.len() - 1;
+        ((h >> 32) as usize & mask, h & 0xFFFF_FFFF)
+    }
+
+    /// Prefetches what [`Delta::contains`] reads first.
+    #[inline(always)]
+    fn prefetch_set(&self, fp: u64) {
+        if !self.set.is_empty() {
+            prefetch(self.set.as_ptr().wrapping_add(self.slot(fp).0));
+        }
+    }
+
+    /// Whether `fp` is stored (one set slot, usually one cache line).
+    #[inline]
+    fn contains(&self, fp: u64) -> bool {
+        if self.fps.is_empty() {
+            return false;
+        }
+        let (mut s, tag) = self.slot(fp);
+        let mask = self.set.len() - 1;
+        loop {
+            let e = self.set[s];
+            if e == 0 {
+                return false;
+            }
+            if e >> 32 == tag && self.fps[(e as u32 - 1) as usize] == fp {
+                return true;
+            }
+            s = (s + 1) & mask;
+        }
+    }
+
+    fn set_insert(&mut self, fp: u64, idx: usize) {
+        let (mut s, tag) = self.slot(fp);
+        let mask = self.set.len() - 1;
+        while self.set[s] != 0 {
+            s = (s + 1) & mask;
+        }
+        self.set[s] = tag << 32 | (idx as u64 + 1);
+    }
+
+    /// Buckets of `fp` in the first [`ROUND`] tables, their head words
+    /// prefetched so that the t random misses of a push overlap.
+    #[inline(always)]
+    fn prepare(&self, geo: &Geometry, fp: u64) -> [u32; ROUND] {
+        let mut bk = [0u32; ROUND];
+        for ((b, spec), heads) in bk.iter_mut().zip(&geo.specs).zip(&self.heads) {
+            *b = self.bucket(spec.permute(fp)) as u32;
+            prefetch(heads.as_ptr().wrapping_add(*b as usize));
+        }
+        bk
+    }
+
+    /// Appends `fp` (not stored yet); `bk` from [`Delta::prepare`].
+    fn push(&mut self, geo: &Geometry, fp: u64, id: u64, bk: &[u32; ROUND]) {
+        let idx = self.fps.len();
+        let link = idx as u32 + 1;
         self.fps.push(fp);
         self.ids.push(id);
         for (i, spec) in geo.specs.iter().enumerate() {
-            let b = self.bucket(spec.permute(fp));
+            let b = match bk.get(i) {
+                Some(&b) => b as usize,
+                None => self.bucket(spec.permute(fp)),
+            };
             let h = &mut self.heads[i][b];
             self.next[i].push(*h);
-            *h = idx;
+            *h = link;
+        }
+        if 2 * self.fps.len() > self.set.len() {
+            self.grow_set();
+        } else {
+            self.set_insert(fp, idx);
         }
         // Keep chains short: grow the hash when the load passes 2.
-        let minp = geo.specs.iter().map(|s| s.prefix()).min().unwrap_or(0);
-        if self.fps.len() > 2 << self.bits && self.bits < minp {
-            self.rehash(geo, (self.bits + 2).min(minp));
+        if self.fps.len() > 2 << self.bits && self.bits < self.max_bits {
+            self.rehash(geo, (self.bits + 2).min(self.max_bits));
+        }
+    }
+
+    /// Doubles the set and reinserts every entry (the newest included).
+    fn grow_set(&mut self) {
+        self.set = vec![0u64; (2 * self.set.len()).max(64)];
+        for idx in 0..self.fps.len() {
+            self.set_insert(self.fps[idx], idx);
         }
     }
 
@@ -783,30 +872,16 @@ impl Delta {
         self.bits = bits;
         for (i, spec) in geo.specs.iter().enumerate() {
             let heads = &mut self.heads[i];
-            *heads = vec![NIL; 1usize << bits];
+            *heads = vec![0u32; 1usize << bits];
             let next = &mut self.next[i];
             next.clear();
             for (idx, &fp) in self.fps.iter().enumerate() {
                 let pq = spec.permute(fp);
                 let b = if bits == 0 { 0 } else { (pq >> (64 - bits)) as usize };
                 next.push(heads[b]);
-                heads[b] = idx as u32;
+                heads[b] = idx as u32 + 1;
             }
         }
-    }
-
-    fn find(&self, geo: &Geometry, fp: u64) -> Option<usize> {
-        if self.fps.is_empty() {
-            return None;
-        }
-        let mut at = self.heads[0][self.bucket(geo.specs[0].permute(fp))];
-        while at != NIL {
-            if self.fps[at as usize] == fp {
-                return Some(at as usize);
-            }
-            at = self.next[0][at as usize];
-        }
-        None
     }
 
     #[inline(always)]
@@ -815,17 +890,24 @@ impl Delta {
             return 0;
         }
         let mut examined = 0;
+        // Every table's head word first, so their misses overlap.
+        let bk = self.prepare(geo, q);
         for (i, spec) in geo.specs.iter().enumerate() {
-            let mut at = self.heads[i][self.bucket(spec.permute(q))];
-            while at != NIL {
-                let c = self.fps[at as usize];
+            let b = match bk.get(i) {
+                Some(&b) => b as usize,
+                None => self.bucket(spec.permute(q)),
+            };
+            let mut at = self.heads[i][b];
+            while at != 0 {
+                let e = (at - 1) as usize;
+                let c = self.fps[e];
                 let x = c ^ q;
                 let d = x.count_ones();
                 if d <= geo.k && geo.first_table(x) == i {
-                    emit(c, self.ids[at as usize], d);
+                    emit(c, self.ids[e], d);
                 }
                 examined += 1;
-                at = self.next[i][at as usize];
+                at = self.next[i][e];
             }
         }
         examined
@@ -837,6 +919,7 @@ impl Delta {
 
     fn bytes(&self) -> usize {
         self.fps.capacity() * 16
+            + self.set.capacity() * 8
             + self.heads.iter().map(|h| h.capacity() * 4).sum::<usize>()
             + self.next.iter().map(|n| n.capacity() * 4).sum::<usize>()
     }
@@ -864,6 +947,12 @@ struct Inner {
 pub const MIN_DELTA: usize = 1 << 16;
 const DELTA_BITS: u32 = 14;
 
+/// Live delta size at which it is frozen and merged into a main run of `main`
+/// fingerprints.
+fn delta_threshold(main: usize) -> usize {
+    MIN_DELTA.max(main / 8)
+}
+
 /// The live Hamming index: inserts and queries interleaved from many threads
 /// (`Send + Sync`; clones share one index). See the module docs for the
 /// layout and the locking.
@@ -888,7 +977,7 @@ impl LiveIndex {
     /// can miss neighbours.
     pub fn new(design: Design, k: u32) -> LiveIndex {
         let geo = Geometry::new(&design, k);
-        let delta = Delta::new(&geo, DELTA_BITS);
+        let delta = Delta::new(&geo, DELTA_BITS, MIN_DELTA);
         let main = Arc::new(Run::build(&geo, &[]));
         LiveIndex {
             inner: Arc::new(Inner {
@@ -941,18 +1030,26 @@ impl LiveIndex {
         // cache misses per insert): it goes to the delta, and the merge moves
         // it to `extras`. Until then the main run and the delta each report
         // their own id, which is the same answer.
+        // The delta's head words and set slot, and the frozen delta's set
+        // slot, are fetched together: their misses overlap.
+        let bk = st.delta.prepare(geo, fp);
+        st.delta.prefetch_set(fp);
+        if let Some(f) = &st.frozen {
+            f.prefetch_set(fp);
+        }
         let exists = (!st.extras.is_empty() && st.extras.contains_key(&fp))
-            || st.frozen.as_ref().is_some_and(|f| f.find(geo, fp).is_some())
-            || st.delta.find(geo, fp).is_some();
+            || st.frozen.as_ref().is_some_and(|f| f.contains(fp))
+            || st.delta.contains(fp);
         if exists {
             st.extras.entry(fp).or_default().push(id);
             return;
         }
-        st.delta.push(geo, fp, id);
-        let threshold = MIN_DELTA.max(st.main.len() / 8);
+        st.delta.push(geo, fp, id, &bk);
+        let threshold = delta_threshold(st.main.len());
         if st.delta.len() >= threshold && st.frozen.is_none() {
             let bits = st.delta.bits;
-            let full = std::mem::replace(&mut st.delta, Delta::new(geo, bits));
+            let next = delta_threshold(st.main.len() + st.delta.len());
+            let full = std::mem::replace(&mut st.delta, Delta::new(geo, bits, next));
             let full = Arc::new(full);
             st.frozen = Some(full.clone());
             let main = st.main.clone();
@@ -1014,7 +1111,7 @@ impl LiveIndex {
         st.main = Arc::new(Run::build(geo, &all));
         drop(all);
         st.frozen = None;
-        st.delta = Delta::new(geo, DELTA_BITS);
+        st.delta = Delta::new(geo, DELTA_BITS, delta_threshold(st.main.len()));
         st.extras = extras;
         st.len += added;
     }
@@ -1413,6 +1510,43 @@ mod tests {
             );
         }
         assert_eq!(merged.ids, rebuilt.ids);
+    }
+
+    /// The delta alone, from a tiny set and hash so that both grow many
+    /// times: `contains` and `probe` agree with a brute-force scan after
+    /// every growth.
+    #[test]
+    fn delta_grows_its_set_and_hash_without_losing_entries() {
+        let design = Design::paper_k3(10).expect("paper design");
+        let geo = Geometry::new(&design, 3);
+        let mut d = Delta::new(&geo, 0, 1);
+        let mut seed = 7u64;
+        let mut stored: Vec<(u64, u64)> = Vec::new();
+        for id in 0..3000u64 {
+            // Every third fingerprint near an earlier one, so probes match.
+            let fp = match stored.get(lcg(&mut seed) as usize % (stored.len() + 1)) {
+                Some(&(near, _)) if id % 3 == 0 => near ^ (1 << (lcg(&mut seed) % 64)) ^ (1 << (lcg(&mut seed) % 64)),
+                _ => lcg(&mut seed),
+            };
+            if d.contains(fp) {
+                assert!(stored.iter().any(|&(f, _)| f == fp));
+                continue;
+            }
+            assert!(!stored.iter().any(|&(f, _)| f == fp));
+            let bk = d.prepare(&geo, fp);
+            d.push(&geo, fp, id, &bk);
+            stored.push((fp, id));
+            if id.is_power_of_two() || id % 997 == 0 {
+                assert!(stored.iter().all(|&(f, _)| d.contains(f)));
+                for &(q, _) in stored.iter().step_by(7) {
+                    let mut got: Vec<Match> = Vec::new();
+                    d.probe(&geo, q, |fp, id, distance| got.push(Match { fp, id, distance }));
+                    got.sort_unstable();
+                    assert_eq!(got, brute(&stored, q, 3));
+                }
+            }
+        }
+        assert!(d.bits > 0 && d.set.len() >= 2 * stored.len());
     }
 
     #[test]
