@@ -847,6 +847,20 @@ const GROUP_WAIT: Duration = Duration::from_millis(2);
 /// How often an open group looks for the next page.
 const GROUP_POLL: Duration = Duration::from_micros(200);
 
+/// The next page of a group opened at `opened`: one waiting in the channel,
+/// or one arriving before the group is [`GROUP_WAIT`] old. The group is held
+/// open a little because each commit is a store batch (a log write and a
+/// sync request of its own).
+fn next_in_group(rx: &mut mpsc::Receiver<Fetched>, opened: std::time::Instant) -> Option<Fetched> {
+    loop {
+        match rx.try_recv() {
+            Ok(f) => return Some(f),
+            Err(mpsc::error::TryRecvError::Empty) if opened.elapsed() < GROUP_WAIT => std::thread::sleep(GROUP_POLL),
+            Err(_) => return None,
+        }
+    }
+}
+
 /// A decided page waiting for its group's commit.
 struct Done {
     q: QueuedUrl,
@@ -983,19 +997,8 @@ impl Decider {
                 if result.is_ok() {
                     result = self.handle(f);
                 }
-                while n < GROUP_MAX {
-                    match rx.try_recv() {
-                        Ok(f) => next = Some(f),
-                        // Hold the group open a little for pages about to
-                        // arrive: each commit is a store batch (a log write
-                        // and a sync request of its own).
-                        Err(mpsc::error::TryRecvError::Empty) if opened.elapsed() < GROUP_WAIT => {
-                            std::thread::sleep(GROUP_POLL);
-                            continue;
-                        }
-                        Err(_) => {}
-                    }
-                    break;
+                if n < GROUP_MAX {
+                    next = next_in_group(&mut rx, opened);
                 }
             }
             if result.is_ok() {

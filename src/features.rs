@@ -486,22 +486,24 @@ impl FeatureExtractor {
                 if cache.len() >= STEM_CACHE_MAX {
                     cache.clear();
                 }
-                let info = cache.entry(fnv1a_continue(FNV1A_OFFSET, word.as_bytes())).or_insert_with(|| {
-                    // Numbers (no letter at all) are not features: dates, view
-                    // counters, prices change between copies of one page.
-                    let letter = if word.is_ascii() {
-                        word.bytes().any(|b| b.is_ascii_alphabetic())
-                    } else {
-                        word.chars().any(char::is_alphabetic)
-                    };
-                    let stem: Box<str> = if letter { stemmer.stem(word).into() } else { "".into() };
-                    WordInfo {
-                        state: fnv1a_continue(FNV1A_OFFSET, stem.as_bytes()),
-                        stem,
-                        stop: stop.contains(word),
-                        letter,
-                    }
-                });
+                let info = cache
+                    .entry(fnv1a_continue(FNV1A_OFFSET, word.as_bytes()))
+                    .or_insert_with(|| {
+                        // Numbers (no letter at all) are not features: dates, view
+                        // counters, prices change between copies of one page.
+                        let letter = if word.is_ascii() {
+                            word.bytes().any(|b| b.is_ascii_alphabetic())
+                        } else {
+                            word.chars().any(char::is_alphabetic)
+                        };
+                        let stem: Box<str> = if letter { stemmer.stem(word).into() } else { "".into() };
+                        WordInfo {
+                            state: fnv1a_continue(FNV1A_OFFSET, stem.as_bytes()),
+                            stem,
+                            stop: stop.contains(word),
+                            letter,
+                        }
+                    });
                 if (s.stop_words && info.stop) || !info.letter {
                     return;
                 }

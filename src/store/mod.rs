@@ -54,6 +54,13 @@
 //! of it after a crash: a kill may lose the last few hundred milliseconds of
 //! pages, which are then re-queued by resume (never recorded twice, never
 //! lost). [`Store::flush`] forces everything to disk (at shutdown, after seeding).
+//!
+//! The crawl opens its store **combining** ([`KvStore::combining`]): queue
+//! updates wait in memory and go into the batch of the next page commit, so
+//! sled seals one log buffer per group of pages instead of one per page and
+//! per out-link update. What waits is lost only together with the pages
+//! whose commit it waits for, and those are still queued, so the guarantee
+//! above is unchanged.
 
 mod codec;
 mod kv;
