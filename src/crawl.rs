@@ -202,8 +202,10 @@ const PROVISIONAL_MAX: usize = 20_000;
 struct Analysis {
     /// The template-learning key of the page's host.
     host: String,
-    /// The parsed page, while its host is young (its template may change).
-    doc: Option<Extracted>,
+    /// The parsed page, while its host is young (its template may change),
+    /// with the [`block_hash`](crate::features::block_hash) of each of its
+    /// blocks and whether the template it was fingerprinted under held it.
+    young: Option<(Extracted, Vec<u64>, Vec<bool>)>,
     /// The host template version the fingerprint was computed under.
     template_version: u64,
     hashes: ContentHashes,
@@ -822,9 +824,17 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
         }
     }
     let sketch = shared.verifier.as_ref().map(|v| v.sketch(&shared.fx.tokens(&doc)));
-    let young = (shared.templates.pages(&host) as usize) <= PROVISIONAL_PER_HOST;
+    let young = ((shared.templates.pages(&host) as usize) <= PROVISIONAL_PER_HOST).then(|| {
+        let blocks: Vec<u64> = doc
+            .blocks
+            .iter()
+            .map(|b| crate::features::block_hash(&b.text))
+            .collect();
+        let member = in_template(&blocks, template.as_deref());
+        (doc, blocks, member)
+    });
     Analysis {
-        doc: young.then_some(doc),
+        young,
         host,
         template_version,
         hashes,
@@ -902,8 +912,22 @@ struct Decider {
 struct Provisional {
     id: PageId,
     doc: Extracted,
+    /// Block hashes of `doc`, and which were template blocks when `fp` was
+    /// computed: a page's features depend on its host's template only
+    /// through these, so a template change that leaves them alone leaves
+    /// `fp` alone.
+    blocks: Vec<u64>,
+    member: Vec<bool>,
     fp: u64,
     version: u64,
+}
+
+/// Which of `blocks` (block hashes) are blocks of `template`.
+fn in_template(blocks: &[u64], template: Option<&crate::features::HostTemplate>) -> Vec<bool> {
+    blocks
+        .iter()
+        .map(|h| template.is_some_and(|t| t.blocks.contains(h)))
+        .collect()
 }
 
 /// What the decider leaves for the crawl summary.
@@ -1272,12 +1296,18 @@ impl Decider {
         }
         let template = shared.templates.template_shared(host);
         for p in list.iter_mut().filter(|p| p.version != version) {
+            p.version = version;
+            let member = in_template(&p.blocks, template.as_deref());
+            if member == p.member {
+                // None of its blocks changed side: same features, same fp.
+                continue;
+            }
+            p.member = member;
             let fp = simhash::simhash(&shared.fx.features(&p.doc, template.as_deref()));
             if fp != p.fp {
                 self.index.insert(fp, p.id);
                 p.fp = fp;
             }
-            p.version = version;
         }
         // A host past its youth has a settled template: forget its pages.
         if shared.templates.pages(host) as usize > 2 * PROVISIONAL_PER_HOST {
@@ -1290,12 +1320,16 @@ impl Decider {
         if decision != Decision::New || self.provisional_len >= PROVISIONAL_MAX {
             return;
         }
-        let Some(doc) = a.doc.take() else { return };
+        let Some((doc, blocks, member)) = a.young.take() else {
+            return;
+        };
         let list = self.provisional.entry(a.host.clone()).or_default();
         if list.len() < PROVISIONAL_PER_HOST {
             list.push(Provisional {
                 id,
                 doc,
+                blocks,
+                member,
                 fp: a.simhash,
                 version: a.template_version,
             });

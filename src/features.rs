@@ -973,6 +973,35 @@ mod tests {
         }
     }
 
+    /// A page's features depend on its host's template only through which
+    /// of the page's blocks it holds (the crawl skips re-fingerprinting a
+    /// young host's page when a template change leaves those alone).
+    #[test]
+    fn features_depend_on_the_template_only_through_the_page_blocks() {
+        let st = settings();
+        let fx = FeatureExtractor::new(&st);
+        let doc = extract_html(&templated("Function open returns a handle"), 1 << 20);
+        let hashes: Vec<u64> = doc.blocks.iter().map(|b| block_hash(&b.text)).collect();
+        let base = HostTemplate {
+            blocks: hashes[..3].iter().copied().collect(),
+            weight: st.template_weight as f32,
+            pages: 10,
+            version: 1,
+        };
+        let mut other = base.clone();
+        other.blocks.extend([1, 2, 3, block_hash("a block of another page")]);
+        other.version = 2;
+        assert_eq!(fx.features(&doc, Some(&base)), fx.features(&doc, Some(&other)));
+        let none = HostTemplate {
+            blocks: [7, 8].into_iter().collect(),
+            ..base.clone()
+        };
+        assert_eq!(fx.features(&doc, None), fx.features(&doc, Some(&none)));
+        let mut toggled = base.clone();
+        toggled.blocks.insert(hashes[hashes.len() - 2]);
+        assert_ne!(fx.features(&doc, Some(&base)), fx.features(&doc, Some(&toggled)));
+    }
+
     proptest::proptest! {
         /// The learner's template after every page equals the blocks a full
         /// recount puts at or above the host's `need`, and its version moves
