@@ -781,10 +781,13 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
         meta = meta.merge(extract::parse_x_robots_tag_for(x, &s.crawl.user_agent));
     }
     let host = crate::frontier::scope::host_key(url);
-    shared.templates.observe(&host, &doc);
+    // Each block hashed once: for template learning, the features and, on a
+    // young host, the page's template membership.
+    let blocks = crate::features::block_hashes(&doc);
+    shared.templates.observe_hashes(&host, &blocks);
     let template_version = shared.templates.version(&host);
     let template = shared.templates.template_shared(&host);
-    let features = shared.fx.features(&doc, template.as_deref());
+    let features = shared.fx.features_hashed(&doc, &blocks, template.as_deref());
     let fp = simhash::simhash(&features);
     let hashes = ContentHashes::compute(&resp.body, &doc);
     let relevance = shared.focus.as_ref().map(|f| f.page_relevance(&features));
@@ -825,11 +828,6 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
     }
     let sketch = shared.verifier.as_ref().map(|v| v.sketch(&shared.fx.tokens(&doc)));
     let young = ((shared.templates.pages(&host) as usize) <= PROVISIONAL_PER_HOST).then(|| {
-        let blocks: Vec<u64> = doc
-            .blocks
-            .iter()
-            .map(|b| crate::features::block_hash(&b.text))
-            .collect();
         let member = in_template(&blocks, template.as_deref());
         (doc, blocks, member)
     });
@@ -1303,7 +1301,7 @@ impl Decider {
                 continue;
             }
             p.member = member;
-            let fp = simhash::simhash(&shared.fx.features(&p.doc, template.as_deref()));
+            let fp = simhash::simhash(&shared.fx.features_hashed(&p.doc, &p.blocks, template.as_deref()));
             if fp != p.fp {
                 self.index.insert(fp, p.id);
                 p.fp = fp;

@@ -391,13 +391,20 @@ impl FeatureExtractor {
     /// Weighted features of a document, with the host's template (if known)
     /// cutting the weight of repeated blocks. See the module docs.
     pub fn features(&self, doc: &Extracted, template: Option<&HostTemplate>) -> Features {
-        let lang = self.lang_of(doc);
-        let s = &self.shared.settings;
-        // Block hashes for the template, computed once per block.
         let hashes: Vec<u64> = match template {
-            Some(_) => doc.blocks.iter().map(|b| block_hash(&b.text)).collect(),
+            Some(_) => block_hashes(doc),
             None => Vec::new(),
         };
+        self.features_hashed(doc, &hashes, template)
+    }
+
+    /// [`FeatureExtractor::features`] given the page's [`block_hashes`]
+    /// (read only when `template` is some), for a caller that has them
+    /// already: the crawl hashes each page's blocks once, for template
+    /// learning and for the features.
+    pub fn features_hashed(&self, doc: &Extracted, hashes: &[u64], template: Option<&HostTemplate>) -> Features {
+        let lang = self.lang_of(doc);
+        let s = &self.shared.settings;
         let mult = |i: usize, kind: BlockKind, structural: bool| -> f32 {
             let base = match kind {
                 BlockKind::Title => s.title_boost,
@@ -599,6 +606,11 @@ pub fn block_hash(text: &str) -> u64 {
     feature_hash(text.as_bytes())
 }
 
+/// [`block_hash`] of each block of `doc`, in order.
+pub fn block_hashes(doc: &Extracted) -> Vec<u64> {
+    doc.blocks.iter().map(|b| block_hash(&b.text)).collect()
+}
+
 /// A snapshot of one host's learned template: the blocks repeated on at
 /// least `template_min_pages` pages and on at least `template_min_fraction`
 /// of the pages of the host seen so far.
@@ -714,10 +726,17 @@ impl TemplateLearner {
 
     /// Records one page of `host`: each distinct block counts once.
     pub fn observe(&self, host: &str, doc: &Extracted) {
+        if self.enabled {
+            self.observe_hashes(host, &block_hashes(doc));
+        }
+    }
+
+    /// [`TemplateLearner::observe`] given the page's [`block_hashes`].
+    pub fn observe_hashes(&self, host: &str, blocks: &[u64]) {
         if !self.enabled {
             return;
         }
-        let mut hashes: Vec<u64> = doc.blocks.iter().map(|b| block_hash(&b.text)).collect();
+        let mut hashes = blocks.to_vec();
         hashes.sort_unstable();
         hashes.dedup();
         let mut shard = self.shard(host).lock();
