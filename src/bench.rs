@@ -29,6 +29,10 @@ pub struct CrawlBenchOptions {
     pub max_pages: u64,
     /// The peer script, or `None` to skip the peer.
     pub peer_script: Option<PathBuf>,
+    /// `SECTION.KEY=VALUE` overrides of simcrawl's settings, applied after
+    /// the benchmark's own (concurrency 64, politeness off, no reports or
+    /// bodies), validated like `crawl --set`.
+    pub overrides: Vec<String>,
 }
 
 /// CPU time (user + system) of this process so far.
@@ -118,15 +122,22 @@ fn start_child_web(pages: usize) -> Result<ChildWeb> {
 }
 
 /// Crawl the test web with simcrawl in this process; returns its figures.
-async fn crawl_simcrawl(port: u16, max_pages: u64, out: &Path) -> Result<(CrawlFigures, crawl::CrawlSummary)> {
-    let settings = Settings::test_web(&[
+async fn crawl_simcrawl(
+    port: u16,
+    max_pages: u64,
+    overrides: &[String],
+    out: &Path,
+) -> Result<(CrawlFigures, crawl::CrawlSummary)> {
+    let mut set = vec![
         format!("crawl.max_pages={max_pages}"),
         "crawl.concurrency=64".into(),
         // Politeness off, as for the peer: no per-host spacing or in-flight limit.
         "politeness.max_in_flight_per_host=64".into(),
         "output.reports=false".into(),
         "output.store_bodies=false".into(),
-    ])?;
+    ];
+    set.extend(overrides.iter().cloned());
+    let settings = Settings::test_web(&set)?;
     let seeds = vec![format!("http://www.news.test:{port}/")];
     let (cpu0, t0) = (cpu_time(), Instant::now());
     let summary = crawl::run(settings, CrawlOptions::new(out, seeds), std::future::pending()).await?;
@@ -179,7 +190,12 @@ pub fn run_crawl_bench(opts: &CrawlBenchOptions, out: &mut dyn Write) -> Result<
         .enable_all()
         .build()
         .map_err(|e| Error::io("tokio runtime", e))?;
-    let (ours, summary) = rt.block_on(crawl_simcrawl(web.port, opts.max_pages, &dir.join("simcrawl")))?;
+    let (ours, summary) = rt.block_on(crawl_simcrawl(
+        web.port,
+        opts.max_pages,
+        &opts.overrides,
+        &dir.join("simcrawl"),
+    ))?;
     drop(rt);
     let parts: Vec<String> = summary.by_decision.iter().map(|(k, n)| format!("{k} {n}")).collect();
     writeln!(

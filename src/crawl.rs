@@ -1405,10 +1405,11 @@ fn save_index(index: &LiveIndex, path: &Path, watermark: u64) {
 }
 
 fn hex(h: [u8; 32]) -> String {
-    use std::fmt::Write as _;
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(64);
     for b in h {
-        let _ = write!(s, "{b:02x}");
+        s.push(char::from(DIGITS[usize::from(b >> 4)]));
+        s.push(char::from(DIGITS[usize::from(b & 15)]));
     }
     s
 }
@@ -1484,6 +1485,17 @@ mod tests {
         let t = UNIX_EPOCH + Duration::from_millis(1_700_000_000_123);
         assert_eq!(rfc3339(t), "2023-11-14T22:13:20.123Z");
         assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+    }
+
+    #[test]
+    fn hex_is_lowercase_two_digits_per_byte() {
+        let mut h = [0u8; 32];
+        for (i, b) in h.iter_mut().enumerate() {
+            *b = (i as u8).wrapping_mul(37) ^ 0xa5;
+        }
+        let want: String = h.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex(h), want);
+        assert_eq!(hex([0; 32]), "0".repeat(64));
     }
 
     #[test]

@@ -316,6 +316,10 @@ enum BenchKind {
         /// Skip the Scrapy peer.
         #[arg(long)]
         no_peer: bool,
+        /// Override one key of simcrawl's benchmark settings, as `crawl --set`
+        /// does (e.g. `crawl.concurrency=128`); repeatable.
+        #[arg(long = "set", value_name = "SECTION.KEY=VALUE")]
+        set: Vec<String>,
     },
 }
 
@@ -578,11 +582,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 max_pages,
                 peer_script,
                 no_peer,
+                set,
             } => {
                 let opts = simcrawl::bench::CrawlBenchOptions {
                     pages,
                     max_pages,
                     peer_script: (!no_peer).then_some(peer_script),
+                    overrides: set,
                 };
                 simcrawl::bench::run_crawl_bench(&opts, &mut std::io::stdout().lock())?;
                 Ok(ExitCode::SUCCESS)
