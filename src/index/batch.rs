@@ -576,7 +576,7 @@ mod tests {
                     }
                 })
                 .collect();
-            q.extend_from_slice(&q[..50].to_vec()); // repeated queries
+            q.extend_from_within(..50); // repeated queries
             let mut f: Vec<u64> = (0..3000)
                 .map(|i| {
                     let mut v = q[(next() % q.len() as u64) as usize];
@@ -590,7 +590,7 @@ mod tests {
                     }
                 })
                 .collect();
-            f.extend_from_slice(&f[..40].to_vec()); // repeated fingerprints
+            f.extend_from_within(..40); // repeated fingerprints
             let want = brute(&f, &q, k);
             assert!(want.len() > 1000, "planted neighbours: {}", want.len());
             assert_eq!(run(&f, &q, k, tables), want, "k={k} tables={tables:?}");
