@@ -74,7 +74,7 @@ fn page(size: usize, seed: u64) -> String {
     s.push_str("</ul></aside><main><article>");
     let mut h = 0;
     while s.len() < size.saturating_sub(600) {
-        if r.next() % 6 == 0 {
+        if r.next().is_multiple_of(6) {
             h += 1;
             s.push_str(&format!(
                 "<h2 id=\"s{h}\">{} {}</h2>",

@@ -192,7 +192,7 @@ impl MinHashSketch {
     /// Decode [`MinHashSketch::to_bytes`]; `None` if the length is not a
     /// multiple of 8.
     pub fn from_bytes(bytes: &[u8]) -> Option<MinHashSketch> {
-        if bytes.len() % 8 != 0 {
+        if !bytes.len().is_multiple_of(8) {
             return None;
         }
         let mins = bytes

@@ -118,7 +118,7 @@ pub(crate) fn topic_of(id: usize) -> usize {
 
 /// Article `i` (news) links an alias of article `i + 1`: which form, if any.
 pub(crate) fn news_alias_link(i: usize, counts: Counts) -> Option<(usize, AliasForm)> {
-    (i % 10 == 0 && i + 1 < counts.news).then(|| (i + 1, ALIAS_FORMS[(i / 10) % ALIAS_FORMS.len()]))
+    (i.is_multiple_of(10) && i + 1 < counts.news).then(|| (i + 1, ALIAS_FORMS[(i / 10) % ALIAS_FORMS.len()]))
 }
 
 /// The alias link text for article `j` as written on a news page (relative
