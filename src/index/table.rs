@@ -735,7 +735,7 @@ fn merge_sorted<V>(a: impl Iterator<Item = (u64, V)>, b: impl Iterator<Item = (u
 /// word (entries in the bucket, link to its first spill line) and up to 7
 /// fingerprints inline, so a probe of one table reads one cache line (plus
 /// a spill line for the few buckets holding more than 7). The bucket count
-/// is sized from the capacity the delta is created for (about 4 entries per
+/// is sized from the capacity the delta is created for (about 6 entries per
 /// bucket when full) and doubles if the delta outgrows it.
 #[derive(Debug, Default)]
 pub(crate) struct Delta {
@@ -744,8 +744,9 @@ pub(crate) struct Delta {
     /// Per table: the bucket lines (`nb` lines, 8 words each, starting at a
     /// 64-byte boundary `off` words into the vector).
     lines: Vec<Vec<u64>>,
-    /// Per table: spill lines (8 words each: link to the next spill line,
-    /// then 7 fingerprints), for buckets with more than 7 entries.
+    /// Per table: spill lines (8 words each: link to the previous spill line
+    /// of the bucket, then 7 fingerprints), for buckets with more than 7
+    /// entries; a bucket's header links its newest spill line.
     spill: Vec<Vec<u64>>,
     /// Word offset of the first 64-byte-aligned line in each `lines` vector.
     off: Vec<usize>,
@@ -760,7 +761,7 @@ const SET_MUL: u64 = 0x9E37_79B9_7F4A_7C15;
 /// Fingerprints inline in a delta bucket line (after the header word).
 const LINE_FPS: usize = 7;
 /// Average entries per delta bucket when the delta is full.
-const DELTA_LOAD: usize = 4;
+const DELTA_LOAD: usize = 6;
 
 impl Delta {
     /// An empty delta with room for `cap` entries without growing.
@@ -906,7 +907,9 @@ impl Delta {
         }
     }
 
-    /// Adds `fp` to bucket `b` of table `i`.
+    /// Adds `fp` to bucket `b` of table `i`. Spill lines are linked from
+    /// the newest back to the oldest and the header links the newest, so an
+    /// append touches the header line and at most the newest spill line.
     #[inline(always)]
     fn add(&mut self, i: usize, b: usize, fp: u64) {
         let at = self.line(i, b);
@@ -917,31 +920,16 @@ impl Delta {
             lines[at + 1 + count] = fp;
             return;
         }
-        // Spill lines: walk to the one with room (or append one).
-        let mut link_word = (true, at);
-        let mut left = count - LINE_FPS;
         let spill = &mut self.spill[i];
-        loop {
-            let link = if link_word.0 { lines[link_word.1] >> 32 } else { spill[link_word.1] };
-            if link == 0 {
-                let new = spill.len() / 8;
-                spill.extend_from_slice(&[0u64; 8]);
-                spill[new * 8 + 1] = fp;
-                let l = new as u64 + 1;
-                if link_word.0 {
-                    lines[link_word.1] |= l << 32;
-                } else {
-                    spill[link_word.1] = l;
-                }
-                return;
-            }
-            let s = (link - 1) as usize * 8;
-            if left < LINE_FPS {
-                spill[s + 1 + left] = fp;
-                return;
-            }
-            left -= LINE_FPS;
-            link_word = (false, s);
+        let used = (count - LINE_FPS) % LINE_FPS;
+        let newest = lines[at] >> 32;
+        if used == 0 {
+            // All lines full: a new spill line, linked to the previous newest.
+            let new = spill.len() / 8;
+            spill.extend_from_slice(&[newest, fp, 0, 0, 0, 0, 0, 0]);
+            lines[at] = (lines[at] & 0xFFFF_FFFF) | (new as u64 + 1) << 32;
+        } else {
+            spill[(newest - 1) as usize * 8 + 1 + used] = fp;
         }
     }
 
@@ -1006,14 +994,17 @@ impl Delta {
                 }
             };
             scan(&lines[at + 1..at + 1 + count.min(LINE_FPS)]);
-            let mut left = count.saturating_sub(LINE_FPS);
-            let mut link = head >> 32;
-            while left > 0 && link != 0 {
-                let s = (link - 1) as usize * 8;
-                let m = left.min(LINE_FPS);
-                scan(&self.spill[i][s + 1..s + 1 + m]);
-                left -= m;
-                link = self.spill[i][s];
+            if count > LINE_FPS {
+                // Spill lines, newest (possibly partly filled) first.
+                let left = count - LINE_FPS;
+                let mut m = (left - 1) % LINE_FPS + 1;
+                let mut link = head >> 32;
+                while link != 0 {
+                    let s = (link - 1) as usize * 8;
+                    scan(&self.spill[i][s + 1..s + 1 + m]);
+                    m = LINE_FPS;
+                    link = self.spill[i][s];
+                }
             }
         }
         examined
