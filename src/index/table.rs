@@ -732,7 +732,7 @@ fn merge_sorted<V>(a: impl Iterator<Item = (u64, V)>, b: impl Iterator<Item = (u
 /// Table i puts fingerprint c in bucket `h(c & prefix_mask_i)`, so every
 /// stored fingerprint sharing table i's prefix with a query is in the query's
 /// bucket (no permutation needed). A bucket is one 64-byte line: a header
-/// word (entries in the bucket, link to its first spill line) and up to 7
+/// word (entries in the bucket, link to its newest spill line) and up to 7
 /// fingerprints inline, so a probe of one table reads one cache line (plus
 /// a spill line for the few buckets holding more than 7). The bucket count
 /// is sized from the capacity the delta is created for (about 6 entries per
@@ -1724,7 +1724,9 @@ mod tests {
                     0 => lcg(&mut seed),
                     n if id % 4 == 0 => {
                         let base = items[lcg(&mut seed) as usize % n].0;
-                        base ^ (1 << (lcg(&mut seed) % 64)) ^ (1 << (lcg(&mut seed) % 64)) ^ (1 << (lcg(&mut seed) % 64))
+                        base ^ (1 << (lcg(&mut seed) % 64))
+                            ^ (1 << (lcg(&mut seed) % 64))
+                            ^ (1 << (lcg(&mut seed) % 64))
                     }
                     _ => lcg(&mut seed),
                 };
@@ -1742,8 +1744,7 @@ mod tests {
                         idx.query(q, &mut got);
                         got.sort_unstable();
                         assert_eq!(got, want, "query {q:x} after {} inserts", id + 1);
-                        let mut batched: Vec<Match> =
-                            many.iter().filter(|&&(i, _)| i == qi).map(|&(_, m)| m).collect();
+                        let mut batched: Vec<Match> = many.iter().filter(|&&(i, _)| i == qi).map(|&(_, m)| m).collect();
                         batched.sort_unstable();
                         assert_eq!(batched, want, "batched query {q:x}");
                     }
