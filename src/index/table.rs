@@ -17,11 +17,12 @@
 //! - at most one **frozen delta** being merged into the main run by a
 //!   background thread;
 //! - the **live delta** ([`Delta`]): fingerprints and ids in insertion order,
-//!   and per table a chained hash on the top bits of the permuted value
-//!   (`heads` per bucket, `next` per entry, `u32` links), and an
-//!   open-addressing set of its fingerprints for the existence check: O(1)
-//!   insert per table, the t head words and the set slot prefetched together
-//!   so their cache misses overlap, no allocation except amortized growth.
+//!   and per table a hash of 64-byte bucket lines on the table's prefix bits
+//!   (a header word and up to 7 fingerprints inline, spill lines beyond), and
+//!   an open-addressing set of its fingerprints for the existence check and
+//!   the ids of matches: O(1) insert per table, one cache line per table per
+//!   probe, the t lines and the set slot prefetched together so their cache
+//!   misses overlap, no allocation except amortized growth.
 //!
 //! Duplicate fingerprints (many pages with one simhash, e.g. empty pages = 0)
 //! are stored once in every table; the other ids go to a side map `extras`,
@@ -724,53 +725,93 @@ fn merge_sorted<V>(a: impl Iterator<Item = (u64, V)>, b: impl Iterator<Item = (u
     }
 }
 
-/// The mutable layer: fingerprints in insertion order with a chained hash per
-/// table on the top `bits` permuted bits, and an open-addressing set of the
-/// fingerprints for the existence check of `insert`.
+/// The mutable layer: fingerprints and ids in insertion order, per table a
+/// hash of bucket *lines*, and an open-addressing set of the fingerprints for
+/// the existence check of `insert`.
 ///
-/// Links are entry index + 1, so 0 ends a chain and fresh head arrays come
-/// zeroed from the allocator (untouched pages), not filled.
+/// Table i puts fingerprint c in bucket `h(c & prefix_mask_i)`, so every
+/// stored fingerprint sharing table i's prefix with a query is in the query's
+/// bucket (no permutation needed). A bucket is one 64-byte line: a header
+/// word (entries in the bucket, link to its newest spill line) and up to 7
+/// fingerprints inline, so a probe of one table reads one cache line (plus
+/// a spill line for the few buckets holding more than 7). The bucket count
+/// is sized from the capacity the delta is created for (about 6 entries per
+/// bucket when full) and doubles if the delta outgrows it.
 #[derive(Debug, Default)]
 pub(crate) struct Delta {
     fps: Vec<u64>,
     ids: Vec<u64>,
-    heads: Vec<Vec<u32>>,
-    next: Vec<Vec<u32>>,
-    bits: u32,
-    /// Largest `bits` (the smallest table prefix).
-    max_bits: u32,
+    /// Per table: the bucket lines (`nb` lines, 8 words each, starting at a
+    /// 64-byte boundary `off` words into the vector).
+    lines: Vec<Vec<u64>>,
+    /// Per table: spill lines (8 words each: link to the previous spill line
+    /// of the bucket, then 7 fingerprints), for buckets with more than 7
+    /// entries; a bucket's header links its newest spill line.
+    spill: Vec<Vec<u64>>,
+    /// Word offset of the first 64-byte-aligned line in each `lines` vector.
+    off: Vec<usize>,
+    /// Buckets per table.
+    nb: usize,
     /// Linear probing, load at most 1/2: `tag << 32 | index + 1`, 0 = free.
     set: Vec<u64>,
 }
 
 /// Multiplier of the existence set's hash (2^64 / golden ratio).
 const SET_MUL: u64 = 0x9E37_79B9_7F4A_7C15;
+/// Fingerprints inline in a delta bucket line (after the header word).
+const LINE_FPS: usize = 7;
+/// Average entries per delta bucket when the delta is full.
+const DELTA_LOAD: usize = 6;
 
 impl Delta {
-    /// An empty delta with 2^`bits` buckets per table, room for `cap`
-    /// entries without growing.
-    fn new(geo: &Geometry, bits: u32, cap: usize) -> Delta {
-        let max_bits = geo.specs.iter().map(|s| s.prefix()).min().unwrap_or(0);
-        let bits = bits.min(max_bits);
+    /// An empty delta with room for `cap` entries without growing.
+    fn new(geo: &Geometry, cap: usize) -> Delta {
         let t = geo.specs.len();
-        Delta {
+        let nb = cap.div_ceil(DELTA_LOAD).clamp(16, Self::max_buckets(geo));
+        let mut d = Delta {
             fps: Vec::with_capacity(cap),
             ids: Vec::with_capacity(cap),
-            heads: (0..t).map(|_| vec![0u32; 1usize << bits]).collect(),
-            next: (0..t).map(|_| Vec::with_capacity(cap)).collect(),
-            bits,
-            max_bits,
+            lines: Vec::with_capacity(t),
+            spill: vec![Vec::new(); t],
+            off: Vec::with_capacity(t),
+            nb,
             set: vec![0u64; (2 * cap).next_power_of_two().max(64)],
+        };
+        for _ in 0..t {
+            let (v, off) = Self::zeroed_lines(nb);
+            d.lines.push(v);
+            d.off.push(off);
         }
+        d
     }
 
+    /// More buckets than distinct prefixes would stay empty: at most
+    /// 2^(smallest prefix) buckets.
+    fn max_buckets(geo: &Geometry) -> usize {
+        let p = geo.specs.iter().map(|s| s.prefix()).min().unwrap_or(0);
+        1usize << p.min(30)
+    }
+
+    /// `nb` zeroed lines (zeroed pages from the allocator, not a fill) and
+    /// the word offset of the first 64-byte boundary.
+    fn zeroed_lines(nb: usize) -> (Vec<u64>, usize) {
+        let v = vec![0u64; nb * 8 + 8];
+        let off = (v.as_ptr() as usize).next_multiple_of(64) - v.as_ptr() as usize;
+        (v, off / 8)
+    }
+
+    /// Bucket of `fp` in table `i`: a multiplicative hash of its prefix bits,
+    /// reduced to `0..nb`.
     #[inline(always)]
-    fn bucket(&self, pq: u64) -> usize {
-        if self.bits == 0 {
-            0
-        } else {
-            (pq >> (64 - self.bits)) as usize
-        }
+    fn bucket(&self, geo: &Geometry, i: usize, fp: u64) -> usize {
+        let h = (fp & geo.masks[i]).wrapping_mul(SET_MUL) >> 32;
+        ((h * self.nb as u64) >> 32) as usize
+    }
+
+    /// Word index of bucket `b`'s line in table `i`'s `lines`.
+    #[inline(always)]
+    fn line(&self, i: usize, b: usize) -> usize {
+        self.off[i] + b * 8
     }
 
     fn len(&self) -> usize {
@@ -793,24 +834,32 @@ impl Delta {
         }
     }
 
-    /// Whether `fp` is stored (one set slot, usually one cache line).
+    /// Position of `fp` in insertion order, if stored (one set slot, usually
+    /// one cache line).
     #[inline]
-    fn contains(&self, fp: u64) -> bool {
+    fn position(&self, fp: u64) -> Option<usize> {
         if self.fps.is_empty() {
-            return false;
+            return None;
         }
         let (mut s, tag) = self.slot(fp);
         let mask = self.set.len() - 1;
         loop {
             let e = self.set[s];
             if e == 0 {
-                return false;
+                return None;
             }
-            if e >> 32 == tag && self.fps[(e as u32 - 1) as usize] == fp {
-                return true;
+            let idx = (e as u32 - 1) as usize;
+            if e >> 32 == tag && self.fps[idx] == fp {
+                return Some(idx);
             }
             s = (s + 1) & mask;
         }
+    }
+
+    /// Whether `fp` is stored.
+    #[inline]
+    fn contains(&self, fp: u64) -> bool {
+        self.position(fp).is_some()
     }
 
     fn set_insert(&mut self, fp: u64, idx: usize) {
@@ -822,14 +871,14 @@ impl Delta {
         self.set[s] = tag << 32 | (idx as u64 + 1);
     }
 
-    /// Buckets of `fp` in the first [`ROUND`] tables, their head words
-    /// prefetched so that the t random misses of a push overlap.
+    /// Buckets of `fp` in the first [`ROUND`] tables, their lines prefetched
+    /// so that the t random misses of a push or a probe overlap.
     #[inline(always)]
     fn prepare(&self, geo: &Geometry, fp: u64) -> [u32; ROUND] {
         let mut bk = [0u32; ROUND];
-        for ((b, spec), heads) in bk.iter_mut().zip(&geo.specs).zip(&self.heads) {
-            *b = self.bucket(spec.permute(fp)) as u32;
-            prefetch(heads.as_ptr().wrapping_add(*b as usize));
+        for (i, b) in bk.iter_mut().enumerate().take(self.lines.len()) {
+            *b = self.bucket(geo, i, fp) as u32;
+            prefetch(self.lines[i].as_ptr().wrapping_add(self.line(i, *b as usize)));
         }
         bk
     }
@@ -837,26 +886,50 @@ impl Delta {
     /// Appends `fp` (not stored yet); `bk` from [`Delta::prepare`].
     fn push(&mut self, geo: &Geometry, fp: u64, id: u64, bk: &[u32; ROUND]) {
         let idx = self.fps.len();
-        let link = idx as u32 + 1;
         self.fps.push(fp);
         self.ids.push(id);
-        for (i, spec) in geo.specs.iter().enumerate() {
+        for i in 0..self.lines.len() {
             let b = match bk.get(i) {
                 Some(&b) => b as usize,
-                None => self.bucket(spec.permute(fp)),
+                None => self.bucket(geo, i, fp),
             };
-            let h = &mut self.heads[i][b];
-            self.next[i].push(*h);
-            *h = link;
+            self.add(i, b, fp);
         }
         if 2 * self.fps.len() > self.set.len() {
             self.grow_set();
         } else {
             self.set_insert(fp, idx);
         }
-        // Keep chains short: grow the hash when the load passes 2.
-        if self.fps.len() > 2 << self.bits && self.bits < self.max_bits {
-            self.rehash(geo, (self.bits + 2).min(self.max_bits));
+        // A delta kept past its capacity (a merge still running): double the
+        // buckets when the load passes twice the planned one.
+        if self.fps.len() > 2 * DELTA_LOAD * self.nb && 2 * self.nb <= Self::max_buckets(geo) {
+            self.rehash(geo, 2 * self.nb);
+        }
+    }
+
+    /// Adds `fp` to bucket `b` of table `i`. Spill lines are linked from
+    /// the newest back to the oldest and the header links the newest, so an
+    /// append touches the header line and at most the newest spill line.
+    #[inline(always)]
+    fn add(&mut self, i: usize, b: usize, fp: u64) {
+        let at = self.line(i, b);
+        let lines = &mut self.lines[i];
+        let count = (lines[at] & 0xFFFF_FFFF) as usize;
+        lines[at] += 1;
+        if count < LINE_FPS {
+            lines[at + 1 + count] = fp;
+            return;
+        }
+        let spill = &mut self.spill[i];
+        let used = (count - LINE_FPS) % LINE_FPS;
+        let newest = lines[at] >> 32;
+        if used == 0 {
+            // All lines full: a new spill line, linked to the previous newest.
+            let new = spill.len() / 8;
+            spill.extend_from_slice(&[newest, fp, 0, 0, 0, 0, 0, 0]);
+            lines[at] = (lines[at] & 0xFFFF_FFFF) | (new as u64 + 1) << 32;
+        } else {
+            spill[(newest - 1) as usize * 8 + 1 + used] = fp;
         }
     }
 
@@ -868,19 +941,28 @@ impl Delta {
         }
     }
 
-    fn rehash(&mut self, geo: &Geometry, bits: u32) {
-        self.bits = bits;
-        for (i, spec) in geo.specs.iter().enumerate() {
-            let heads = &mut self.heads[i];
-            *heads = vec![0u32; 1usize << bits];
-            let next = &mut self.next[i];
-            next.clear();
-            for (idx, &fp) in self.fps.iter().enumerate() {
-                let pq = spec.permute(fp);
-                let b = if bits == 0 { 0 } else { (pq >> (64 - bits)) as usize };
-                next.push(heads[b]);
-                heads[b] = idx as u32 + 1;
+    /// Rebuilds every table's buckets with `nb` buckets.
+    fn rehash(&mut self, geo: &Geometry, nb: usize) {
+        self.nb = nb;
+        for i in 0..self.lines.len() {
+            let (v, off) = Self::zeroed_lines(nb);
+            self.lines[i] = v;
+            self.off[i] = off;
+            self.spill[i].clear();
+            for idx in 0..self.fps.len() {
+                let fp = self.fps[idx];
+                let b = self.bucket(geo, i, fp);
+                self.add(i, b, fp);
             }
+        }
+    }
+
+    /// Prefetches the bucket lines a probe for `q` reads first (a query
+    /// issues this before probing the main run, so the misses overlap).
+    #[inline(always)]
+    fn prefetch_probe(&self, geo: &Geometry, q: u64) {
+        if !self.fps.is_empty() {
+            self.prepare(geo, q);
         }
     }
 
@@ -890,27 +972,49 @@ impl Delta {
             return 0;
         }
         let mut examined = 0;
-        // Every table's head word first, so their misses overlap.
+        // Every table's line first, so their misses overlap.
         let bk = self.prepare(geo, q);
-        for (i, spec) in geo.specs.iter().enumerate() {
+        for i in 0..self.lines.len() {
             let b = match bk.get(i) {
                 Some(&b) => b as usize,
-                None => self.bucket(spec.permute(q)),
+                None => self.bucket(geo, i, q),
             };
-            let mut at = self.heads[i][b];
-            while at != 0 {
-                let e = (at - 1) as usize;
-                let c = self.fps[e];
-                let x = c ^ q;
-                let d = x.count_ones();
-                if d <= geo.k && geo.first_table(x) == i {
-                    emit(c, self.ids[e], d);
+            let lines = &self.lines[i];
+            let at = self.line(i, b);
+            let head = lines[at];
+            let count = (head & 0xFFFF_FFFF) as usize;
+            examined += count;
+            let mut scan = |words: &[u64]| {
+                for &c in words {
+                    let x = c ^ q;
+                    let d = x.count_ones();
+                    if d <= geo.k && geo.first_table(x) == i {
+                        emit(c, self.id_of(c), d);
+                    }
                 }
-                examined += 1;
-                at = self.next[i][e];
+            };
+            scan(&lines[at + 1..at + 1 + count.min(LINE_FPS)]);
+            if count > LINE_FPS {
+                // Spill lines, newest (possibly partly filled) first.
+                let left = count - LINE_FPS;
+                let mut m = (left - 1) % LINE_FPS + 1;
+                let mut link = head >> 32;
+                while link != 0 {
+                    let s = (link - 1) as usize * 8;
+                    scan(&self.spill[i][s + 1..s + 1 + m]);
+                    m = LINE_FPS;
+                    link = self.spill[i][s];
+                }
             }
         }
         examined
+    }
+
+    /// The id stored with `fp` (a match; matches are rare, so ids are not
+    /// kept in the bucket lines).
+    #[cold]
+    fn id_of(&self, fp: u64) -> u64 {
+        self.position(fp).map_or(0, |p| self.ids[p])
     }
 
     fn items(&self) -> Vec<(u64, u64)> {
@@ -920,11 +1024,10 @@ impl Delta {
     fn bytes(&self) -> usize {
         self.fps.capacity() * 16
             + self.set.capacity() * 8
-            + self.heads.iter().map(|h| h.capacity() * 4).sum::<usize>()
-            + self.next.iter().map(|n| n.capacity() * 4).sum::<usize>()
+            + self.lines.iter().map(|l| l.capacity() * 8).sum::<usize>()
+            + self.spill.iter().map(|s| s.capacity() * 8).sum::<usize>()
     }
 }
-
 #[derive(Debug)]
 struct State {
     main: Arc<Run>,
@@ -945,7 +1048,6 @@ struct Inner {
 
 /// Smallest live delta that is frozen and merged into the main run.
 pub const MIN_DELTA: usize = 1 << 16;
-const DELTA_BITS: u32 = 14;
 
 /// Live delta size at which it is frozen and merged into a main run of `main`
 /// fingerprints.
@@ -977,7 +1079,7 @@ impl LiveIndex {
     /// can miss neighbours.
     pub fn new(design: Design, k: u32) -> LiveIndex {
         let geo = Geometry::new(&design, k);
-        let delta = Delta::new(&geo, DELTA_BITS, MIN_DELTA);
+        let delta = Delta::new(&geo, MIN_DELTA);
         let main = Arc::new(Run::build(&geo, &[]));
         LiveIndex {
             inner: Arc::new(Inner {
@@ -1047,9 +1149,8 @@ impl LiveIndex {
         st.delta.push(geo, fp, id, &bk);
         let threshold = delta_threshold(st.main.len());
         if st.delta.len() >= threshold && st.frozen.is_none() {
-            let bits = st.delta.bits;
             let next = delta_threshold(st.main.len() + st.delta.len());
-            let full = std::mem::replace(&mut st.delta, Delta::new(geo, bits, next));
+            let full = std::mem::replace(&mut st.delta, Delta::new(geo, next));
             let full = Arc::new(full);
             st.frozen = Some(full.clone());
             let main = st.main.clone();
@@ -1111,7 +1212,7 @@ impl LiveIndex {
         st.main = Arc::new(Run::build(geo, &all));
         drop(all);
         st.frozen = None;
-        st.delta = Delta::new(geo, DELTA_BITS, delta_threshold(st.main.len()));
+        st.delta = Delta::new(geo, delta_threshold(st.main.len()));
         st.extras = extras;
         st.len += added;
     }
@@ -1144,6 +1245,11 @@ impl LiveIndex {
         let geo = &self.inner.geo;
         let st = self.inner.state.read();
         let before = out.len();
+        // The delta's bucket lines first: their misses overlap the main run's.
+        if let Some(f) = &st.frozen {
+            f.prefetch_probe(geo, fp);
+        }
+        st.delta.prefetch_probe(geo, fp);
         let mut examined = st
             .main
             .probe(geo, fp, |c, id, d| out.push(Match { fp: c, id, distance: d }));
@@ -1199,7 +1305,22 @@ impl LiveIndex {
             out.push((qi, Match { fp: c, id, distance: d }))
         });
         if st.frozen.is_some() || st.delta.len() > 0 {
+            // Pipelined: query qi + AHEAD's bucket lines are prefetched while
+            // query qi is probed.
+            const AHEAD: usize = 4;
+            for &q in fps.iter().take(AHEAD) {
+                if let Some(f) = &st.frozen {
+                    f.prefetch_probe(geo, q);
+                }
+                st.delta.prefetch_probe(geo, q);
+            }
             for (qi, &q) in fps.iter().enumerate() {
+                if let Some(&ahead) = fps.get(qi + AHEAD) {
+                    if let Some(f) = &st.frozen {
+                        f.prefetch_probe(geo, ahead);
+                    }
+                    st.delta.prefetch_probe(geo, ahead);
+                }
                 if let Some(f) = &st.frozen {
                     examined += f.probe(geo, q, |c, id, d| out.push((qi, Match { fp: c, id, distance: d })));
                 }
@@ -1519,7 +1640,7 @@ mod tests {
     fn delta_grows_its_set_and_hash_without_losing_entries() {
         let design = Design::paper_k3(10).expect("paper design");
         let geo = Geometry::new(&design, 3);
-        let mut d = Delta::new(&geo, 0, 1);
+        let mut d = Delta::new(&geo, 1);
         let mut seed = 7u64;
         let mut stored: Vec<(u64, u64)> = Vec::new();
         for id in 0..3000u64 {
@@ -1546,7 +1667,91 @@ mod tests {
                 }
             }
         }
-        assert!(d.bits > 0 && d.set.len() >= 2 * stored.len());
+        assert!(d.nb > 16 && d.set.len() >= 2 * stored.len());
+    }
+
+    /// Crowded buckets: many fingerprints sharing one table's prefix fill
+    /// its bucket line and several spill lines; probes (single and batched,
+    /// before and after the delta outgrows its buckets) agree with brute force.
+    #[test]
+    fn delta_spill_lines_hold_crowded_buckets() {
+        for t in [4usize, 10] {
+            let design = Design::paper_k3(t).expect("paper design");
+            let geo = Geometry::new(&design, 3);
+            let mut d = Delta::new(&geo, 64);
+            let mut seed = 11u64;
+            let mask = geo.masks[0];
+            let centre = lcg(&mut seed);
+            let mut stored: Vec<(u64, u64)> = Vec::new();
+            for id in 0..600u64 {
+                // Table 0's prefix fixed, the other bits random; every fifth
+                // one within 2 bits of an earlier fingerprint.
+                let fp = if id % 5 == 4 {
+                    stored[lcg(&mut seed) as usize % stored.len()].0 ^ (1 << (lcg(&mut seed) % 64))
+                } else {
+                    (centre & mask) | (lcg(&mut seed) & !mask)
+                };
+                if d.contains(fp) {
+                    continue;
+                }
+                let bk = d.prepare(&geo, fp);
+                d.push(&geo, fp, id, &bk);
+                stored.push((fp, id));
+            }
+            assert!(d.spill[0].len() >= 8 * 10, "table 0's bucket spilled into many lines");
+            for &(q, _) in &stored {
+                let mut got: Vec<Match> = Vec::new();
+                d.probe(&geo, q, |fp, id, distance| got.push(Match { fp, id, distance }));
+                got.sort_unstable();
+                assert_eq!(got, brute(&stored, q, 3));
+            }
+        }
+    }
+
+    /// Interleaved inserts and queries (single and batched) across several
+    /// freezes and background merges, with planted near-duplicates, against
+    /// brute force: the delta, the frozen delta and the main run together
+    /// answer exactly.
+    #[test]
+    fn live_layers_agree_with_brute_force_across_merges() {
+        for t in [4usize, 10] {
+            let idx = LiveIndex::new(Design::paper_k3(t).expect("paper design"), 3);
+            let mut seed = 5u64;
+            let mut items: Vec<(u64, u64)> = Vec::new();
+            let total = 3 * MIN_DELTA as u64 + 5000;
+            for id in 0..total {
+                let fp = match items.len() {
+                    0 => lcg(&mut seed),
+                    n if id % 4 == 0 => {
+                        let base = items[lcg(&mut seed) as usize % n].0;
+                        base ^ (1 << (lcg(&mut seed) % 64))
+                            ^ (1 << (lcg(&mut seed) % 64))
+                            ^ (1 << (lcg(&mut seed) % 64))
+                    }
+                    _ => lcg(&mut seed),
+                };
+                idx.insert(fp, id);
+                items.push((fp, id));
+                if id % 40_000 == 39_999 || id == total - 1 {
+                    let qs: Vec<u64> = (0..40)
+                        .map(|j| items[(lcg(&mut seed) as usize) % items.len()].0 ^ (j as u64 & 3))
+                        .collect();
+                    let mut many = Vec::new();
+                    idx.query_many(&qs, &mut many);
+                    for (qi, &q) in qs.iter().enumerate() {
+                        let want = brute(&items, q, 3);
+                        let mut got = Vec::new();
+                        idx.query(q, &mut got);
+                        got.sort_unstable();
+                        assert_eq!(got, want, "query {q:x} after {} inserts", id + 1);
+                        let mut batched: Vec<Match> = many.iter().filter(|&&(i, _)| i == qi).map(|&(_, m)| m).collect();
+                        batched.sort_unstable();
+                        assert_eq!(batched, want, "batched query {q:x}");
+                    }
+                }
+            }
+            idx.wait_merged();
+        }
     }
 
     #[test]
