@@ -603,10 +603,13 @@ struct Accumulator {
     labels: Option<FastMap<u64, String>>,
 }
 
+/// `(feature hash, multiplier)` occurrences.
+type Occurrences = Vec<(u64, f32)>;
+
 thread_local! {
     /// Occurrence buffers reused across pages (the occurrences and the
     /// sort's scratch), so a page allocates only its output.
-    static OCC_BUFS: RefCell<(Vec<(u64, f32)>, Vec<(u64, f32)>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+    static OCC_BUFS: RefCell<(Occurrences, Occurrences)> = const { RefCell::new((Vec::new(), Vec::new())) };
 }
 
 /// Occurrence buffers kept per thread at most this long (a huge page's
