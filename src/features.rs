@@ -129,7 +129,7 @@ struct WordInfo {
     letter: bool,
 }
 
-/// Stem cache of one language: FNV-1a 64 of the case-folded word →
+/// Stem cache of one language: [`word_key`] of the case-folded word →
 /// [`WordInfo`]. Keyed by the hash, not the text, so a lookup touches the
 /// table only (no key string to compare on the heap: one cache miss less per
 /// word). Two words with equal hashes would share a stem; among n distinct
@@ -147,10 +147,16 @@ thread_local! {
 /// ASCII text (UAX #29 restricted to ASCII: runs of letters, digits and `_`,
 /// joined across one `:` `.` `'` between letters or one `,` `;` `.` `'`
 /// between digits; words without a letter or digit are dropped).
-#[inline]
+#[cfg(test)]
 fn for_each_word<'a>(text: &'a str, mut f: impl FnMut(&'a str)) {
+    for_each_word_ascii(text, |w, _| f(w));
+}
+
+/// [`for_each_word`], also telling `f` whether the word is ASCII.
+#[inline]
+fn for_each_word_ascii<'a>(text: &'a str, mut f: impl FnMut(&'a str, bool)) {
     if !text.is_ascii() {
-        text.unicode_words().for_each(f);
+        text.unicode_words().for_each(|w| f(w, w.is_ascii()));
         return;
     }
     let b = text.as_bytes();
@@ -182,7 +188,7 @@ fn for_each_word<'a>(text: &'a str, mut f: impl FnMut(&'a str)) {
             break;
         }
         if alnum {
-            f(&text[start..i]);
+            f(&text[start..i], true);
         }
     }
 }
@@ -250,13 +256,6 @@ impl std::fmt::Debug for FeatureExtractor {
             .field("labels", &self.labels)
             .finish()
     }
-}
-
-/// Per-call accumulator of one feature.
-#[derive(Clone, Copy)]
-struct Acc {
-    count: u32,
-    max_m: f32,
 }
 
 impl FeatureExtractor {
@@ -466,6 +465,8 @@ impl FeatureExtractor {
         let (uw, bw) = (m * s.unigram_weight as f32, m * s.bigram_weight as f32);
         let stop = &self.shared.stop[lang];
         let stemmer = &self.shared.stemmers[lang];
+        // The case-folded word, written only when needed (a word not in the
+        // cache, stemming off, or a non-ASCII word).
         let mut fold = String::new();
         // The previous stem's FNV-1a state (and text, only for labels): a
         // bigram hashes as the previous stem, a space and this stem.
@@ -475,49 +476,39 @@ impl FeatureExtractor {
         STEM_CACHE.with(|cache| {
             let mut cache = cache.borrow_mut();
             let cache = &mut cache[lang];
-            for_each_word(text, |w| {
-                let word: &str = if w.is_ascii() {
-                    if w.bytes().any(|b| b.is_ascii_uppercase()) {
-                        fold.clear();
-                        fold.push_str(w);
-                        fold.make_ascii_lowercase();
-                        &fold
-                    } else {
-                        w
-                    }
+            for_each_word_ascii(text, |w, ascii| {
+                // The cache key of the case-folded word; an ASCII word is
+                // folded and hashed in one pass, without a copy.
+                let key = if ascii {
+                    word_key::<true>(w.as_bytes())
                 } else {
                     fold.clear();
                     fold.extend(w.chars().flat_map(char::to_lowercase));
-                    &fold
+                    word_key::<false>(fold.as_bytes())
                 };
                 if cache.len() >= STEM_CACHE_MAX {
                     cache.clear();
                 }
-                let info = cache
-                    .entry(fnv1a_continue(FNV1A_OFFSET, word.as_bytes()))
-                    .or_insert_with(|| {
-                        // Numbers (no letter at all) are not features: dates, view
-                        // counters, prices change between copies of one page.
-                        let letter = if word.is_ascii() {
-                            word.bytes().any(|b| b.is_ascii_alphabetic())
-                        } else {
-                            word.chars().any(char::is_alphabetic)
-                        };
-                        let stem: Box<str> = if letter { stemmer.stem(word).into() } else { "".into() };
-                        WordInfo {
-                            state: fnv1a_continue(FNV1A_OFFSET, stem.as_bytes()),
-                            stem,
-                            stop: stop.contains(word),
-                            letter,
-                        }
-                    });
+                let info = cache.entry(key).or_insert_with(|| {
+                    if ascii {
+                        fold.clear();
+                        fold.push_str(w);
+                        fold.make_ascii_lowercase();
+                    }
+                    WordInfo::new(&fold, stemmer, stop)
+                });
                 if (s.stop_words && info.stop) || !info.letter {
                     return;
                 }
                 let (stem, state): (&str, u64) = if s.stemming {
                     (&info.stem, info.state)
                 } else {
-                    (word, fnv1a_continue(FNV1A_OFFSET, word.as_bytes()))
+                    if ascii {
+                        fold.clear();
+                        fold.push_str(w);
+                        fold.make_ascii_lowercase();
+                    }
+                    (&fold, fnv1a_continue(FNV1A_OFFSET, fold.as_bytes()))
                 };
                 if uw > 0.0 {
                     acc.add(fmix64(state), uw, stem);
@@ -542,47 +533,145 @@ impl FeatureExtractor {
     }
 }
 
-/// Collects feature occurrences, then turns them into weights.
+impl WordInfo {
+    /// What the cache keeps for the case-folded `word`.
+    fn new(word: &str, stemmer: &Stemmer, stop: &FastSet<&'static str>) -> Self {
+        // Numbers (no letter at all) are not features: dates, view
+        // counters, prices change between copies of one page.
+        let letter = if word.is_ascii() {
+            word.bytes().any(|b| b.is_ascii_alphabetic())
+        } else {
+            word.chars().any(char::is_alphabetic)
+        };
+        let stem: Box<str> = if letter { stemmer.stem(word).into() } else { "".into() };
+        WordInfo {
+            state: fnv1a_continue(FNV1A_OFFSET, stem.as_bytes()),
+            stem,
+            stop: stop.contains(word),
+            letter,
+        }
+    }
+}
+
+/// The stem cache's key of a case-folded word: a 64-bit hash of its bytes
+/// (8 at a time, folded multiply). With `FOLD`, `bytes` must be ASCII and
+/// the hash is that of its ASCII lowercase (upper-case letters are folded
+/// in the same pass, 8 bytes at a time), so `word_key::<true>(w) ==
+/// word_key::<false>(w.to_ascii_lowercase())`. Only a cache key: never
+/// stored or compared across runs.
+#[inline]
+fn word_key<const FOLD: bool>(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    #[inline(always)]
+    fn mix(h: u64, chunk: u64) -> u64 {
+        let r = u128::from(h ^ chunk) * u128::from(K);
+        (r as u64) ^ ((r >> 64) as u64)
+    }
+    #[inline(always)]
+    fn lower<const FOLD: bool>(x: u64) -> u64 {
+        if !FOLD {
+            return x;
+        }
+        // Per byte (all < 0x80, so no carries between bytes): bit 7 of
+        // `x + 0x3f` is set for bytes >= 'A', of `x + 0x25` for bytes > 'Z'.
+        const LO: u64 = 0x0101_0101_0101_0101;
+        let upper = (x.wrapping_add(0x3f * LO) & !x.wrapping_add(0x25 * LO)) & (0x80 * LO);
+        x | (upper >> 2)
+    }
+    let mut h = (bytes.len() as u64).wrapping_mul(K) ^ 0x2d35_8dcc_aa6c_78a5;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(c);
+        h = mix(h, lower::<FOLD>(u64::from_le_bytes(a)));
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut a = [0u8; 8];
+        a[..rest.len()].copy_from_slice(rest);
+        h = mix(h, lower::<FOLD>(u64::from_le_bytes(a)));
+    }
+    h
+}
+
+/// Collects feature occurrences, then turns them into weights: each
+/// occurrence is appended (no table per page); [`Accumulator::finish`] sorts
+/// them by hash and merges equal hashes.
 struct Accumulator {
-    map: FastMap<u64, Acc>,
+    /// `(feature hash, multiplier)` of every occurrence, in text order.
+    occ: Vec<(u64, f32)>,
     labels: Option<FastMap<u64, String>>,
 }
+
+/// `(feature hash, multiplier)` occurrences.
+type Occurrences = Vec<(u64, f32)>;
+
+thread_local! {
+    /// Occurrence buffers reused across pages (the occurrences and the
+    /// sort's scratch), so a page allocates only its output.
+    static OCC_BUFS: RefCell<(Occurrences, Occurrences)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// Occurrence buffers kept per thread at most this long (a huge page's
+/// buffers are dropped rather than kept).
+const OCC_KEEP: usize = 1 << 18;
 
 impl Accumulator {
     fn new(labels: bool) -> Self {
         Self::with_capacity(labels, 0)
     }
 
-    /// An accumulator sized for about `text_bytes` of text (a unigram and
-    /// a bigram per word of about six bytes), so it does not regrow.
+    /// An accumulator for about `text_bytes` of text (a unigram and a
+    /// bigram per word of about six bytes), so it does not regrow.
     fn with_capacity(labels: bool, text_bytes: usize) -> Self {
+        let mut occ = OCC_BUFS.with(|b| std::mem::take(&mut b.borrow_mut().0));
+        occ.clear();
+        occ.reserve(text_bytes / 3);
         Accumulator {
-            map: FastMap::with_capacity_and_hasher(text_bytes / 3, Default::default()),
+            occ,
             labels: labels.then(FastMap::default),
         }
     }
 
     #[inline]
     fn add(&mut self, h: u64, m: f32, label: &str) {
-        let e = self.map.entry(h).or_insert(Acc { count: 0, max_m: 0.0 });
-        e.count += 1;
-        if m > e.max_m {
-            e.max_m = m;
-        }
+        self.occ.push((h, m));
         if let Some(l) = &mut self.labels {
             l.entry(h).or_insert_with(|| label.to_string());
         }
     }
 
     fn finish(self) -> Features {
-        let mut items: Vec<(u64, f32)> = self
-            .map
-            .into_iter()
-            .map(|(h, a)| (h, (1.0 + (a.count as f32).ln()) * a.max_m))
-            .filter(|&(_, w)| w > 0.0)
-            .collect();
-        items.sort_unstable_by_key(|&(h, _)| h);
-        let labels = self.labels.map(|l| {
+        let Accumulator { mut occ, labels } = self;
+        let mut tmp = OCC_BUFS.with(|b| std::mem::take(&mut b.borrow_mut().1));
+        sort_by_hash(&mut occ, &mut tmp);
+        // Runs of one hash: weight (1 + ln n) × max m (the same f32
+        // operations as a per-feature count and running maximum).
+        let mut items: Vec<(u64, f32)> = Vec::with_capacity(occ.len() / 2 + 1);
+        let mut i = 0;
+        while i < occ.len() {
+            let h = occ[i].0;
+            let mut max_m = 0.0f32;
+            let mut count = 0u32;
+            while i < occ.len() && occ[i].0 == h {
+                let m = occ[i].1;
+                if m > max_m {
+                    max_m = m;
+                }
+                count += 1;
+                i += 1;
+            }
+            let w = (1.0 + (count as f32).ln()) * max_m;
+            if w > 0.0 {
+                items.push((h, w));
+            }
+        }
+        if occ.capacity() <= OCC_KEEP && tmp.capacity() <= OCC_KEEP {
+            occ.clear();
+            tmp.clear();
+            OCC_BUFS.with(|b| *b.borrow_mut() = (occ, tmp));
+        }
+        let labels = labels.map(|l| {
             items
                 .iter()
                 .map(|(h, _)| l.get(h).cloned().unwrap_or_default())
@@ -590,6 +679,51 @@ impl Accumulator {
         });
         Features { items, labels }
     }
+}
+
+/// Sorts `v` by hash (ties in any order) in about linear time: the hashes
+/// are uniform (fmix64 output), so one counting pass on their top bits into
+/// about one bucket per element leaves only tiny buckets to sort. `tmp` is
+/// scratch.
+fn sort_by_hash(v: &mut Vec<(u64, f32)>, tmp: &mut Vec<(u64, f32)>) {
+    let n = v.len();
+    if n < 64 {
+        v.sort_unstable_by_key(|e| e.0);
+        return;
+    }
+    let bits = (usize::BITS - (n - 1).leading_zeros()).min(16);
+    let shift = 64 - bits;
+    let mut start = vec![0u32; (1usize << bits) + 1];
+    for e in v.iter() {
+        start[(e.0 >> shift) as usize + 1] += 1;
+    }
+    for b in 1..start.len() {
+        start[b] += start[b - 1];
+    }
+    tmp.clear();
+    tmp.resize(n, (0, 0.0));
+    let mut next = start.clone();
+    for &e in v.iter() {
+        let b = (e.0 >> shift) as usize;
+        tmp[next[b] as usize] = e;
+        next[b] += 1;
+    }
+    for w in start.windows(2) {
+        let bucket = &mut tmp[w[0] as usize..w[1] as usize];
+        if bucket.len() <= 16 {
+            // Insertion sort.
+            for i in 1..bucket.len() {
+                let mut j = i;
+                while j > 0 && bucket[j - 1].0 > bucket[j].0 {
+                    bucket.swap(j - 1, j);
+                    j -= 1;
+                }
+            }
+        } else {
+            bucket.sort_unstable_by_key(|e| e.0);
+        }
+    }
+    std::mem::swap(v, tmp);
 }
 
 fn case_fold(w: &str) -> String {
@@ -1078,6 +1212,157 @@ mod tests {
             let mut fast = Vec::new();
             for_each_word(text, |w| fast.push(w));
             assert_eq!(fast, text.unicode_words().collect::<Vec<_>>(), "{text}");
+        }
+    }
+
+    /// The features as the module docs define them, written the plain way
+    /// (UAX #29 words, `to_lowercase`, a `HashMap` of counts, each feature
+    /// hashed from its text): the oracle for the fast path.
+    fn reference_features(fx: &FeatureExtractor, doc: &Extracted, template: Option<&HostTemplate>) -> Vec<(u64, f32)> {
+        let s = fx.settings();
+        let lang = fx.lang_of(doc);
+        let stemmer = Stemmer::create(algorithm(LANGUAGES[lang]).unwrap());
+        let stop = &fx.shared.stop[lang];
+        let mult = |b: &TextBlock, structural: bool| -> f32 {
+            let base = match b.kind {
+                BlockKind::Title => s.title_boost,
+                BlockKind::Heading => s.heading_boost,
+                BlockKind::Body => 1.0,
+                BlockKind::Boilerplate if structural => s.boilerplate_weight,
+                BlockKind::Boilerplate => 1.0,
+            } as f32;
+            match template {
+                Some(t) if structural => base * t.block_weight(&b.text),
+                _ => base,
+            }
+        };
+        let structural = doc.blocks.iter().any(|b| mult(b, true) > 0.0);
+        let mut acc: HashMap<u64, (u32, f32)> = HashMap::new();
+        let mut add = |h: u64, m: f32| {
+            let e = acc.entry(h).or_insert((0, 0.0));
+            e.0 += 1;
+            e.1 = e.1.max(m);
+        };
+        for b in &doc.blocks {
+            let m = mult(b, structural);
+            if m <= 0.0 {
+                continue;
+            }
+            let mut prev: Option<String> = None;
+            for w in b.text.unicode_words() {
+                let word = w.to_lowercase();
+                let letter = word.chars().any(char::is_alphabetic);
+                if (s.stop_words && stop.contains(word.as_str())) || !letter {
+                    continue;
+                }
+                let stem = if s.stemming {
+                    stemmer.stem(&word).into_owned()
+                } else {
+                    word
+                };
+                add(feature_hash(stem.as_bytes()), m * s.unigram_weight as f32);
+                if let Some(p) = &prev {
+                    add(
+                        feature_hash(format!("{p} {stem}").as_bytes()),
+                        m * s.bigram_weight as f32,
+                    );
+                }
+                prev = Some(stem);
+            }
+        }
+        let mut items: Vec<(u64, f32)> = acc
+            .into_iter()
+            .map(|(h, (n, m))| (h, (1.0 + (n as f32).ln()) * m))
+            .filter(|&(_, w)| w > 0.0)
+            .collect();
+        items.sort_unstable_by_key(|&(h, _)| h);
+        items
+    }
+
+    fn bits(items: &[(u64, f32)]) -> Vec<(u64, u32)> {
+        items.iter().map(|&(h, w)| (h, w.to_bits())).collect()
+    }
+
+    /// The fast path gives bit-identical features to the plain definition
+    /// on every page of the test web, with and without a template, and
+    /// with stemming or stop words off.
+    #[test]
+    fn features_equal_the_reference_on_the_test_web() {
+        use crate::testweb::{TestWeb, TestWebOptions};
+        let web = TestWeb::new(TestWebOptions {
+            pages: 150,
+            ..Default::default()
+        });
+        let truth = web.truth(80);
+        let mut plain = settings();
+        plain.stemming = false;
+        plain.stop_words = false;
+        let fxs = [FeatureExtractor::new(&settings()), FeatureExtractor::new(&plain)];
+        let learner = TemplateLearner::new(&settings());
+        let mut n = 0;
+        for p in truth.pages.iter().filter(|p| p.status == 200) {
+            let target = p.url.splitn(4, '/').nth(3).map_or("/".to_string(), |t| format!("/{t}"));
+            let body = web.respond(&p.host, &target, 80).body.to_vec();
+            let html = String::from_utf8_lossy(&body);
+            let doc = extract_html(&html, 1 << 20);
+            learner.observe(&p.host, &doc);
+            let template = learner.template(&p.host);
+            for fx in &fxs {
+                for t in [None, template.as_ref()] {
+                    let fast = fx.features(&doc, t);
+                    assert_eq!(bits(&fast.items), bits(&reference_features(fx, &doc, t)), "{}", p.url);
+                }
+            }
+            n += 1;
+        }
+        assert!(n > 100, "{n} pages");
+    }
+
+    proptest::proptest! {
+        /// The same on random text: mixed case, Unicode, digits, punctuation,
+        /// repeated words, in several languages.
+        #[test]
+        fn features_equal_the_reference_on_random_text(
+            blocks in proptest::collection::vec(("(?:[a-zA-Z]{1,12}|Ünï|ÉTÉ|straße|ΣΟΦΊΑ|дом|[0-9]{1,3}|the|THE|and|a|I'M|don't|e\\.g|[ .,:;'_-]{1,2}){0,40}", 0u8..4), 0..6),
+            lang in proptest::sample::select(vec!["", "en", "de", "fr", "ru", "el"]),
+        ) {
+            let doc = Extracted {
+                lang: (!lang.is_empty()).then(|| lang.to_string()),
+                blocks: blocks
+                    .into_iter()
+                    .map(|(text, k)| TextBlock {
+                        text: text.split_whitespace().collect::<Vec<_>>().join(" "),
+                        kind: [BlockKind::Title, BlockKind::Heading, BlockKind::Body, BlockKind::Boilerplate][k as usize],
+                    })
+                    .filter(|b| !b.text.is_empty())
+                    .collect(),
+                ..Extracted::default()
+            };
+            let fx = FeatureExtractor::new(&settings());
+            proptest::prop_assert_eq!(bits(&fx.features(&doc, None).items), bits(&reference_features(&fx, &doc, None)));
+        }
+
+        /// Folding while hashing equals hashing the folded word.
+        #[test]
+        fn word_key_folds_ascii(w in "[ -~]{0,40}") {
+            proptest::prop_assert_eq!(word_key::<true>(w.as_bytes()), word_key::<false>(w.to_ascii_lowercase().as_bytes()));
+        }
+
+        /// The bucket sort sorts.
+        #[test]
+        fn sort_by_hash_sorts(mut v in proptest::collection::vec((proptest::num::u64::ANY, 0u8..3), 0..3000), dup in 0usize..50) {
+            // Some repeated hashes and some hashes sharing their top bits.
+            let extra: Vec<(u64, u8)> = v.iter().take(dup).map(|&(h, m)| (h & !0xffff, m)).collect();
+            v.extend(extra.iter().copied());
+            v.extend(extra);
+            let mut a: Vec<(u64, f32)> = v.iter().map(|&(h, m)| (h, f32::from(m))).collect();
+            let mut b = a.clone();
+            sort_by_hash(&mut a, &mut Vec::new());
+            proptest::prop_assert!(a.windows(2).all(|p| p[0].0 <= p[1].0));
+            // The same multiset (ties may come in any order).
+            b.sort_by(|x, y| x.0.cmp(&y.0).then(x.1.total_cmp(&y.1)));
+            a.sort_by(|x, y| x.0.cmp(&y.0).then(x.1.total_cmp(&y.1)));
+            proptest::prop_assert_eq!(bits(&a), bits(&b));
         }
     }
 
