@@ -1098,7 +1098,7 @@ impl Decider {
             } => {
                 rec.decision = decision;
                 rec.error = error;
-                rec.content_hash = body_hash.map(hex);
+                rec.content_hash = body_hash.as_ref().map(dedup::hex);
                 page.decision = decision;
             }
             FetchedKind::Redirect { target, location } => {
@@ -1129,8 +1129,8 @@ impl Decider {
             }
             FetchedKind::Page(a) => {
                 let mut a = *a;
-                rec.content_hash = Some(hex(a.hashes.body));
-                rec.text_hash = Some(hex(a.hashes.text));
+                rec.content_hash = Some(a.hashes.body_hex());
+                rec.text_hash = Some(a.hashes.text_hex());
                 rec.relevance = a.relevance;
                 page.content_hash = Some(a.hashes.body);
                 page.text_hash = Some(a.hashes.text);
@@ -1404,16 +1404,6 @@ fn save_index(index: &LiveIndex, path: &Path, watermark: u64) {
     }
 }
 
-fn hex(h: [u8; 32]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(64);
-    for b in h {
-        s.push(char::from(DIGITS[usize::from(b >> 4)]));
-        s.push(char::from(DIGITS[usize::from(b & 15)]));
-    }
-    s
-}
-
 /// Progress: an indicatif bar on a terminal, else a log line every 5 s.
 struct Progress {
     bar: Option<indicatif::ProgressBar>,
@@ -1485,17 +1475,6 @@ mod tests {
         let t = UNIX_EPOCH + Duration::from_millis(1_700_000_000_123);
         assert_eq!(rfc3339(t), "2023-11-14T22:13:20.123Z");
         assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
-    }
-
-    #[test]
-    fn hex_is_lowercase_two_digits_per_byte() {
-        let mut h = [0u8; 32];
-        for (i, b) in h.iter_mut().enumerate() {
-            *b = (i as u8).wrapping_mul(37) ^ 0xa5;
-        }
-        let want: String = h.iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(hex(h), want);
-        assert_eq!(hex([0; 32]), "0".repeat(64));
     }
 
     #[test]

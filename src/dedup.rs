@@ -372,17 +372,26 @@ impl ContentHashes {
         let mut text = Vec::with_capacity(doc.blocks.iter().map(|b| b.text.len() + 1).sum());
         for block in &doc.blocks {
             if block.text.is_ascii() {
-                // The same as the general loop below, byte by byte.
-                let mut gap = !text.is_empty();
-                for &b in block.text.as_bytes() {
-                    if b.is_ascii_whitespace() || b == 0x0B {
-                        gap = !text.is_empty();
-                    } else {
-                        if gap {
+                // The same as the general loop below: each run of non-space
+                // bytes copied at once and lower-cased in place.
+                let is_space = |b: u8| b.is_ascii_whitespace() || b == 0x0B;
+                let bytes = block.text.as_bytes();
+                let mut i = 0;
+                while i < bytes.len() {
+                    while i < bytes.len() && is_space(bytes[i]) {
+                        i += 1;
+                    }
+                    let start = i;
+                    while i < bytes.len() && !is_space(bytes[i]) {
+                        i += 1;
+                    }
+                    if start < i {
+                        if !text.is_empty() {
                             text.push(b' ');
-                            gap = false;
                         }
-                        text.push(b.to_ascii_lowercase());
+                        let at = text.len();
+                        text.extend_from_slice(&bytes[start..i]);
+                        text[at..].make_ascii_lowercase();
                     }
                 }
                 continue;
@@ -415,11 +424,13 @@ impl ContentHashes {
     }
 }
 
-fn hex(bytes: &[u8; 32]) -> String {
-    use std::fmt::Write;
+/// A 32-byte hash as 64 lowercase hex digits.
+pub(crate) fn hex(bytes: &[u8; 32]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(64);
-    for b in bytes {
-        let _ = write!(s, "{b:02x}");
+    for &b in bytes {
+        s.push(char::from(DIGITS[usize::from(b >> 4)]));
+        s.push(char::from(DIGITS[usize::from(b & 15)]));
     }
     s
 }
@@ -457,5 +468,9 @@ mod tests {
         assert_ne!(h(a).text, h(c).text);
         assert_eq!(h(a).body_hex().len(), 64);
         assert_eq!(h(a).body_hex(), blake3::hash(a.as_bytes()).to_hex().to_string());
+        assert_eq!(
+            h(a).text_hex(),
+            blake3::hash(b"hello world second").to_hex().to_string()
+        );
     }
 }
