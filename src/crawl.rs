@@ -11,8 +11,8 @@
 //! - **workers** (one tokio task per URL in flight): robots.txt verdict,
 //!   politeness permit, one HTTP request, and then the CPU work (extract,
 //!   template learning, features, simhash, content hashes, link resolution) on
-//!   the blocking pool, bounded to the number of cores so it never starves the
-//!   async threads.
+//!   the crawl's analysis threads (one per core, `simcrawl-analyze-N`), bounded
+//!   to the number of cores so it never starves the async threads.
 //! - **the decider** (one OS thread): the only owner of the simhash index and
 //!   the exact-hash maps. It decides each page in arrival order, inserts new
 //!   fingerprints at once (so the next page sees them), offers its
@@ -153,8 +153,12 @@ struct Shared {
     focus: Option<Focus>,
     /// The crawl-wide request rate cap (`politeness.max_requests_per_sec`).
     rate: Option<governor::DefaultDirectRateLimiter>,
-    /// Bounds CPU work on the blocking pool to the number of cores.
+    /// Bounds CPU work queued on `analysis` to the number of cores.
     cpu: Semaphore,
+    /// Threads that parse and fingerprint pages (one per core), so the
+    /// per-thread buffers and stem caches of the analysis stay warm and no
+    /// page waits on tokio's blocking pool growing or waking threads.
+    analysis: rayon::ThreadPool,
     /// URLs handed out and not yet recorded or re-queued.
     in_flight: AtomicUsize,
     /// Records written (all runs).
@@ -323,6 +327,11 @@ pub async fn run(
         rate: std::num::NonZeroU32::new(settings.politeness.max_requests_per_sec)
             .map(|n| governor::RateLimiter::direct(governor::Quota::per_second(n))),
         cpu: Semaphore::new(cores),
+        analysis: rayon::ThreadPoolBuilder::new()
+            .num_threads(cores)
+            .thread_name(|i| format!("simcrawl-analyze-{i}"))
+            .build()
+            .map_err(|e| Error::io("analysis threads", std::io::Error::other(e)))?,
         in_flight: AtomicUsize::new(0),
         recorded: AtomicU64::new(previous.len() as u64),
         wake: Notify::new(),
@@ -740,13 +749,29 @@ async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url) -> Step {
         return Record(f);
     };
     let (sh, page) = (shared.clone(), url.clone());
-    let analysis = tokio::task::spawn_blocking(move || analyze(&sh, &page, resp)).await;
-    match analysis {
-        Ok(a) => f.kind = FetchedKind::Page(Box::new(a)),
-        Err(e) => {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    shared.analysis.spawn(move || {
+        let a = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| analyze(&sh, &page, resp)));
+        let _ = tx.send(a);
+    });
+    match rx.await {
+        Ok(Ok(a)) => f.kind = FetchedKind::Page(Box::new(a)),
+        Ok(Err(panic)) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "panic".into());
             f.kind = FetchedKind::Outcome {
                 decision: Decision::Error,
-                error: Some(format!("page analysis failed: {e}")),
+                error: Some(format!("page analysis failed: {what}")),
+                body_hash: None,
+            }
+        }
+        Err(_) => {
+            f.kind = FetchedKind::Outcome {
+                decision: Decision::Error,
+                error: Some("page analysis failed: its thread stopped".into()),
                 body_hash: None,
             }
         }
