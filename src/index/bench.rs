@@ -744,7 +744,10 @@ fn run_compact(opts: &Options, design: &Design, k: u32, wl: &Workload, out: &mut
                 c.decoded
             ),
         )?;
-        w(out, format!("{:<34} {:>12.2}", "compressed bytes/fp per table", c.table))?;
+        w(
+            out,
+            format!("{:<34} {:>12.2}", "compressed bytes/fp per table", c.table),
+        )?;
         w(
             out,
             format!(
@@ -754,7 +757,9 @@ fn run_compact(opts: &Options, design: &Design, k: u32, wl: &Workload, out: &mut
         )?;
     }
     if !ok {
-        return Err(Error::InvalidInput("the reference index disagrees with brute force".into()));
+        return Err(Error::InvalidInput(
+            "the reference index disagrees with brute force".into(),
+        ));
     }
     Ok(())
 }

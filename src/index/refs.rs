@@ -736,7 +736,9 @@ mod tests {
     #[test]
     fn packed_ints_round_trip_at_every_width() {
         for width in [0u32, 1, 7, 20, 33, 57, 63, 64] {
-            let vals: Vec<u64> = (0..300u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) & mask(width)).collect();
+            let vals: Vec<u64> = (0..300u64)
+                .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) & mask(width))
+                .collect();
             let mut p = Packed::new(vals.len(), width);
             for (i, &v) in vals.iter().enumerate() {
                 p.set(i, v);
