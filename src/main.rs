@@ -282,6 +282,11 @@ enum BenchKind {
         /// Skip compressing the sealed tables (minutes at 100M).
         #[arg(long)]
         no_compression: bool,
+        /// Build only the sealed compact structures (reference index,
+        /// compressed tables) and the brute-force oracle: no live index, no
+        /// baselines (100M fingerprints in under 10 GB).
+        #[arg(long)]
+        only_compact: bool,
     },
     /// Batch mode (`simcrawl hamming`, Manku §3.3) in memory: tables over the
     /// queries, a parallel scan of the fingerprints, checked against brute force.
@@ -558,6 +563,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 no_btree,
                 brute_queries,
                 no_compression,
+                only_compact,
             } => {
                 use simcrawl::index::bench::{Options, Shape};
                 let shapes = match workload {
@@ -573,6 +579,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     no_btree,
                     brute_queries,
                     no_compression,
+                    only_compact,
                 };
                 simcrawl::index::bench::run(&opts, &mut std::io::stdout().lock())?;
                 Ok(ExitCode::SUCCESS)

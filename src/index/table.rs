@@ -353,8 +353,9 @@ pub(crate) fn huge_vec<T>(cap: usize) -> Vec<T> {
     v
 }
 
+/// A hint to fetch the cache line at `p` (any address; never faults).
 #[inline(always)]
-fn prefetch<T>(p: *const T) {
+pub(crate) fn prefetch<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetch is a hint; it never faults, even on an invalid address.
     unsafe {
