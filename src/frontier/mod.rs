@@ -215,6 +215,17 @@ impl Windowed {
     }
 }
 
+/// A URL handed out and not yet completed or re-queued.
+#[derive(Clone, Copy)]
+struct InFlight {
+    /// Its key as handed out (`QueuedUrl::key`).
+    key: QueueKey,
+    /// The key of its store entry: older than `key` when in-links counted
+    /// in memory moved it up (the entry is not rewritten for a fetch; the
+    /// completion removes it under this key).
+    stored: QueueKey,
+}
+
 struct HostState {
     name: String,
     /// The host's best queued URLs (a prefix of its store queue, in-flight
@@ -227,7 +238,7 @@ struct HostState {
     disk_bumps: HashMap<QueueKey, u32>,
     /// Queued URLs only in the store (all worse than the window's).
     disk_only: u64,
-    in_flight: Vec<QueueKey>,
+    in_flight: Vec<InFlight>,
     /// None: not ready until `set_host_ready`.
     ready_at: Option<Instant>,
     /// Heap entries with another generation are stale.
@@ -567,7 +578,7 @@ impl Frontier {
         let host = host_key(url);
         let id = inner.host_id(&host);
         let h = &mut inner.hosts[id as usize];
-        if h.in_flight.contains(&key) {
+        if h.in_flight.iter().any(|f| f.stored == key) {
             return Ok(None);
         }
         let current = h.rekeyed.get(&key).copied().unwrap_or(key);
@@ -669,7 +680,7 @@ impl Frontier {
         let exhausted = got.len() < limit;
         for mut q in got {
             let k = q.key();
-            if !h.in_flight.contains(&k) && h.window.len() < self.window {
+            if !h.in_flight.iter().any(|f| f.stored == k) && h.window.len() < self.window {
                 let extra = h.disk_bumps.remove(&k).unwrap_or(0);
                 if extra > 0 {
                     self.disk_bumps.fetch_sub(1, Ordering::Relaxed);
@@ -749,26 +760,19 @@ impl Frontier {
                 h.slot = Slot::None;
                 continue;
             };
-            // The store entry stays queued while in flight (the in-memory
-            // in-flight list keeps it from being handed out or moved); one
-            // moved up by in-links counted in memory is rewritten now.
+            // The store entry stays queued, under its stored key, while in
+            // flight (the in-memory in-flight list keeps it from being
+            // handed out or moved). One moved up by in-links counted in
+            // memory is not rewritten for the fetch: its completion removes
+            // it (a crash loses only the in-memory count, as before).
             let q = w.q;
             if w.extra > 0 {
                 h.rekeyed.remove(&w.stored);
-                if let Err(e) = self.store.reprioritize(w.stored, &q) {
-                    h.window.insert(
-                        k,
-                        Windowed {
-                            q,
-                            stored: w.stored,
-                            extra: w.extra,
-                        },
-                    );
-                    h.rekeyed.insert(w.stored, k);
-                    return Err(e.into());
-                }
             }
-            h.in_flight.push(k);
+            h.in_flight.push(InFlight {
+                key: k,
+                stored: w.stored,
+            });
             h.ready_at = None;
             inner.queued -= 1;
             inner.in_flight += 1;
@@ -799,7 +803,9 @@ impl Frontier {
         Ok(())
     }
 
-    fn take_in_flight(&self, inner: &mut Inner, url: &QueuedUrl) -> Result<u32, FrontierError> {
+    /// Take `url` off its host's in-flight list: its host id and the key of
+    /// its store entry.
+    fn take_in_flight(&self, inner: &mut Inner, url: &QueuedUrl) -> Result<(u32, QueueKey), FrontierError> {
         let id = *inner
             .host_ids
             .get(url.host.as_str())
@@ -808,11 +814,11 @@ impl Frontier {
         let pos = h
             .in_flight
             .iter()
-            .position(|k| *k == url.key())
+            .position(|f| f.key == url.key())
             .ok_or_else(|| FrontierError::NotInFlight(url.canonical.clone()))?;
-        h.in_flight.swap_remove(pos);
+        let stored = h.in_flight.swap_remove(pos).stored;
         inner.in_flight -= 1;
-        Ok(id)
+        Ok((id, stored))
     }
 
     /// The digit pattern of `canonical` when the page it duplicates has the
@@ -846,15 +852,17 @@ impl Frontier {
         let mut g = self.inner.lock();
         let inner = &mut *g;
         let mut ids: Vec<u32> = Vec::with_capacity(done.len());
+        let mut keys: Vec<QueueKey> = Vec::with_capacity(done.len());
         let mut stats: Vec<HostStats> = Vec::with_capacity(done.len());
         for &(url, page, _) in done {
-            let id = match self.take_in_flight(inner, url) {
-                Ok(id) => id,
+            let (id, stored) = match self.take_in_flight(inner, url) {
+                Ok(taken) => taken,
                 Err(e) => {
-                    self.restore_in_flight(inner, &ids, done);
+                    self.restore_in_flight(inner, &ids, &keys, done);
                     return Err(e);
                 }
             };
+            keys.push(stored);
             // The host's stats with this page counted (after its earlier pages in the group).
             let mut st = match ids.iter().rposition(|&i| i == id) {
                 Some(j) => stats[j].clone(),
@@ -867,10 +875,17 @@ impl Frontier {
         let group: Vec<Completion<'_>> = done
             .iter()
             .zip(&stats)
-            .map(|(&(url, page, body), host)| Completion { url, page, body, host })
+            .zip(&keys)
+            .map(|((&(url, page, body), host), &key)| Completion {
+                url,
+                key,
+                page,
+                body,
+                host,
+            })
             .collect();
         if let Err(e) = self.store.complete_many(&group) {
-            self.restore_in_flight(inner, &ids, done);
+            self.restore_in_flight(inner, &ids, &keys, done);
             return Err(e.into());
         }
         for (&id, st) in ids.iter().zip(stats) {
@@ -892,9 +907,17 @@ impl Frontier {
     }
 
     /// Undo `take_in_flight` for the first `ids.len()` URLs of `done`.
-    fn restore_in_flight(&self, inner: &mut Inner, ids: &[u32], done: &[(&QueuedUrl, &StoredPage, Option<&[u8]>)]) {
-        for (&id, &(url, _, _)) in ids.iter().zip(done) {
-            inner.hosts[id as usize].in_flight.push(url.key());
+    fn restore_in_flight(
+        &self,
+        inner: &mut Inner,
+        ids: &[u32],
+        stored: &[QueueKey],
+        done: &[(&QueuedUrl, &StoredPage, Option<&[u8]>)],
+    ) {
+        for ((&id, &stored), &(url, _, _)) in ids.iter().zip(stored).zip(done) {
+            inner.hosts[id as usize]
+                .in_flight
+                .push(InFlight { key: url.key(), stored });
             inner.in_flight += 1;
         }
     }
@@ -904,9 +927,9 @@ impl Frontier {
     pub fn requeue(&self, mut url: QueuedUrl, not_before: Instant) -> Result<(), FrontierError> {
         let mut g = self.inner.lock();
         let inner = &mut *g;
-        let id = self.take_in_flight(inner, &url)?;
+        let (id, stored) = self.take_in_flight(inner, &url)?;
         url.retries += 1;
-        self.store.reprioritize(url.key(), &url)?;
+        self.store.reprioritize(stored, &url)?;
         let h = &mut inner.hosts[id as usize];
         h.set_ready_at(h.ready_at.map_or(not_before, |t| t.max(not_before)));
         self.place(h, url);

@@ -562,6 +562,8 @@ proptest! {
             prop_assert!(handed.insert(q.canonical.clone()), "{} twice", q.canonical);
         }
         prop_assert_eq!(handed, offered);
+        // Every store queue entry left with its page, whatever key it had.
+        prop_assert!(f.store.iter_queue().next().is_none());
     }
 }
 
@@ -609,6 +611,61 @@ fn resume_requeues_in_flight_urls() {
         Frontier::resume(Arc::new(MemStore::new()), &s),
         Err(FrontierError::NothingToResume)
     ));
+}
+
+/// A URL moved up by in-links counted in memory is fetched without
+/// rewriting its store entry: the completion removes the entry under the key
+/// it was stored with, and a crash in flight re-queues it from that entry.
+#[test]
+fn moved_up_urls_complete_and_resume_under_their_stored_key() {
+    let s = settings(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let x = "http://a.test/x";
+    let stored;
+    {
+        let store: Arc<dyn Store> = Arc::new(SledStore::open(dir.path()).unwrap());
+        let f = Frontier::new(store.clone(), &s, &[u("http://a.test/")]).unwrap();
+        f.offer_many(&[link(x, 1), link("http://a.test/y", 1)]).unwrap();
+        let Some(UrlState::Queued(k)) = store.url_state(x).unwrap() else {
+            panic!("x is queued")
+        };
+        stored = k;
+        // Two more in-links: x moves up in memory only.
+        f.offer_many(&[link(x, 1), link(x, 1)]).unwrap();
+        let t = Instant::now();
+        let NextUrl::Ready(seed) = f.next(t).unwrap() else {
+            panic!()
+        };
+        f.complete(&seed, &page_for(&f, &seed, Decision::New), None).unwrap();
+        f.set_host_ready("a.test", t).unwrap();
+        let NextUrl::Ready(q) = f.next(t).unwrap() else {
+            panic!()
+        };
+        assert_eq!((q.canonical.as_str(), q.inlinks), (x, 3));
+        assert_ne!(q.key(), stored, "its priority moved up");
+        assert_eq!(
+            store.url_state(x).unwrap(),
+            Some(UrlState::Queued(stored)),
+            "not rewritten"
+        );
+        assert!(store.queued("a.test", stored).unwrap().is_some());
+        // Found again while in flight: counted nowhere, handed out nowhere.
+        assert_eq!(f.offer(link(x, 1)).unwrap(), Offer::AlreadySeen);
+        store.flush().unwrap();
+        // Killed here, with x in flight.
+    }
+    let store: Arc<dyn Store> = Arc::new(SledStore::open(dir.path()).unwrap());
+    let f = Frontier::resume(store.clone(), &s).unwrap();
+    assert_eq!(f.len(), 2, "y queued, x re-queued");
+    let got: Vec<QueuedUrl> = drain(&f);
+    let xs: Vec<&QueuedUrl> = got.iter().filter(|q| q.canonical == x).collect();
+    assert_eq!(xs.len(), 1, "x fetched once: {got:?}");
+    assert_eq!(xs[0].inlinks, 1, "a crash loses only the in-memory in-link counts");
+    assert!(
+        store.iter_queue().next().is_none(),
+        "x left the queue under its stored key"
+    );
+    assert!(matches!(store.url_state(x).unwrap(), Some(UrlState::Done(_))));
 }
 
 /// The synthetic web of the kill test: page n of 400 (on 5 hosts) links to

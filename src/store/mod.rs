@@ -280,6 +280,9 @@ pub enum HashKind {
 pub struct Completion<'a> {
     /// The in-flight URL.
     pub url: &'a QueuedUrl,
+    /// The key of its queue entry in the store: `url.key()` unless the
+    /// frontier moved it up in memory after storing it.
+    pub key: QueueKey,
     /// Its page (id from [`Store::allocate_page_id`]).
     pub page: &'a StoredPage,
     /// The body, when bodies are stored.
@@ -334,7 +337,13 @@ pub trait Store: Send + Sync {
         body: Option<&[u8]>,
         host: &HostStats,
     ) -> Result<(), StoreError> {
-        self.complete_many(&[Completion { url, page, body, host }])
+        self.complete_many(&[Completion {
+            url,
+            key: url.key(),
+            page,
+            body,
+            host,
+        }])
     }
     /// [`Store::complete`] for several pages, in order, in ONE atomic batch
     /// (a crawl records a group of decided pages with one commit). A host's
@@ -929,7 +938,14 @@ impl<K: Backend> Store for KvStore<K> {
         let mut batch: Vec<BatchOp> = Vec::with_capacity(8 * done.len());
         // First-seen hashes written earlier in this batch (the first page keeps them).
         let mut hashes: Vec<Vec<u8>> = Vec::new();
-        for &Completion { url, page, body, host } in done {
+        for &Completion {
+            url,
+            key,
+            page,
+            body,
+            host,
+        } in done
+        {
             if let Some(UrlState::Done(id)) = self.url_state(&url.canonical)? {
                 return Err(StoreError::AlreadyDone {
                     url: url.canonical.clone(),
@@ -944,7 +960,7 @@ impl<K: Backend> Store for KvStore<K> {
                 k1(S, url.canonical.as_bytes()),
                 Some(enc_state(&UrlState::Done(page.id))),
             ));
-            batch.push((queue_key(&url.host, url.key()), None));
+            batch.push((queue_key(&url.host, key), None));
             if let (Decision::New, Some(fp)) = (page.decision, page.simhash) {
                 batch.push((id_key(F, page.id), Some(fp.to_be_bytes().to_vec())));
             }
@@ -1252,18 +1268,21 @@ pub(crate) mod suite {
         let group = [
             Completion {
                 url: &u,
+                key: u.key(),
                 page: &p,
                 body: None,
                 host: &ha1,
             },
             Completion {
                 url: &v,
+                key: v.key(),
                 page: &q,
                 body: None,
                 host: &ha,
             },
             Completion {
                 url: &w,
+                key: w.key(),
                 page: &r,
                 body: None,
                 host: &hb,
@@ -1288,12 +1307,14 @@ pub(crate) mod suite {
         let bad = [
             Completion {
                 url: &x,
+                key: x.key(),
                 page: &px,
                 body: None,
                 host: &hs,
             },
             Completion {
                 url: &u,
+                key: u.key(),
                 page: &again,
                 body: None,
                 host: &hs,
