@@ -67,7 +67,7 @@ impl std::fmt::Display for Decision {
 use std::collections::HashMap;
 
 use crate::config::{DedupPolicy, DedupSettings, Settings};
-use crate::store::{HashKind, PageId, Store, StoreError};
+use crate::store::{PageId, Store, StoreError};
 
 /// A fingerprint found by the near-duplicate index within k of a page's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -219,16 +219,13 @@ impl ExactIndex {
         ExactIndex::default()
     }
 
-    /// Rebuild from a store's hash maps.
+    /// Rebuild from the hashes of a store's page records (in id order, so
+    /// the first page with a hash owns it, as it did when it was crawled).
     pub fn load(store: &dyn Store) -> Result<Self, StoreError> {
         let mut ix = ExactIndex::new();
-        for r in store.iter_hashes(HashKind::Body) {
-            let (h, id) = r?;
-            ix.body.insert(h, id);
-        }
-        for r in store.iter_hashes(HashKind::Text) {
-            let (h, id) = r?;
-            ix.text.insert(h, id);
+        for r in store.iter_hashes() {
+            let h = r?;
+            ix.insert(h.body.as_ref(), h.text.as_ref(), h.id);
         }
         Ok(ix)
     }

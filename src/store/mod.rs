@@ -14,16 +14,17 @@
 //!   with its page id, or an alias of another URL);
 //! - **pages**: page id (crawl order) → [`StoredPage`], and optionally the body;
 //! - **fingerprints**: page id → simhash of every page inserted into the
-//!   near-duplicate index, and body / text hash → first page id (exact duplicates);
+//!   near-duplicate index (the body and text hashes of exact-duplicate
+//!   detection are in the page records; [`Store::iter_hashes`] reads them);
 //! - **hosts**: host → [`HostStats`]; and the page counter.
 //!
-//! # Key layout (format version 2)
+//! # Key layout (format version 3)
 //!
 //! A sled database with two trees. `meta` holds `format_version` (u32,
 //! big-endian; checked at open, a mismatch is [`StoreError::Version`]) and
 //! named values such as the seeds. `crawl` holds everything else, each kind
 //! under a one-byte prefix, so that all writes for one page (mark done, write
-//! the page, remove it from the queue, fingerprints, host stats, counter) are
+//! the page, remove it from the queue, fingerprint, host stats, counter) are
 //! a single atomic `Batch`:
 //!
 //! | prefix | key after the prefix                          | value |
@@ -33,8 +34,6 @@
 //! | `p`    | page id (u64 BE)                              | [`StoredPage`] |
 //! | `b`    | page id (u64 BE)                              | body bytes, as fetched |
 //! | `f`    | page id (u64 BE)                              | simhash (u64 BE) |
-//! | `h`    | BLAKE3 of the body (32 bytes)                 | page id (u64 BE) |
-//! | `t`    | BLAKE3 of the normalized text (32 bytes)      | page id (u64 BE) |
 //! | `H`    | host                                          | [`HostStats`] |
 //! | `c`    | counter name (`pages`)                        | u64 BE |
 //!
@@ -74,9 +73,15 @@ use crate::crawllog::ScoreComponents;
 use crate::dedup::Decision;
 use codec::{show_key, Dec, Enc};
 
-/// The key layout version this build reads and writes (2: queued URLs carry
-/// the focused crawl's tunnelling counter; version 1 stores are refused).
-pub const FORMAT_VERSION: u32 = 2;
+/// The key layout version this build writes (2: queued URLs carry the
+/// focused crawl's tunnelling counter; 3: no body/text hash → page id maps,
+/// whose writes were a random-key B-tree insert twice per page, since the
+/// page records hold the hashes). A version-2 store is read (its hash maps
+/// are ignored) and relabelled 3 when opened; version 1 is refused.
+pub const FORMAT_VERSION: u32 = 3;
+
+/// The oldest key layout version this build reads.
+const OLDEST_READABLE: u32 = 2;
 
 /// A page's number: monotonically increasing in the order pages are decided.
 pub type PageId = u64;
@@ -266,13 +271,15 @@ impl HostStats {
     }
 }
 
-/// Which exact-duplicate map to read.
+/// The exact-duplicate hashes of one recorded page (see [`Store::iter_hashes`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HashKind {
-    /// BLAKE3 of the raw body.
-    Body,
-    /// BLAKE3 of the normalized text.
-    Text,
+pub struct PageHashes {
+    /// The page.
+    pub id: PageId,
+    /// BLAKE3 of its raw body, when it had one.
+    pub body: Option<[u8; 32]>,
+    /// BLAKE3 of its normalized text, when it had text.
+    pub text: Option<[u8; 32]>,
 }
 
 /// One page to record with [`Store::complete_many`].
@@ -362,8 +369,6 @@ pub trait Store: Send + Sync {
     fn page(&self, id: PageId) -> Result<Option<StoredPage>, StoreError>;
     /// A page body, when bodies are stored.
     fn body(&self, id: PageId) -> Result<Option<Vec<u8>>, StoreError>;
-    /// The first page with this body or text hash.
-    fn page_by_hash(&self, kind: HashKind, hash: &[u8; 32]) -> Result<Option<PageId>, StoreError>;
     /// A host's stats.
     fn host_stats(&self, host: &str) -> Result<Option<HostStats>, StoreError>;
     /// Pages recorded so far.
@@ -385,8 +390,18 @@ pub trait Store: Send + Sync {
     /// `(page id, simhash)` of the pages with an id of at least `first`, in
     /// id order (what an index snapshot does not hold yet).
     fn iter_fingerprints_from(&self, first: PageId) -> StoreIter<'_, (PageId, u64)>;
-    /// `(hash, page id)` of one exact-duplicate map.
-    fn iter_hashes(&self, kind: HashKind) -> StoreIter<'_, ([u8; 32], PageId)>;
+    /// The body and text hashes of every page record, in id order: the
+    /// first page with a hash owns it (what exact-duplicate detection
+    /// rebuilds its maps from at start).
+    fn iter_hashes(&self) -> StoreIter<'_, PageHashes> {
+        Box::new(self.iter_pages().map(|r| {
+            r.map(|p| PageHashes {
+                id: p.id,
+                body: p.content_hash,
+                text: p.text_hash,
+            })
+        }))
+    }
     /// `(host, stats)` of every host.
     fn iter_hosts(&self) -> StoreIter<'_, (String, HostStats)>;
 }
@@ -399,8 +414,6 @@ const S: u8 = b's';
 const P: u8 = b'p';
 const B: u8 = b'b';
 const F: u8 = b'f';
-const HB: u8 = b'h';
-const HT: u8 = b't';
 const HOST: u8 = b'H';
 const PAGES_COUNTER: &[u8] = b"cpages";
 
@@ -428,13 +441,6 @@ fn queue_key(host: &str, key: QueueKey) -> Vec<u8> {
     k.extend_from_slice(&key.rank.to_be_bytes());
     k.extend_from_slice(&key.seq.to_be_bytes());
     k
-}
-
-fn hash_prefix(kind: HashKind) -> u8 {
-    match kind {
-        HashKind::Body => HB,
-        HashKind::Text => HT,
-    }
 }
 
 fn corrupt(key: &[u8], reason: impl Into<String>) -> StoreError {
@@ -713,11 +719,16 @@ impl<K: Backend> KvStore<K> {
                         format!("{} bytes, expected 4", v.len()),
                     ));
                 };
-                if got != FORMAT_VERSION {
+                if !(OLDEST_READABLE..=FORMAT_VERSION).contains(&got) {
                     return Err(StoreError::Version {
                         expected: FORMAT_VERSION,
                         got,
                     });
+                }
+                if got < FORMAT_VERSION {
+                    // Everything it holds reads the same; what this build
+                    // writes would mislead the build that wrote it.
+                    kv.meta_set("format_version", &FORMAT_VERSION.to_be_bytes())?;
                 }
             }
             None => {
@@ -935,9 +946,7 @@ impl<K: Backend> Store for KvStore<K> {
         if done.is_empty() {
             return Ok(());
         }
-        let mut batch: Vec<BatchOp> = Vec::with_capacity(8 * done.len());
-        // First-seen hashes written earlier in this batch (the first page keeps them).
-        let mut hashes: Vec<Vec<u8>> = Vec::new();
+        let mut batch: Vec<BatchOp> = Vec::with_capacity(6 * done.len() + 1);
         for &Completion {
             url,
             key,
@@ -963,15 +972,6 @@ impl<K: Backend> Store for KvStore<K> {
             batch.push((queue_key(&url.host, key), None));
             if let (Decision::New, Some(fp)) = (page.decision, page.simhash) {
                 batch.push((id_key(F, page.id), Some(fp.to_be_bytes().to_vec())));
-            }
-            for (kind, h) in [(HashKind::Body, &page.content_hash), (HashKind::Text, &page.text_hash)] {
-                if let Some(h) = h {
-                    let k = k1(hash_prefix(kind), h);
-                    if !hashes.contains(&k) && self.get(&k)?.is_none() {
-                        hashes.push(k.clone());
-                        batch.push((k, Some(page.id.to_be_bytes().to_vec())));
-                    }
-                }
             }
             // A later page of the same host overwrites this value in the batch.
             batch.push((k1(HOST, url.host.as_bytes()), Some(enc_host(host))));
@@ -1020,11 +1020,6 @@ impl<K: Backend> Store for KvStore<K> {
         self.get(&id_key(B, id))
     }
 
-    fn page_by_hash(&self, kind: HashKind, hash: &[u8; 32]) -> Result<Option<PageId>, StoreError> {
-        let k = k1(hash_prefix(kind), hash);
-        self.get(&k)?.map(|v| be_u64(&k, &v)).transpose()
-    }
-
     fn host_stats(&self, host: &str) -> Result<Option<HostStats>, StoreError> {
         let k = k1(HOST, host.as_bytes());
         match self.get(&k)? {
@@ -1067,13 +1062,6 @@ impl<K: Backend> Store for KvStore<K> {
                 .scan_from(&[F], &from)
                 .map(|r| r.and_then(|(k, v)| Ok((be_u64(&k, &k[1..])?, be_u64(&k, &v)?)))),
         )
-    }
-
-    fn iter_hashes(&self, kind: HashKind) -> StoreIter<'_, ([u8; 32], PageId)> {
-        self.scan_decode(&[hash_prefix(kind)], |k, v| {
-            let h: [u8; 32] = k[1..].try_into().map_err(|_| corrupt(k, "hash key is not 33 bytes"))?;
-            Ok((h, be_u64(k, v)?))
-        })
     }
 
     fn iter_hosts(&self) -> StoreIter<'_, (String, HostStats)> {
@@ -1198,6 +1186,14 @@ pub(crate) mod suite {
         assert_eq!(s.url_state("http://a.test/none").unwrap(), None);
     }
 
+    /// The first pages with body hash `[1; 32]` and text hash `[7; 32]`, as
+    /// exact-duplicate detection finds them after a restart.
+    fn owners(s: &dyn Store) -> (Option<PageId>, Option<PageId>) {
+        crate::dedup::ExactIndex::load(s)
+            .unwrap()
+            .lookup(Some(&[1; 32]), Some(&[7; 32]))
+    }
+
     pub(crate) fn claim_complete_lifecycle(s: &dyn Store) {
         let u = qurl("a.test", "x", 1.0, 1);
         let v = qurl("a.test", "y", 1.0, 2);
@@ -1215,8 +1211,7 @@ pub(crate) mod suite {
         assert_eq!(s.body(p.id).unwrap().as_deref(), Some(&b"<html>"[..]));
         assert_eq!(s.host_stats("a.test").unwrap(), Some(hs.clone()));
         assert_eq!(s.pages_recorded().unwrap(), 1);
-        assert_eq!(s.page_by_hash(HashKind::Body, &[1; 32]).unwrap(), Some(p.id));
-        assert_eq!(s.page_by_hash(HashKind::Text, &[7; 32]).unwrap(), Some(p.id));
+        assert_eq!(owners(s), (Some(p.id), Some(p.id)));
         // Recording the same URL again is refused.
         let again = page(s, &u, Decision::New);
         assert!(matches!(
@@ -1230,7 +1225,7 @@ pub(crate) mod suite {
         q.dup_of = Some(p.id);
         hs.record(&q);
         s.complete(&v, &q, None, &hs).unwrap();
-        assert_eq!(s.page_by_hash(HashKind::Body, &[1; 32]).unwrap(), Some(p.id));
+        assert_eq!(owners(s), (Some(p.id), Some(p.id)));
         let fps: Vec<_> = s.iter_fingerprints().map(Result::unwrap).collect();
         assert_eq!(fps, vec![(p.id, 0xdead_beef)]);
         let from = |id| s.iter_fingerprints_from(id).map(Result::unwrap).collect::<Vec<_>>();
@@ -1239,7 +1234,22 @@ pub(crate) mod suite {
         assert!(s.next_page_id() > q.id);
         let pages: Vec<_> = s.iter_pages().map(|r| r.unwrap().id).collect();
         assert_eq!(pages, vec![p.id, q.id]);
-        assert_eq!(s.iter_hashes(HashKind::Text).count(), 1);
+        let hashes: Vec<PageHashes> = s.iter_hashes().map(Result::unwrap).collect();
+        assert_eq!(
+            hashes,
+            vec![
+                PageHashes {
+                    id: p.id,
+                    body: Some([1; 32]),
+                    text: Some([7; 32])
+                },
+                PageHashes {
+                    id: q.id,
+                    body: Some([1; 32]),
+                    text: q.text_hash
+                },
+            ]
+        );
         let hosts: Vec<_> = s.iter_hosts().map(Result::unwrap).collect();
         assert_eq!(hosts, vec![("a.test".to_string(), hs.clone())]);
         assert_eq!(hs.duplicates, 1);
@@ -1289,8 +1299,7 @@ pub(crate) mod suite {
             },
         ];
         s.complete_many(&group).unwrap();
-        assert_eq!(s.page_by_hash(HashKind::Body, &[1; 32]).unwrap(), Some(p.id));
-        assert_eq!(s.page_by_hash(HashKind::Text, &[7; 32]).unwrap(), Some(p.id));
+        assert_eq!(owners(s), (Some(p.id), Some(p.id)));
         assert_eq!(s.host_stats("a.test").unwrap(), Some(ha), "the last page's stats");
         assert_eq!(s.host_stats("b.test").unwrap(), Some(hb));
         assert_eq!(s.pages_recorded().unwrap(), 3);
@@ -1585,6 +1594,36 @@ mod tests {
     }
 
     #[test]
+    fn version_2_stores_are_read_and_relabelled() {
+        let dir = tempfile::tempdir().unwrap();
+        let u = suite::qurl("a.test", "x", 1.0, 1);
+        let id;
+        {
+            let s = SledStore::open(dir.path()).unwrap();
+            s.enqueue(std::slice::from_ref(&u)).unwrap();
+            let p = suite::page(&s, &u, Decision::New);
+            id = p.id;
+            s.complete(&u, &p, None, &HostStats::default()).unwrap();
+            // What a version-2 build also wrote: a body hash → page map.
+            let mut old_key = vec![b'h'];
+            old_key.extend_from_slice(&[1; 32]);
+            s.backend()
+                .apply(vec![(old_key, Some(id.to_be_bytes().to_vec()))])
+                .unwrap();
+            s.backend().meta_set("format_version", &2u32.to_be_bytes()).unwrap();
+            s.flush().unwrap();
+        }
+        let s = SledStore::open(dir.path()).unwrap();
+        assert_eq!(
+            s.meta("format_version").unwrap().as_deref(),
+            Some(&FORMAT_VERSION.to_be_bytes()[..])
+        );
+        let exact = crate::dedup::ExactIndex::load(&s).unwrap();
+        assert_eq!(exact.lookup(Some(&[1; 32]), Some(&[7; 32])), (Some(id), Some(id)));
+        assert_eq!(s.iter_pages().count(), 1);
+    }
+
+    #[test]
     fn version_mismatch_is_a_clear_error() {
         // 1: a store of the build before queued URLs carried `tunnel`.
         for old in [1u32, 7] {
@@ -1596,7 +1635,7 @@ mod tests {
             }
             let e = SledStore::open(dir.path()).err().unwrap();
             assert!(
-                matches!(e, StoreError::Version { expected: 2, got } if got == old),
+                matches!(e, StoreError::Version { expected: 3, got } if got == old),
                 "{e}"
             );
             assert!(
