@@ -135,7 +135,27 @@ struct WordInfo {
 /// word). Two words with equal hashes would share a stem; among n distinct
 /// words that happens with probability about n²/2^65 (3·10⁻⁹ for 10⁴ words),
 /// and it would still be deterministic.
-type StemCache = hashbrown::HashMap<u64, WordInfo, BuildHasherDefault<FastHasher>>;
+type StemCache = hashbrown::HashMap<u64, WordInfo, BuildHasherDefault<KeyHasher>>;
+
+/// The hasher of [`StemCache`]: its keys are [`word_key`] outputs, already
+/// well mixed (the fold of a 128-bit product), so they are used as they are.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // Not used by `u64` keys; kept correct for any other key.
+        for &b in bytes {
+            self.0 = fmix64(self.0 ^ u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 ^= n;
+    }
+}
 
 thread_local! {
     /// Per-thread stem cache, one map per language id.
@@ -152,6 +172,44 @@ fn for_each_word<'a>(text: &'a str, mut f: impl FnMut(&'a str)) {
     for_each_word_ascii(text, |w, _| f(w));
 }
 
+/// Byte classes of the ASCII word splitter: a word byte (letter, digit,
+/// `_`), a letter, a digit, and the mid characters that join two letters
+/// (`:` `.` `'`, at `C_LETTER << 2`) or two digits (`,` `;` `.` `'`, at
+/// `C_DIGIT << 2`).
+const C_WORD: u8 = 1;
+const C_LETTER: u8 = 2;
+const C_DIGIT: u8 = 4;
+const C_MID_LETTER: u8 = C_LETTER << 2;
+const C_MID_DIGIT: u8 = C_DIGIT << 2;
+
+/// [`C_WORD`] and friends of each byte (non-ASCII bytes: none).
+static CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 128 {
+        let b = c as u8;
+        let mut k = 0;
+        if b.is_ascii_alphabetic() {
+            k |= C_WORD | C_LETTER;
+        }
+        if b.is_ascii_digit() {
+            k |= C_WORD | C_DIGIT;
+        }
+        if b == b'_' {
+            k |= C_WORD;
+        }
+        if matches!(b, b':' | b'.' | b'\'') {
+            k |= C_MID_LETTER;
+        }
+        if matches!(b, b',' | b';' | b'.' | b'\'') {
+            k |= C_MID_DIGIT;
+        }
+        t[c] = k;
+        c += 1;
+    }
+    t
+};
+
 /// [`for_each_word`], also telling `f` whether the word is ASCII.
 #[inline]
 fn for_each_word_ascii<'a>(text: &'a str, mut f: impl FnMut(&'a str, bool)) {
@@ -161,33 +219,33 @@ fn for_each_word_ascii<'a>(text: &'a str, mut f: impl FnMut(&'a str, bool)) {
     }
     let b = text.as_bytes();
     let n = b.len();
-    let word_byte = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let class = |c: u8| CLASS[usize::from(c)];
     let mut i = 0;
     while i < n {
-        if !word_byte(b[i]) {
+        if class(b[i]) & C_WORD == 0 {
             i += 1;
             continue;
         }
         let start = i;
-        let mut alnum = false;
         loop {
-            while i < n && word_byte(b[i]) {
-                alnum |= b[i] != b'_';
+            i += 1;
+            while i < n && class(b[i]) & C_WORD != 0 {
                 i += 1;
             }
-            // A mid character joins two letters or two digits.
-            if i + 1 < n && i > start {
-                let (p, m, q) = (b[i - 1], b[i], b[i + 1]);
-                let letters = p.is_ascii_alphabetic() && q.is_ascii_alphabetic() && matches!(m, b':' | b'.' | b'\'');
-                let digits = p.is_ascii_digit() && q.is_ascii_digit() && matches!(m, b',' | b';' | b'.' | b'\'');
-                if letters || digits {
+            // A mid character joins two letters or two digits: bits of
+            // `p & q` shifted onto the mid classes of `m`.
+            if i + 1 < n {
+                let (p, m, q) = (class(b[i - 1]), class(b[i]), class(b[i + 1]));
+                if ((p & q & (C_LETTER | C_DIGIT)) << 2) & m != 0 {
                     i += 1;
                     continue;
                 }
             }
             break;
         }
-        if alnum {
+        let w = &b[start..i];
+        // Words of `_` only are dropped (they have no letter or digit).
+        if w[0] != b'_' || w.iter().any(|&c| c != b'_') {
             f(&text[start..i], true);
         }
     }
@@ -612,6 +670,10 @@ thread_local! {
     static OCC_BUFS: RefCell<(Occurrences, Occurrences)> = const { RefCell::new((Vec::new(), Vec::new())) };
 }
 
+/// `(n as f32).ln()` for the small occurrence counts `n` (the same `f32`
+/// values, computed once): most features occur a few times on a page.
+static LN_SMALL: std::sync::OnceLock<[f32; 256]> = std::sync::OnceLock::new();
+
 /// Occurrence buffers kept per thread at most this long (a huge page's
 /// buffers are dropped rather than kept).
 const OCC_KEEP: usize = 1 << 18;
@@ -645,6 +707,7 @@ impl Accumulator {
         let Accumulator { mut occ, labels } = self;
         let mut tmp = OCC_BUFS.with(|b| std::mem::take(&mut b.borrow_mut().1));
         sort_by_hash(&mut occ, &mut tmp);
+        let ln_table = LN_SMALL.get_or_init(|| std::array::from_fn(|n| (n as f32).ln()));
         // Runs of one hash: weight (1 + ln n) × max m (the same f32
         // operations as a per-feature count and running maximum).
         let mut items: Vec<(u64, f32)> = Vec::with_capacity(occ.len() / 2 + 1);
@@ -661,7 +724,11 @@ impl Accumulator {
                 count += 1;
                 i += 1;
             }
-            let w = (1.0 + (count as f32).ln()) * max_m;
+            let ln = match ln_table.get(count as usize) {
+                Some(&l) => l,
+                None => (count as f32).ln(),
+            };
+            let w = (1.0 + ln) * max_m;
             if w > 0.0 {
                 items.push((h, w));
             }
