@@ -667,7 +667,7 @@ type Occurrences = Vec<(u64, f32)>;
 thread_local! {
     /// Occurrence buffers reused across pages (the occurrences and the
     /// sort's scratch), so a page allocates only its output.
-    static OCC_BUFS: RefCell<(Occurrences, Occurrences)> = const { RefCell::new((Vec::new(), Vec::new())) };
+    static OCC_BUFS: RefCell<(Occurrences, Occurrences, Vec<u32>)> = const { RefCell::new((Vec::new(), Vec::new(), Vec::new())) };
 }
 
 /// `(n as f32).ln()` for the small occurrence counts `n` (the same `f32`
@@ -705,25 +705,17 @@ impl Accumulator {
 
     fn finish(self) -> Features {
         let Accumulator { mut occ, labels } = self;
-        let mut tmp = OCC_BUFS.with(|b| std::mem::take(&mut b.borrow_mut().1));
+        let (mut tmp, mut counts) = OCC_BUFS.with(|b| {
+            let mut b = b.borrow_mut();
+            (std::mem::take(&mut b.1), std::mem::take(&mut b.2))
+        });
         sort_by_hash(&mut occ, &mut tmp);
         let ln_table = LN_SMALL.get_or_init(|| std::array::from_fn(|n| (n as f32).ln()));
         // Runs of one hash: weight (1 + ln n) × max m (the same f32
-        // operations as a per-feature count and running maximum).
-        let mut items: Vec<(u64, f32)> = Vec::with_capacity(occ.len() / 2 + 1);
-        let mut i = 0;
-        while i < occ.len() {
-            let h = occ[i].0;
-            let mut max_m = 0.0f32;
-            let mut count = 0u32;
-            while i < occ.len() && occ[i].0 == h {
-                let m = occ[i].1;
-                if m > max_m {
-                    max_m = m;
-                }
-                count += 1;
-                i += 1;
-            }
+        // operations as a per-feature count and running maximum from 0).
+        merge_runs(&mut occ, &mut counts);
+        let mut items: Vec<(u64, f32)> = Vec::with_capacity(occ.len());
+        for (&(h, max_m), &count) in occ.iter().zip(counts.iter()) {
             let ln = match ln_table.get(count as usize) {
                 Some(&l) => l,
                 None => (count as f32).ln(),
@@ -733,10 +725,11 @@ impl Accumulator {
                 items.push((h, w));
             }
         }
-        if occ.capacity() <= OCC_KEEP && tmp.capacity() <= OCC_KEEP {
+        if occ.capacity() <= OCC_KEEP && tmp.capacity() <= OCC_KEEP && counts.capacity() <= OCC_KEEP {
             occ.clear();
             tmp.clear();
-            OCC_BUFS.with(|b| *b.borrow_mut() = (occ, tmp));
+            counts.clear();
+            OCC_BUFS.with(|b| *b.borrow_mut() = (occ, tmp, counts));
         }
         let labels = labels.map(|l| {
             items
@@ -746,6 +739,39 @@ impl Accumulator {
         });
         Features { items, labels }
     }
+}
+
+/// Merges the runs of equal hashes of the sorted `occ` in place: afterwards
+/// `occ` holds one `(hash, largest m of the run, at least 0)` per run, in
+/// order, and `counts` the run lengths. Branch-free: most runs are of one
+/// occurrence, so a branch on the end of a run would mispredict.
+fn merge_runs(occ: &mut Vec<(u64, f32)>, counts: &mut Vec<u32>) {
+    counts.clear();
+    let n = occ.len();
+    let Some(&(first_h, first_m)) = occ.first() else {
+        return;
+    };
+    counts.resize(n, 0);
+    let pos = |m: f32| if m > 0.0 { m } else { 0.0 };
+    // The open run: its hash, maximum and length; it is written to slot `k`
+    // after every step (and overwritten while it goes on).
+    let (mut h, mut m, mut c) = (first_h, pos(first_m), 1u32);
+    let mut k = 0;
+    for i in 1..n {
+        let (hi, mi) = occ[i];
+        occ[k] = (h, m);
+        counts[k] = c;
+        let same = hi == h;
+        k += usize::from(!same);
+        let base = if same { m } else { 0.0 };
+        m = if mi > base { mi } else { base };
+        c = if same { c + 1 } else { 1 };
+        h = hi;
+    }
+    occ[k] = (h, m);
+    counts[k] = c;
+    occ.truncate(k + 1);
+    counts.truncate(k + 1);
 }
 
 /// Sorts `v` by hash (ties in any order) in about linear time: the hashes
@@ -1413,6 +1439,29 @@ mod tests {
         #[test]
         fn word_key_folds_ascii(w in "[ -~]{0,40}") {
             proptest::prop_assert_eq!(word_key::<true>(w.as_bytes()), word_key::<false>(w.to_ascii_lowercase().as_bytes()));
+        }
+
+        /// The branch-free merge equals a plain loop over the runs.
+        #[test]
+        fn merge_runs_merges(mut v in proptest::collection::vec((0u64..40, -1i8..4), 0..300)) {
+            v.sort_by_key(|e| e.0);
+            let mut occ: Vec<(u64, f32)> = v.iter().map(|&(h, m)| (h, f32::from(m) * 0.75)).collect();
+            let mut expect: Vec<(u64, u32, u32)> = Vec::new();
+            for &(h, m) in &occ {
+                match expect.last_mut() {
+                    Some(e) if e.0 == h => {
+                        e.1 += 1;
+                        if m > f32::from_bits(e.2) {
+                            e.2 = m.to_bits();
+                        }
+                    }
+                    _ => expect.push((h, 1, if m > 0.0 { m } else { 0.0 }.to_bits())),
+                }
+            }
+            let mut counts = vec![7];
+            merge_runs(&mut occ, &mut counts);
+            let got: Vec<(u64, u32, u32)> = occ.iter().zip(&counts).map(|(&(h, m), &c)| (h, c, m.to_bits())).collect();
+            proptest::prop_assert_eq!(got, expect);
         }
 
         /// The bucket sort sorts.
