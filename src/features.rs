@@ -210,6 +210,24 @@ static CLASS: [u8; 256] = {
     t
 };
 
+/// Bit 7 of each byte of `x` (eight ASCII bytes, little-endian) set where
+/// the byte is not a word byte (an ASCII letter, digit or `_`). Per byte,
+/// with no carries between bytes (all are < 0x80): bit 7 of `v + (0x80 -
+/// lo)` is set for `v >= lo`, of `v + (0x7f - hi)` for `v > hi`.
+#[inline(always)]
+fn non_word_bytes(x: u64) -> u64 {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x80 * LO;
+    let within = |v: u64, lo: u64, hi: u64| v.wrapping_add((0x80 - lo) * LO) & !v.wrapping_add((0x7f - hi) * LO);
+    // `| 0x20` maps 'A'..='Z' onto 'a'..='z' and no other byte into it.
+    let letter = within(x | (0x20 * LO), u64::from(b'a'), u64::from(b'z'));
+    let digit = within(x, u64::from(b'0'), u64::from(b'9'));
+    // A zero byte of `y` is one whose low seven bits do not carry into bit 7.
+    let y = x ^ (u64::from(b'_') * LO);
+    let underscore = !((y & !HI).wrapping_add(!HI) | y);
+    !(letter | digit | underscore) & HI
+}
+
 /// [`for_each_word`], also telling `f` whether the word is ASCII.
 #[inline]
 fn for_each_word_ascii<'a>(text: &'a str, mut f: impl FnMut(&'a str, bool)) {
@@ -229,6 +247,17 @@ fn for_each_word_ascii<'a>(text: &'a str, mut f: impl FnMut(&'a str, bool)) {
         let start = i;
         loop {
             i += 1;
+            // Word bytes eight at a time, then one at a time near the end.
+            while i + 8 <= n {
+                let mut chunk = [0u8; 8];
+                chunk.copy_from_slice(&b[i..i + 8]);
+                let stop = non_word_bytes(u64::from_le_bytes(chunk));
+                if stop != 0 {
+                    i += stop.trailing_zeros() as usize / 8;
+                    break;
+                }
+                i += 8;
+            }
             while i < n && class(b[i]) & C_WORD != 0 {
                 i += 1;
             }
@@ -1412,6 +1441,24 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// The eight-byte word-byte test agrees with the byte classes on
+        /// any ASCII bytes.
+        #[test]
+        fn non_word_bytes_match_the_classes(x in proptest::array::uniform8(0u8..0x80)) {
+            let expect = x.iter().enumerate().fold(0u64, |a, (i, &c)| {
+                a | (u64::from(CLASS[usize::from(c)] & C_WORD == 0) << (8 * i + 7))
+            });
+            proptest::prop_assert_eq!(non_word_bytes(u64::from_le_bytes(x)), expect);
+        }
+
+        /// Printable ASCII text of any kind splits as `unicode_words` does.
+        #[test]
+        fn printable_ascii_words_match_unicode_words(text in "[ -~]{0,60}") {
+            let mut fast = Vec::new();
+            for_each_word(&text, |w| fast.push(w));
+            proptest::prop_assert_eq!(fast, text.unicode_words().collect::<Vec<_>>());
+        }
+
         /// The same on random text: mixed case, Unicode, digits, punctuation,
         /// repeated words, in several languages.
         #[test]
