@@ -826,13 +826,13 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
 
     let base = canon::effective_base(&resp.url, doc.base_href.as_deref());
     let mut links = Vec::with_capacity(doc.links.len() + 1);
-    let mut seen = HashSet::with_capacity(doc.links.len());
+    let mut seen = LinkSet::with_capacity(doc.links.len());
     for l in &doc.links {
         if l.nofollow {
             continue;
         }
         if let Ok(u) = shared.canon.resolve(&base, &l.href) {
-            if seen.insert(u.as_str().to_string()) {
+            if seen.first_time(&links, &u) {
                 let rel = shared
                     .focus
                     .as_ref()
@@ -847,7 +847,7 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
         .as_deref()
         .and_then(|c| shared.canon.resolve(&base, c).ok())
     {
-        if c.as_str() != url.as_str() && seen.insert(c.as_str().to_string()) {
+        if c.as_str() != url.as_str() && seen.first_time(&links, &c) {
             links.push((c, doc.canonical.clone().unwrap_or_default(), 0.0));
         }
     }
@@ -868,6 +868,42 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
         relevance,
         sketch,
         body: s.output.store_bodies.then_some(resp.body),
+    }
+}
+
+/// The URLs already in a page's out-link list, as indices into it (no copy
+/// of each URL), for [`analyze`]'s de-duplication.
+struct LinkSet {
+    hasher: std::collections::hash_map::RandomState,
+    table: hashbrown::HashTable<usize>,
+}
+
+impl LinkSet {
+    fn with_capacity(n: usize) -> Self {
+        LinkSet {
+            hasher: std::collections::hash_map::RandomState::new(),
+            table: hashbrown::HashTable::with_capacity(n),
+        }
+    }
+
+    /// Whether `u` is not among `links` yet; if so it is recorded as the
+    /// next entry of `links`, which the caller must push next.
+    fn first_time(&mut self, links: &[(Url, String, f64)], u: &Url) -> bool {
+        use std::hash::BuildHasher;
+        let hasher = &self.hasher;
+        let h = hasher.hash_one(u.as_str());
+        let entry = self.table.entry(
+            h,
+            |&i| links.get(i).is_some_and(|l| l.0.as_str() == u.as_str()),
+            |&i| links.get(i).map_or(0, |l| hasher.hash_one(l.0.as_str())),
+        );
+        match entry {
+            hashbrown::hash_table::Entry::Occupied(_) => false,
+            hashbrown::hash_table::Entry::Vacant(v) => {
+                v.insert(links.len());
+                true
+            }
+        }
     }
 }
 
@@ -1494,6 +1530,26 @@ impl Progress {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The link set keeps the first of each URL, as a set of copied strings
+    /// would, through the table's growth.
+    #[test]
+    fn link_set_keeps_first_occurrences() {
+        let urls: Vec<Url> = (0..300)
+            .map(|i| Url::parse(&format!("http://h.test/{}", (i * 7) % 113)).expect("url"))
+            .collect();
+        let mut set = LinkSet::with_capacity(1);
+        let mut links: Vec<(Url, String, f64)> = Vec::new();
+        let mut plain = HashSet::new();
+        for u in &urls {
+            let first = set.first_time(&links, u);
+            assert_eq!(first, plain.insert(u.as_str().to_string()), "{u}");
+            if first {
+                links.push((u.clone(), String::new(), 0.0));
+            }
+        }
+        assert_eq!(links.len(), 113);
+    }
 
     #[test]
     fn rfc3339_formats_utc() {

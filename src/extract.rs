@@ -851,10 +851,35 @@ fn floor_char_boundary(s: &str, max: usize) -> usize {
 /// `pending_space` carries a space owed from the previous piece (a space is
 /// never written at the start of `buf`).
 fn push_collapsed(buf: &mut String, text: &str, pending_space: &mut bool) {
+    let bytes = text.as_bytes();
+    // One branch-free pass: bit 0 a non-ASCII byte, bit 1 whitespace other
+    // than a space (0x09..=0x0D), bit 2 two spaces in a row.
+    let odd = bytes
+        .iter()
+        .fold(0u8, |a, &c| a | (c >> 7) | (u8::from(c.wrapping_sub(9) < 5) << 1));
+    let double = bytes.iter().zip(bytes.iter().skip(1)).fold(0u8, |a, (&x, &y)| {
+        a | ((u8::from(x == b' ') & u8::from(y == b' ')) << 2)
+    });
+    if odd | double == 0 {
+        // Words joined by single spaces, maybe one space at either end (most
+        // text nodes): the loop below would copy the core at once.
+        if bytes.first() == Some(&b' ') {
+            *pending_space = true;
+        }
+        let core = text.strip_prefix(' ').unwrap_or(text);
+        let core = core.strip_suffix(' ').unwrap_or(core);
+        if !core.is_empty() {
+            if *pending_space && !buf.is_empty() {
+                buf.push(' ');
+            }
+            buf.push_str(core);
+        }
+        *pending_space = bytes.last() == Some(&b' ') || (*pending_space && core.is_empty());
+        return;
+    }
     // (U+000B is whitespace to `char::is_whitespace`, not to `u8`'s.)
-    if text.is_ascii() && !text.as_bytes().contains(&0x0B) {
+    if odd & 1 == 0 && !bytes.contains(&0x0B) {
         // Same result as the general path below; ASCII whitespace only.
-        let bytes = text.as_bytes();
         if bytes.first().is_some_and(u8::is_ascii_whitespace) {
             *pending_space = true;
         }
@@ -1448,6 +1473,26 @@ mod tests {
         #[test]
         fn ascii_fast_path_collapses_like_the_general_path(
             pieces in proptest::collection::vec("[ a-c\t\n\r\x0B\x0C]{0,6}", 0..6),
+            start in "[a ]{0,2}",
+            pending in proptest::bool::ANY,
+        ) {
+            let (mut a, mut b) = (start.clone(), start);
+            let (mut pa, mut pb) = (pending, pending);
+            for p in &pieces {
+                push_collapsed(&mut a, p, &mut pa);
+                push_collapsed_general(&mut b, p, &mut pb);
+                proptest::prop_assert_eq!(&a, &b);
+                proptest::prop_assert_eq!(pa, pb);
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Text nodes mostly of words and single spaces (the shortcut for
+        /// them), now and then a double space or a line feed.
+        #[test]
+        fn single_space_shortcut_collapses_like_the_general_path(
+            pieces in proptest::collection::vec("(?: | | |  |[a-c]{1,3}|[a-c]{1,3}|\n|é){0,6}", 0..6),
             start in "[a ]{0,2}",
             pending in proptest::bool::ANY,
         ) {

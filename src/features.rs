@@ -135,7 +135,27 @@ struct WordInfo {
 /// word). Two words with equal hashes would share a stem; among n distinct
 /// words that happens with probability about n²/2^65 (3·10⁻⁹ for 10⁴ words),
 /// and it would still be deterministic.
-type StemCache = hashbrown::HashMap<u64, WordInfo, BuildHasherDefault<FastHasher>>;
+type StemCache = hashbrown::HashMap<u64, WordInfo, BuildHasherDefault<KeyHasher>>;
+
+/// The hasher of [`StemCache`]: its keys are [`word_key`] outputs, already
+/// well mixed (the fold of a 128-bit product), so they are used as they are.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // Not used by `u64` keys; kept correct for any other key.
+        for &b in bytes {
+            self.0 = fmix64(self.0 ^ u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 ^= n;
+    }
+}
 
 thread_local! {
     /// Per-thread stem cache, one map per language id.
@@ -152,6 +172,62 @@ fn for_each_word<'a>(text: &'a str, mut f: impl FnMut(&'a str)) {
     for_each_word_ascii(text, |w, _| f(w));
 }
 
+/// Byte classes of the ASCII word splitter: a word byte (letter, digit,
+/// `_`), a letter, a digit, and the mid characters that join two letters
+/// (`:` `.` `'`, at `C_LETTER << 2`) or two digits (`,` `;` `.` `'`, at
+/// `C_DIGIT << 2`).
+const C_WORD: u8 = 1;
+const C_LETTER: u8 = 2;
+const C_DIGIT: u8 = 4;
+const C_MID_LETTER: u8 = C_LETTER << 2;
+const C_MID_DIGIT: u8 = C_DIGIT << 2;
+
+/// [`C_WORD`] and friends of each byte (non-ASCII bytes: none).
+static CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 128 {
+        let b = c as u8;
+        let mut k = 0;
+        if b.is_ascii_alphabetic() {
+            k |= C_WORD | C_LETTER;
+        }
+        if b.is_ascii_digit() {
+            k |= C_WORD | C_DIGIT;
+        }
+        if b == b'_' {
+            k |= C_WORD;
+        }
+        if matches!(b, b':' | b'.' | b'\'') {
+            k |= C_MID_LETTER;
+        }
+        if matches!(b, b',' | b';' | b'.' | b'\'') {
+            k |= C_MID_DIGIT;
+        }
+        t[c] = k;
+        c += 1;
+    }
+    t
+};
+
+/// Bit 7 of each byte of `x` (eight ASCII bytes, little-endian) set where
+/// the byte is not a word byte (an ASCII letter, digit or `_`). Per byte,
+/// with no carries between bytes (all are < 0x80): bit 7 of `v + (0x80 -
+/// lo)` is set for `v >= lo`, of `v + (0x7f - hi)` for `v > hi`.
+#[inline(always)]
+fn non_word_bytes(x: u64) -> u64 {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x80 * LO;
+    let within = |v: u64, lo: u64, hi: u64| v.wrapping_add((0x80 - lo) * LO) & !v.wrapping_add((0x7f - hi) * LO);
+    // `| 0x20` maps 'A'..='Z' onto 'a'..='z' and no other byte into it.
+    let letter = within(x | (0x20 * LO), u64::from(b'a'), u64::from(b'z'));
+    let digit = within(x, u64::from(b'0'), u64::from(b'9'));
+    // A zero byte of `y` is one whose low seven bits do not carry into bit 7.
+    let y = x ^ (u64::from(b'_') * LO);
+    let underscore = !((y & !HI).wrapping_add(!HI) | y);
+    !(letter | digit | underscore) & HI
+}
+
 /// [`for_each_word`], also telling `f` whether the word is ASCII.
 #[inline]
 fn for_each_word_ascii<'a>(text: &'a str, mut f: impl FnMut(&'a str, bool)) {
@@ -161,33 +237,44 @@ fn for_each_word_ascii<'a>(text: &'a str, mut f: impl FnMut(&'a str, bool)) {
     }
     let b = text.as_bytes();
     let n = b.len();
-    let word_byte = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let class = |c: u8| CLASS[usize::from(c)];
     let mut i = 0;
     while i < n {
-        if !word_byte(b[i]) {
+        if class(b[i]) & C_WORD == 0 {
             i += 1;
             continue;
         }
         let start = i;
-        let mut alnum = false;
         loop {
-            while i < n && word_byte(b[i]) {
-                alnum |= b[i] != b'_';
+            i += 1;
+            // Word bytes eight at a time, then one at a time near the end.
+            while i + 8 <= n {
+                let mut chunk = [0u8; 8];
+                chunk.copy_from_slice(&b[i..i + 8]);
+                let stop = non_word_bytes(u64::from_le_bytes(chunk));
+                if stop != 0 {
+                    i += stop.trailing_zeros() as usize / 8;
+                    break;
+                }
+                i += 8;
+            }
+            while i < n && class(b[i]) & C_WORD != 0 {
                 i += 1;
             }
-            // A mid character joins two letters or two digits.
-            if i + 1 < n && i > start {
-                let (p, m, q) = (b[i - 1], b[i], b[i + 1]);
-                let letters = p.is_ascii_alphabetic() && q.is_ascii_alphabetic() && matches!(m, b':' | b'.' | b'\'');
-                let digits = p.is_ascii_digit() && q.is_ascii_digit() && matches!(m, b',' | b';' | b'.' | b'\'');
-                if letters || digits {
+            // A mid character joins two letters or two digits: bits of
+            // `p & q` shifted onto the mid classes of `m`.
+            if i + 1 < n {
+                let (p, m, q) = (class(b[i - 1]), class(b[i]), class(b[i + 1]));
+                if ((p & q & (C_LETTER | C_DIGIT)) << 2) & m != 0 {
                     i += 1;
                     continue;
                 }
             }
             break;
         }
-        if alnum {
+        let w = &b[start..i];
+        // Words of `_` only are dropped (they have no letter or digit).
+        if w[0] != b'_' || w.iter().any(|&c| c != b'_') {
             f(&text[start..i], true);
         }
     }
@@ -609,8 +696,12 @@ type Occurrences = Vec<(u64, f32)>;
 thread_local! {
     /// Occurrence buffers reused across pages (the occurrences and the
     /// sort's scratch), so a page allocates only its output.
-    static OCC_BUFS: RefCell<(Occurrences, Occurrences)> = const { RefCell::new((Vec::new(), Vec::new())) };
+    static OCC_BUFS: RefCell<(Occurrences, Occurrences, Vec<u32>)> = const { RefCell::new((Vec::new(), Vec::new(), Vec::new())) };
 }
+
+/// `(n as f32).ln()` for the small occurrence counts `n` (the same `f32`
+/// values, computed once): most features occur a few times on a page.
+static LN_SMALL: std::sync::OnceLock<[f32; 256]> = std::sync::OnceLock::new();
 
 /// Occurrence buffers kept per thread at most this long (a huge page's
 /// buffers are dropped rather than kept).
@@ -643,33 +734,31 @@ impl Accumulator {
 
     fn finish(self) -> Features {
         let Accumulator { mut occ, labels } = self;
-        let mut tmp = OCC_BUFS.with(|b| std::mem::take(&mut b.borrow_mut().1));
+        let (mut tmp, mut counts) = OCC_BUFS.with(|b| {
+            let mut b = b.borrow_mut();
+            (std::mem::take(&mut b.1), std::mem::take(&mut b.2))
+        });
         sort_by_hash(&mut occ, &mut tmp);
+        let ln_table = LN_SMALL.get_or_init(|| std::array::from_fn(|n| (n as f32).ln()));
         // Runs of one hash: weight (1 + ln n) × max m (the same f32
-        // operations as a per-feature count and running maximum).
-        let mut items: Vec<(u64, f32)> = Vec::with_capacity(occ.len() / 2 + 1);
-        let mut i = 0;
-        while i < occ.len() {
-            let h = occ[i].0;
-            let mut max_m = 0.0f32;
-            let mut count = 0u32;
-            while i < occ.len() && occ[i].0 == h {
-                let m = occ[i].1;
-                if m > max_m {
-                    max_m = m;
-                }
-                count += 1;
-                i += 1;
-            }
-            let w = (1.0 + (count as f32).ln()) * max_m;
+        // operations as a per-feature count and running maximum from 0).
+        merge_runs(&mut occ, &mut counts);
+        let mut items: Vec<(u64, f32)> = Vec::with_capacity(occ.len());
+        for (&(h, max_m), &count) in occ.iter().zip(counts.iter()) {
+            let ln = match ln_table.get(count as usize) {
+                Some(&l) => l,
+                None => (count as f32).ln(),
+            };
+            let w = (1.0 + ln) * max_m;
             if w > 0.0 {
                 items.push((h, w));
             }
         }
-        if occ.capacity() <= OCC_KEEP && tmp.capacity() <= OCC_KEEP {
+        if occ.capacity() <= OCC_KEEP && tmp.capacity() <= OCC_KEEP && counts.capacity() <= OCC_KEEP {
             occ.clear();
             tmp.clear();
-            OCC_BUFS.with(|b| *b.borrow_mut() = (occ, tmp));
+            counts.clear();
+            OCC_BUFS.with(|b| *b.borrow_mut() = (occ, tmp, counts));
         }
         let labels = labels.map(|l| {
             items
@@ -679,6 +768,39 @@ impl Accumulator {
         });
         Features { items, labels }
     }
+}
+
+/// Merges the runs of equal hashes of the sorted `occ` in place: afterwards
+/// `occ` holds one `(hash, largest m of the run, at least 0)` per run, in
+/// order, and `counts` the run lengths. Branch-free: most runs are of one
+/// occurrence, so a branch on the end of a run would mispredict.
+fn merge_runs(occ: &mut Vec<(u64, f32)>, counts: &mut Vec<u32>) {
+    counts.clear();
+    let n = occ.len();
+    let Some(&(first_h, first_m)) = occ.first() else {
+        return;
+    };
+    counts.resize(n, 0);
+    let pos = |m: f32| if m > 0.0 { m } else { 0.0 };
+    // The open run: its hash, maximum and length; it is written to slot `k`
+    // after every step (and overwritten while it goes on).
+    let (mut h, mut m, mut c) = (first_h, pos(first_m), 1u32);
+    let mut k = 0;
+    for i in 1..n {
+        let (hi, mi) = occ[i];
+        occ[k] = (h, m);
+        counts[k] = c;
+        let same = hi == h;
+        k += usize::from(!same);
+        let base = if same { m } else { 0.0 };
+        m = if mi > base { mi } else { base };
+        c = if same { c + 1 } else { 1 };
+        h = hi;
+    }
+    occ[k] = (h, m);
+    counts[k] = c;
+    occ.truncate(k + 1);
+    counts.truncate(k + 1);
 }
 
 /// Sorts `v` by hash (ties in any order) in about linear time: the hashes
@@ -1319,6 +1441,24 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// The eight-byte word-byte test agrees with the byte classes on
+        /// any ASCII bytes.
+        #[test]
+        fn non_word_bytes_match_the_classes(x in proptest::array::uniform8(0u8..0x80)) {
+            let expect = x.iter().enumerate().fold(0u64, |a, (i, &c)| {
+                a | (u64::from(CLASS[usize::from(c)] & C_WORD == 0) << (8 * i + 7))
+            });
+            proptest::prop_assert_eq!(non_word_bytes(u64::from_le_bytes(x)), expect);
+        }
+
+        /// Printable ASCII text of any kind splits as `unicode_words` does.
+        #[test]
+        fn printable_ascii_words_match_unicode_words(text in "[ -~]{0,60}") {
+            let mut fast = Vec::new();
+            for_each_word(&text, |w| fast.push(w));
+            proptest::prop_assert_eq!(fast, text.unicode_words().collect::<Vec<_>>());
+        }
+
         /// The same on random text: mixed case, Unicode, digits, punctuation,
         /// repeated words, in several languages.
         #[test]
@@ -1346,6 +1486,29 @@ mod tests {
         #[test]
         fn word_key_folds_ascii(w in "[ -~]{0,40}") {
             proptest::prop_assert_eq!(word_key::<true>(w.as_bytes()), word_key::<false>(w.to_ascii_lowercase().as_bytes()));
+        }
+
+        /// The branch-free merge equals a plain loop over the runs.
+        #[test]
+        fn merge_runs_merges(mut v in proptest::collection::vec((0u64..40, -1i8..4), 0..300)) {
+            v.sort_by_key(|e| e.0);
+            let mut occ: Vec<(u64, f32)> = v.iter().map(|&(h, m)| (h, f32::from(m) * 0.75)).collect();
+            let mut expect: Vec<(u64, u32, u32)> = Vec::new();
+            for &(h, m) in &occ {
+                match expect.last_mut() {
+                    Some(e) if e.0 == h => {
+                        e.1 += 1;
+                        if m > f32::from_bits(e.2) {
+                            e.2 = m.to_bits();
+                        }
+                    }
+                    _ => expect.push((h, 1, if m > 0.0 { m } else { 0.0 }.to_bits())),
+                }
+            }
+            let mut counts = vec![7];
+            merge_runs(&mut occ, &mut counts);
+            let got: Vec<(u64, u32, u32)> = occ.iter().zip(&counts).map(|(&(h, m), &c)| (h, c, m.to_bits())).collect();
+            proptest::prop_assert_eq!(got, expect);
         }
 
         /// The bucket sort sorts.

@@ -98,7 +98,7 @@ pub fn simhash_items(items: &[(u64, f32)]) -> u64 {
         if !(w.is_finite() && w > 0.0) {
             continue;
         }
-        let q = (w * WEIGHT_SCALE).round() as i64;
+        let q = round_positive(w * WEIGHT_SCALE);
         total += q;
         for (j, tj) in t.iter_mut().enumerate() {
             tj[((h >> (4 * j)) & 15) as usize] += q;
@@ -114,6 +114,20 @@ pub fn simhash_items(items: &[(u64, f32)]) -> u64 {
         }
     }
     fp
+}
+
+/// `x.round() as i64` for a finite `x > 0`, without the `roundf` call (the
+/// default x86-64 target has no rounding instruction): below 2^23 the
+/// conversion truncates exactly and `x - trunc(x)` is exact, so rounding half
+/// away from zero is `trunc + (fraction >= 0.5)`; larger values are whole.
+#[inline]
+fn round_positive(x: f32) -> i64 {
+    if x < 8_388_608.0 {
+        let t = x as i64;
+        t + i64::from(x - t as f32 >= 0.5)
+    } else {
+        x.round() as i64
+    }
 }
 
 /// Number of differing bits (popcount of the XOR).
@@ -279,6 +293,38 @@ pub fn fingerprint_paths(
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    proptest! {
+        /// The quick rounding equals `round` on every positive finite `f32`
+        /// (any bit pattern, and values near halves).
+        #[test]
+        fn round_positive_equals_round(bits in 0u32..0x7f80_0000, n in 0u32..20_000_000) {
+            let x = f32::from_bits(bits);
+            if x > 0.0 {
+                prop_assert_eq!(round_positive(x), x.round() as i64);
+            }
+            for y in [n as f32 + 0.5, n as f32 + 0.499_999_97, f32::from_bits((n as f32 + 0.5).to_bits() + 1)] {
+                if y > 0.0 {
+                    prop_assert_eq!(round_positive(y), y.round() as i64, "{}", y);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn round_positive_examples() {
+        for (x, q) in [
+            (0.25f32, 0i64),
+            (0.5, 1),
+            (0.499_999_97, 0),
+            (1.5, 2),
+            (2.5, 3),
+            (8_388_607.5, 8_388_608),
+            (1e20, 1e20 as i64),
+        ] {
+            assert_eq!(round_positive(x), q, "{x}");
+        }
+    }
 
     proptest! {
         #[test]
