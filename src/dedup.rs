@@ -435,25 +435,12 @@ impl ContentHashes {
 }
 
 /// Whether `b` is ASCII words joined by single spaces: not empty, no
-/// leading or trailing space, no two spaces in a row and no other
-/// whitespace (tab, line feed, U+000B, form feed, carriage return). Written
-/// as branch-free folds so that it runs at memory speed.
+/// leading or trailing space, and [`crate::extract::single_spaced_ascii`].
 fn is_collapsed_ascii(b: &[u8]) -> bool {
-    let (Some(&first), Some(&last)) = (b.first(), b.last()) else {
-        return false;
-    };
-    if first == b' ' || last == b' ' {
-        return false;
+    match (b.first(), b.last()) {
+        (Some(&first), Some(&last)) => first != b' ' && last != b' ' && crate::extract::single_spaced_ascii(b),
+        _ => false,
     }
-    // Bytes >= 0x80 (not ASCII) or in 0x09..=0x0D (whitespace but a space).
-    let odd = b
-        .iter()
-        .fold(0u8, |a, &c| a | (c & 0x80) | u8::from(c.wrapping_sub(9) < 5));
-    let double = b
-        .iter()
-        .zip(&b[1..])
-        .fold(0u8, |a, (&x, &y)| a | (u8::from(x == b' ') & u8::from(y == b' ')));
-    odd | double == 0
 }
 
 /// A 32-byte hash as 64 lowercase hex digits.
@@ -472,20 +459,32 @@ mod tests {
     use super::*;
     use crate::extract::extract_html;
 
+    /// The text hash of a page of these body blocks is the definition's:
+    /// BLAKE3 of the words, case-folded, joined by one space.
+    fn text_hash_is_the_definition(blocks: &[String]) -> Result<(), proptest::test_runner::TestCaseError> {
+        let doc = crate::extract::Extracted {
+            blocks: blocks
+                .iter()
+                .map(|t| crate::extract::TextBlock {
+                    text: t.clone(),
+                    kind: crate::extract::BlockKind::Body,
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let words: Vec<String> = blocks
+            .iter()
+            .flat_map(|b| b.split_whitespace().map(str::to_lowercase))
+            .collect();
+        let expect = *blake3::hash(words.join(" ").as_bytes()).as_bytes();
+        proptest::prop_assert_eq!(ContentHashes::compute(b"", &doc).text, expect);
+        Ok(())
+    }
+
     proptest::proptest! {
         #[test]
         fn ascii_text_path_matches_the_word_loop(blocks in proptest::collection::vec("[a-cA-CÄ \t\n\x0B\x0C]{0,8}", 0..5)) {
-            let doc = crate::extract::Extracted {
-                blocks: blocks
-                    .iter()
-                    .map(|t| crate::extract::TextBlock { text: t.clone(), kind: crate::extract::BlockKind::Body })
-                    .collect(),
-                ..Default::default()
-            };
-            // The definition: words case-folded, joined by one space.
-            let words: Vec<String> = blocks.iter().flat_map(|b| b.split_whitespace().map(str::to_lowercase)).collect();
-            let expect = *blake3::hash(words.join(" ").as_bytes()).as_bytes();
-            proptest::prop_assert_eq!(ContentHashes::compute(b"", &doc).text, expect);
+            text_hash_is_the_definition(&blocks)?;
         }
     }
 
@@ -508,16 +507,7 @@ mod tests {
                     _ => b,
                 })
                 .collect();
-            let doc = crate::extract::Extracted {
-                blocks: blocks
-                    .iter()
-                    .map(|t| crate::extract::TextBlock { text: t.clone(), kind: crate::extract::BlockKind::Body })
-                    .collect(),
-                ..Default::default()
-            };
-            let words: Vec<String> = blocks.iter().flat_map(|b| b.split_whitespace().map(str::to_lowercase)).collect();
-            let expect = *blake3::hash(words.join(" ").as_bytes()).as_bytes();
-            proptest::prop_assert_eq!(ContentHashes::compute(b"", &doc).text, expect);
+            text_hash_is_the_definition(&blocks)?;
         }
     }
 
