@@ -13,18 +13,19 @@
 //! - the **seen-set**: canonical URL → [`UrlState`] (queued, in flight, done
 //!   with its page id, or an alias of another URL);
 //! - **pages**: page id (crawl order) → [`StoredPage`], and optionally the body;
-//! - **fingerprints**: page id → simhash of every page inserted into the
-//!   near-duplicate index (the body and text hashes of exact-duplicate
-//!   detection are in the page records; [`Store::iter_hashes`] reads them);
+//! - **fingerprints**: the simhash of every page inserted into the
+//!   near-duplicate index, and the body and text hashes of exact-duplicate
+//!   detection, are fields of the page records ([`Store::iter_fingerprints`]
+//!   and [`Store::iter_hashes`] read them from there);
 //! - **hosts**: host → [`HostStats`]; and the page counter.
 //!
-//! # Key layout (format version 3)
+//! # Key layout (format version 4)
 //!
 //! A sled database with two trees. `meta` holds `format_version` (u32,
 //! big-endian; checked at open, a mismatch is [`StoreError::Version`]) and
 //! named values such as the seeds. `crawl` holds everything else, each kind
 //! under a one-byte prefix, so that all writes for one page (mark done, write
-//! the page, remove it from the queue, fingerprint, host stats, counter) are
+//! the page, remove it from the queue, host stats, counter) are
 //! a single atomic `Batch`:
 //!
 //! | prefix | key after the prefix                          | value |
@@ -33,7 +34,6 @@
 //! | `s`    | canonical URL                                 | [`UrlState`] |
 //! | `p`    | page id (u64 BE)                              | [`StoredPage`] |
 //! | `b`    | page id (u64 BE)                              | body bytes, as fetched |
-//! | `f`    | page id (u64 BE)                              | simhash (u64 BE) |
 //! | `H`    | host                                          | [`HostStats`] |
 //! | `c`    | counter name (`pages`)                        | u64 BE |
 //!
@@ -76,9 +76,12 @@ use codec::{show_key, Dec, Enc};
 /// The key layout version this build writes (2: queued URLs carry the
 /// focused crawl's tunnelling counter; 3: no body/text hash → page id maps,
 /// whose writes were a random-key B-tree insert twice per page, since the
-/// page records hold the hashes). A version-2 store is read (its hash maps
-/// are ignored) and relabelled 3 when opened; version 1 is refused.
-pub const FORMAT_VERSION: u32 = 3;
+/// page records hold the hashes; 4: no page id → simhash map either, whose
+/// write was one more B-tree insert per new page, since the page records
+/// hold the simhash). A version-2 or 3 store is read (its hash and
+/// fingerprint maps are ignored: the page records say the same) and
+/// relabelled 4 when opened; version 1 is refused.
+pub const FORMAT_VERSION: u32 = 4;
 
 /// The oldest key layout version this build reads.
 const OLDEST_READABLE: u32 = 2;
@@ -382,8 +385,8 @@ pub trait Store: Send + Sync {
     fn iter_seen(&self) -> StoreIter<'_, (String, UrlState)>;
     /// Every page record in id order.
     fn iter_pages(&self) -> StoreIter<'_, StoredPage>;
-    /// `(page id, simhash)` of every page inserted into the index, in id order
-    /// (to rebuild the index at start).
+    /// `(page id, simhash)` of every page inserted into the index (every
+    /// `New` page with a simhash), in id order (to rebuild the index at start).
     fn iter_fingerprints(&self) -> StoreIter<'_, (PageId, u64)> {
         self.iter_fingerprints_from(0)
     }
@@ -413,7 +416,6 @@ const Q: u8 = b'q';
 const S: u8 = b's';
 const P: u8 = b'p';
 const B: u8 = b'b';
-const F: u8 = b'f';
 const HOST: u8 = b'H';
 const PAGES_COUNTER: &[u8] = b"cpages";
 
@@ -970,9 +972,6 @@ impl<K: Backend> Store for KvStore<K> {
                 Some(enc_state(&UrlState::Done(page.id))),
             ));
             batch.push((queue_key(&url.host, key), None));
-            if let (Decision::New, Some(fp)) = (page.decision, page.simhash) {
-                batch.push((id_key(F, page.id), Some(fp.to_be_bytes().to_vec())));
-            }
             // A later page of the same host overwrites this value in the batch.
             batch.push((k1(HOST, url.host.as_bytes()), Some(enc_host(host))));
         }
@@ -1053,14 +1052,23 @@ impl<K: Backend> Store for KvStore<K> {
     }
 
     fn iter_fingerprints_from(&self, first: PageId) -> StoreIter<'_, (PageId, u64)> {
-        let from = id_key(F, first);
+        let from = id_key(P, first);
         if let Err(e) = self.sync() {
             return Box::new(std::iter::once(Err(e)));
         }
         Box::new(
             self.kv
-                .scan_from(&[F], &from)
-                .map(|r| r.and_then(|(k, v)| Ok((be_u64(&k, &k[1..])?, be_u64(&k, &v)?)))),
+                .scan_from(&[P], &from)
+                .filter_map(|r| match r.and_then(|(k, v)| decode(&k, &v, dec_page)) {
+                    Ok(StoredPage {
+                        id,
+                        decision: Decision::New,
+                        simhash: Some(fp),
+                        ..
+                    }) => Some(Ok((id, fp))),
+                    Ok(_) => None,
+                    Err(e) => Some(Err(e)),
+                }),
         )
     }
 
@@ -1594,33 +1602,43 @@ mod tests {
     }
 
     #[test]
-    fn version_2_stores_are_read_and_relabelled() {
-        let dir = tempfile::tempdir().unwrap();
-        let u = suite::qurl("a.test", "x", 1.0, 1);
-        let id;
-        {
+    fn version_2_and_3_stores_are_read_and_relabelled() {
+        for version in [2u32, 3] {
+            let dir = tempfile::tempdir().unwrap();
+            let u = suite::qurl("a.test", "x", 1.0, 1);
+            let (id, fp);
+            {
+                let s = SledStore::open(dir.path()).unwrap();
+                s.enqueue(std::slice::from_ref(&u)).unwrap();
+                let p = suite::page(&s, &u, Decision::New);
+                (id, fp) = (p.id, p.simhash.unwrap());
+                s.complete(&u, &p, None, &HostStats::default()).unwrap();
+                // What a version-2 build also wrote: a body hash → page map;
+                // versions 2 and 3: a page → simhash map (here a stale value,
+                // to show it is not what the index is rebuilt from).
+                let mut hash_key = vec![b'h'];
+                hash_key.extend_from_slice(&[1; 32]);
+                let mut fp_key = vec![b'f'];
+                fp_key.extend_from_slice(&id.to_be_bytes());
+                let mut old = vec![(fp_key, Some(0x0bad_u64.to_be_bytes().to_vec()))];
+                if version == 2 {
+                    old.push((hash_key, Some(id.to_be_bytes().to_vec())));
+                }
+                s.backend().apply(old).unwrap();
+                s.backend().meta_set("format_version", &version.to_be_bytes()).unwrap();
+                s.flush().unwrap();
+            }
             let s = SledStore::open(dir.path()).unwrap();
-            s.enqueue(std::slice::from_ref(&u)).unwrap();
-            let p = suite::page(&s, &u, Decision::New);
-            id = p.id;
-            s.complete(&u, &p, None, &HostStats::default()).unwrap();
-            // What a version-2 build also wrote: a body hash → page map.
-            let mut old_key = vec![b'h'];
-            old_key.extend_from_slice(&[1; 32]);
-            s.backend()
-                .apply(vec![(old_key, Some(id.to_be_bytes().to_vec()))])
-                .unwrap();
-            s.backend().meta_set("format_version", &2u32.to_be_bytes()).unwrap();
-            s.flush().unwrap();
+            assert_eq!(
+                s.meta("format_version").unwrap().as_deref(),
+                Some(&FORMAT_VERSION.to_be_bytes()[..])
+            );
+            let exact = crate::dedup::ExactIndex::load(&s).unwrap();
+            assert_eq!(exact.lookup(Some(&[1; 32]), Some(&[7; 32])), (Some(id), Some(id)));
+            assert_eq!(s.iter_pages().count(), 1);
+            let fps: Vec<_> = s.iter_fingerprints().map(Result::unwrap).collect();
+            assert_eq!(fps, vec![(id, fp)]);
         }
-        let s = SledStore::open(dir.path()).unwrap();
-        assert_eq!(
-            s.meta("format_version").unwrap().as_deref(),
-            Some(&FORMAT_VERSION.to_be_bytes()[..])
-        );
-        let exact = crate::dedup::ExactIndex::load(&s).unwrap();
-        assert_eq!(exact.lookup(Some(&[1; 32]), Some(&[7; 32])), (Some(id), Some(id)));
-        assert_eq!(s.iter_pages().count(), 1);
     }
 
     #[test]
@@ -1635,7 +1653,7 @@ mod tests {
             }
             let e = SledStore::open(dir.path()).err().unwrap();
             assert!(
-                matches!(e, StoreError::Version { expected: 3, got } if got == old),
+                matches!(e, StoreError::Version { expected: 4, got } if got == old),
                 "{e}"
             );
             assert!(
