@@ -153,8 +153,9 @@ struct Shared {
     focus: Option<Focus>,
     /// The crawl-wide request rate cap (`politeness.max_requests_per_sec`).
     rate: Option<governor::DefaultDirectRateLimiter>,
-    /// Bounds CPU work queued on `analysis` to the number of cores.
-    cpu: Semaphore,
+    /// Bounds CPU work queued on `analysis` to the number of cores (a
+    /// permit travels with the page's analysis job).
+    cpu: Arc<Semaphore>,
     /// Threads that parse and fingerprint pages (one per core), so the
     /// per-thread buffers and stem caches of the analysis stay warm and no
     /// page waits on tokio's blocking pool growing or waking threads.
@@ -326,7 +327,7 @@ pub async fn run(
         canon,
         rate: std::num::NonZeroU32::new(settings.politeness.max_requests_per_sec)
             .map(|n| governor::RateLimiter::direct(governor::Quota::per_second(n))),
-        cpu: Semaphore::new(cores),
+        cpu: Arc::new(Semaphore::new(cores)),
         analysis: rayon::ThreadPoolBuilder::new()
             .num_threads(cores)
             .thread_name(|i| format!("simcrawl-analyze-{i}"))
@@ -525,7 +526,7 @@ async fn work(shared: &Arc<Shared>, q: QueuedUrl, tx: &mpsc::Sender<Fetched>) {
         }
         Ok(url) => {
             origin = Some(Politeness::origin_key(&url));
-            fetch_one(shared, &q, &url).await
+            fetch_one(shared, &q, &url, tx).await
         }
     };
     // The host may be contacted again when politeness says so (a retry
@@ -543,6 +544,7 @@ async fn work(shared: &Arc<Shared>, q: QueuedUrl, tx: &mpsc::Sender<Fetched>) {
             shared.in_flight.fetch_sub(1, Ordering::AcqRel);
             shared.wake.notify_one();
         }
+        Step::Analyzing => {}
     }
 }
 
@@ -591,10 +593,13 @@ enum Step {
     Record(Fetched),
     /// Try again, not before this instant (retryable failure).
     Retry(std::time::Instant),
+    /// The page went to the analysis threads, which hand the analysed page
+    /// to the decider themselves (no hop back through this task).
+    Analyzing,
 }
 
 /// Robots, permit, request and analysis of one URL.
-async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url) -> Step {
+async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url, to_decider: &mpsc::Sender<Fetched>) -> Step {
     use Step::{Record, Retry};
     let s = &shared.settings;
     let mut robots = None;
@@ -744,39 +749,39 @@ async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url) -> Step {
         };
         return Record(f);
     }
-    // CPU work off the async threads, bounded to the number of cores.
-    let Ok(_cpu) = shared.cpu.acquire().await else {
+    // CPU work off the async threads, bounded to the number of cores. The
+    // analysis thread sends the page on to the decider itself, so a page
+    // costs no wake-up of this task after its analysis.
+    let Ok(cpu) = shared.cpu.clone().acquire_owned().await else {
         return Record(f);
     };
-    let (sh, page) = (shared.clone(), url.clone());
-    let (tx, rx) = tokio::sync::oneshot::channel();
+    let (sh, page, tx) = (shared.clone(), url.clone(), to_decider.clone());
     shared.analysis.spawn(move || {
         let a = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| analyze(&sh, &page, resp)));
-        let _ = tx.send(a);
+        drop(cpu);
+        f.kind = match a {
+            Ok(a) => FetchedKind::Page(Box::new(a)),
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "panic".into());
+                FetchedKind::Outcome {
+                    decision: Decision::Error,
+                    error: Some(format!("page analysis failed: {what}")),
+                    body_hash: None,
+                }
+            }
+        };
+        // Not an async thread, so a full channel blocks this analysis
+        // thread (back-pressure from the decider) instead of a runtime one.
+        if tx.blocking_send(f).is_err() {
+            sh.in_flight.fetch_sub(1, Ordering::AcqRel);
+            sh.wake.notify_one();
+        }
     });
-    match rx.await {
-        Ok(Ok(a)) => f.kind = FetchedKind::Page(Box::new(a)),
-        Ok(Err(panic)) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "panic".into());
-            f.kind = FetchedKind::Outcome {
-                decision: Decision::Error,
-                error: Some(format!("page analysis failed: {what}")),
-                body_hash: None,
-            }
-        }
-        Err(_) => {
-            f.kind = FetchedKind::Outcome {
-                decision: Decision::Error,
-                error: Some("page analysis failed: its thread stopped".into()),
-                body_hash: None,
-            }
-        }
-    }
-    Record(f)
+    Step::Analyzing
 }
 
 fn requeue(shared: &Shared, q: &QueuedUrl, at: std::time::Instant) {
