@@ -70,260 +70,492 @@ pub struct Match {
     pub distance: u32,
 }
 
-/// Bytes after the last packed entry, so an unaligned 8-byte load of any
-/// entry stays inside the allocation.
-const PAD: usize = 8;
+/// Keys per line on average when entries are 6 bytes (10 slots per line).
+pub(crate) const LOAD: usize = 8;
+/// Keys per line on average when entries are 8 bytes (7 slots per line).
+const WIDE_LOAD: usize = 5;
+/// Inline slots of a line with 6-byte entries.
+const NARROW_SLOTS: usize = 10;
+/// Inline slots of a line with 8-byte entries.
+const WIDE_SLOTS: usize = 7;
+/// The low 48 bits: what a 6-byte entry stores.
+const LOW48: u64 = (1 << 48) - 1;
+/// Header bits: inline count (4 bits), overflow flag, carry mask (10 bits
+/// from bit 5), H (16 bits from bit 16).
+const H_COUNT: u32 = 0xF;
+const H_OVER: u32 = 1 << 4;
+const H_CARRY_SHIFT: u32 = 5;
+const H_TOP_SHIFT: u32 = 16;
 
-/// One sealed table: the sorted distinct permuted fingerprints of a run,
-/// packed, with a directory on their top `bits` bits.
+/// One sealed table: the sorted distinct permuted fingerprints of a run in
+/// `m` cache lines addressed by value, so a probe reads one line (no
+/// directory).
 ///
-/// Entries in one directory bucket share their top `bits` bits, so only the
-/// low `64 - bits` bits are kept, in `width` bytes (little-endian; 6 bytes per
-/// entry from 2^18 fingerprints, 5 from 2^26). A probe reads the two
-/// directory words of its bucket, then scans the bucket (about 4 to 8
-/// entries, one or two cache lines): the XOR of an entry with the permuted
-/// query, masked to the stored bits, is the full XOR, since the top bits are
-/// equal in the bucket.
-#[derive(Debug, Default)]
+/// Key k lives in line `(k · m) >> 64`, which is monotone in k: the lines
+/// cut the sorted order into contiguous value ranges of width 2^64 / m, about
+/// [`LOAD`] keys each. A 64-byte line holds its first (smallest) keys inline
+/// and a `u32` header at bytes 60..64; keys beyond the inline slots go, in
+/// order, to the table's overflow array (`u64` each), line l's at
+/// `over[ostart[l]..ostart[l + 1]]`.
+///
+/// When m ≥ 2^16 a line's range is at most 2^48 wide, so its keys have one of
+/// two top-16-bit values, H (the first key's) or H + 1: a line keeps 10 keys
+/// of 6 bytes (their low 48 bits, at bytes 0, 6, …, 54) and the header keeps
+/// H and a 10-bit carry mask (entry e's top 16 bits are H + 1). Smaller
+/// tables keep 7 keys of 8 bytes per line. Table 0 also keeps `rank[l]`, the
+/// position of line l's first key in the sorted order (for the ids).
+#[derive(Debug)]
 pub(crate) struct Table {
-    data: Vec<u8>,
-    dir: Vec<u32>,
-    bits: u32,
-    width: usize,
-    /// Mask of the stored low `64 - bits` bits.
-    low: u64,
+    /// The lines, `8 · m` words from the 64-byte boundary `off` words in.
+    words: Vec<u64>,
+    off: usize,
+    m: usize,
+    /// 6-byte entries (10 slots) rather than 8-byte ones (7 slots).
+    narrow: bool,
+    /// Keys beyond the inline slots, line after line, ascending.
+    over: Vec<u64>,
+    /// `m + 1` starts of each line's overflow keys in `over`.
+    ostart: Vec<u32>,
+    /// Table 0 only (`m + 1`, else empty): position of each line's first key.
+    rank: Vec<u32>,
+    /// Mask of the table's prefix bits (the top bits of a permuted key).
+    pmask: u64,
     len: usize,
 }
 
 /// Fills a [`Table`] from permuted keys pushed in ascending order.
 pub(crate) struct TableBuilder {
     t: Table,
+    /// Line of the previous key (`usize::MAX` before the first).
+    cur: usize,
+    /// Keys in line `cur` so far, and their top 16 bits' base H.
+    cur_n: usize,
+    top: u64,
 }
 
 impl TableBuilder {
-    /// A builder for exactly `n` keys of a table with prefix length `prefix`.
-    pub(crate) fn new(n: usize, prefix: u32) -> TableBuilder {
-        let bits = Self::bits_for(n, prefix);
-        let width = (64 - bits as usize).div_ceil(8);
-        let low = if bits == 0 { u64::MAX } else { (1u64 << (64 - bits)) - 1 };
-        let mut data = huge_vec(n * width + PAD);
-        data.resize(n * width + PAD, 0u8);
-        let mut dir = huge_vec((1usize << bits) + 1);
-        dir.resize((1usize << bits) + 1, 0u32);
+    /// A builder for exactly `n` keys of a table with prefix length `prefix`;
+    /// `ranked` keeps the per-line positions (table 0).
+    pub(crate) fn new(n: usize, prefix: u32, ranked: bool) -> TableBuilder {
+        let (m, narrow) = Table::geometry(n);
+        let (words, off) = Table::zeroed_lines(m);
+        let mut ostart = huge_vec(m + 1);
+        ostart.resize(m + 1, 0u32);
+        let mut rank = Vec::new();
+        if ranked {
+            rank = huge_vec(m + 1);
+            rank.resize(m + 1, 0u32);
+        }
         TableBuilder {
             t: Table {
-                data,
-                dir,
-                bits,
-                width,
-                low,
+                words,
+                off,
+                m,
+                narrow,
+                over: Vec::new(),
+                ostart,
+                rank,
+                pmask: prefix_bits(prefix),
                 len: 0,
             },
+            cur: usize::MAX,
+            cur_n: 0,
+            top: 0,
         }
     }
 
-    /// Directory bits of a table of `n` keys: about 4 to 8 entries per
-    /// bucket; never beyond the table's prefix, so a bucket never splits a
-    /// prefix range.
-    fn bits_for(n: usize, prefix: u32) -> u32 {
-        let log2 = usize::BITS - 1 - n.max(1).leading_zeros();
-        log2.saturating_sub(2).min(28).min(prefix)
-    }
-
-    /// Appends the next key (not smaller than the previous one).
+    /// Appends the next key (greater than the previous one).
     #[inline]
     pub(crate) fn push(&mut self, key: u64) {
         let t = &mut self.t;
-        // One 8-byte store; the bytes past `width` are overwritten by the
-        // next entry or land in the padding.
-        let at = t.len * t.width;
-        t.data[at..at + 8].copy_from_slice(&key.to_le_bytes());
-        let b = t.bucket_of(key);
-        t.dir[b + 1] += 1;
+        let l = t.line_of(key);
+        if l != self.cur {
+            self.cur = l;
+            self.cur_n = 0;
+            self.top = key >> 48;
+        }
+        let e = self.cur_n;
+        self.cur_n += 1;
         t.len += 1;
+        if !t.rank.is_empty() {
+            t.rank[l + 1] += 1;
+        }
+        let slots = t.slots();
+        let base = t.off + 8 * l;
+        let line: &mut [u64; 8] = (&mut t.words[base..base + 8]).try_into().expect("8 words");
+        let mut head = (line[7] >> 32) as u32;
+        if e < slots {
+            if t.narrow {
+                // The 6 low bytes of the key at byte 6e (the line is little-endian
+                // words, as the probe reads them).
+                let le = key.to_le_bytes();
+                // SAFETY: 6e + 6 ≤ 60 bytes, inside the 64-byte line.
+                unsafe { std::ptr::copy_nonoverlapping(le.as_ptr(), (line.as_mut_ptr() as *mut u8).add(6 * e), 6) };
+                if e == 0 {
+                    head |= (self.top as u32) << H_TOP_SHIFT;
+                } else if key >> 48 != self.top {
+                    head |= 1 << (H_CARRY_SHIFT + e as u32);
+                }
+            } else {
+                line[e] = key;
+            }
+            head += 1;
+        } else {
+            head |= H_OVER;
+            t.over.push(key);
+            t.ostart[l + 1] += 1;
+        }
+        line[7] = (line[7] & 0xFFFF_FFFF) | (head as u64) << 32;
     }
 
     /// The finished table.
     pub(crate) fn finish(mut self) -> Table {
-        let dir = &mut self.t.dir;
-        for i in 1..dir.len() {
-            dir[i] += dir[i - 1];
-        }
+        prefix_sums(&mut self.t.ostart);
+        prefix_sums(&mut self.t.rank);
         self.t
     }
 }
 
+fn prefix_sums(v: &mut [u32]) {
+    for i in 1..v.len() {
+        v[i] += v[i - 1];
+    }
+}
+
+/// The mask of the top `prefix` bits.
+fn prefix_bits(prefix: u32) -> u64 {
+    if prefix == 0 {
+        0
+    } else {
+        u64::MAX << (64 - prefix.min(64))
+    }
+}
+
 impl Table {
-    #[inline(always)]
-    fn bucket_of(&self, pq: u64) -> usize {
-        if self.bits == 0 {
-            0
+    /// Lines and entry width of a table of `n` keys: 6-byte entries at
+    /// [`LOAD`] keys per line when that gives at least 2^16 lines (so a
+    /// line's range is at most 2^48 wide), else 8-byte entries at
+    /// [`WIDE_LOAD`].
+    fn geometry(n: usize) -> (usize, bool) {
+        let m = n.div_ceil(LOAD);
+        if m >= 1 << 16 {
+            (m, true)
         } else {
-            (pq >> (64 - self.bits)) as usize
+            (n.div_ceil(WIDE_LOAD).max(1), false)
         }
     }
 
-    /// Entries sharing the top `bits` bits with `pq`.
-    #[inline(always)]
-    fn bucket(&self, pq: u64) -> (usize, usize) {
-        let b = self.bucket_of(pq);
-        // The directory has 2^bits + 1 entries, so b + 1 is in range.
-        (self.dir[b] as usize, self.dir[b + 1] as usize)
+    /// `m` zeroed lines and the word offset of the first 64-byte boundary.
+    fn zeroed_lines(m: usize) -> (Vec<u64>, usize) {
+        let mut v: Vec<u64> = huge_vec(8 * m + 8);
+        v.resize(8 * m + 8, 0);
+        let p = v.as_ptr() as usize;
+        (v, (p.next_multiple_of(64) - p) / 8)
     }
 
-    /// The stored bytes of entry `j` (and whatever follows), as a u64.
     #[inline(always)]
-    fn raw(&self, j: usize) -> u64 {
-        let at = j * self.width;
-        assert!(at + 8 <= self.data.len());
-        // SAFETY: bounds checked above; the data has PAD bytes after the last
-        // entry, so the check never fails for j < len.
-        u64::from_le(unsafe { (self.data.as_ptr().add(at) as *const u64).read_unaligned() })
+    fn slots(&self) -> usize {
+        if self.narrow {
+            NARROW_SLOTS
+        } else {
+            WIDE_SLOTS
+        }
+    }
+
+    /// The line of permuted key `k`.
+    #[inline(always)]
+    fn line_of(&self, k: u64) -> usize {
+        ((k as u128 * self.m as u128) >> 64) as usize
+    }
+
+    /// Line `l` (l < m) as 8 words.
+    #[inline(always)]
+    fn line(&self, l: usize) -> &[u64; 8] {
+        let at = self.off + 8 * l;
+        self.words[at..at + 8].try_into().expect("8 words")
+    }
+
+    #[inline(always)]
+    fn head(line: &[u64; 8]) -> u32 {
+        (line[7] >> 32) as u32
+    }
+
+    /// Inline entry `e` of a line as a full key.
+    #[inline(always)]
+    fn key(&self, line: &[u64; 8], e: usize) -> u64 {
+        if self.narrow {
+            let h = Self::head(line);
+            let carry = (h >> (H_CARRY_SHIFT + e as u32)) & 1;
+            let top = ((h >> H_TOP_SHIFT) + carry) as u64;
+            (top << 48) | (Self::raw6(line, e) & LOW48)
+        } else {
+            line[e]
+        }
+    }
+
+    /// The 8 bytes at byte 6e of a line (e ≤ 9, so inside it).
+    #[inline(always)]
+    fn raw6(line: &[u64; 8], e: usize) -> u64 {
+        debug_assert!(e < NARROW_SLOTS);
+        // SAFETY: 6e + 8 ≤ 62 < 64, inside the 64-byte array.
+        u64::from_le(unsafe { (line.as_ptr() as *const u8).add(6 * e).cast::<u64>().read_unaligned() })
+    }
+
+    /// Line `l`'s overflow keys.
+    #[inline(always)]
+    fn overflow(&self, l: usize) -> &[u64] {
+        &self.over[self.ostart[l] as usize..self.ostart[l + 1] as usize]
     }
 
     /// Position of the permuted key `pk`, if stored.
     #[inline]
     fn find(&self, pk: u64) -> Option<usize> {
-        let (lo, hi) = self.bucket(pk);
-        (lo..hi).find(|&j| (self.raw(j) ^ pk) & self.low == 0)
-    }
-
-    /// This table plus the sorted keys `add` (none of them stored here),
-    /// when the larger table keeps this one's geometry: old entries move in
-    /// whole runs between the insertion points (one copy each, not decoded
-    /// and re-encoded), only the new keys are encoded, and the directory is
-    /// shifted by a running count. `ids` (table 0 only): this table's ids and
-    /// those of `add`, merged in the same order. `None` when the directory
-    /// bits change (the table crossed a power of two) or this table is empty.
-    fn merged_runs(&self, add: &[u64], prefix: u32, ids: Option<(&[u64], &[u64])>) -> Option<(Table, Vec<u64>)> {
-        let n = self.len + add.len();
-        if self.len == 0 || TableBuilder::bits_for(n, prefix) != self.bits {
-            return None;
+        let l = self.line_of(pk);
+        let line = self.line(l);
+        let h = Self::head(line);
+        let count = (h & H_COUNT) as usize;
+        let rank = self.rank.get(l).map_or(0, |&r| r as usize);
+        if let Some(e) = (0..count).find(|&e| self.key(line, e) == pk) {
+            return Some(rank + e);
         }
-        let w = self.width;
-        let mut data: Vec<u8> = huge_vec(n * w + PAD);
-        let mut out_ids: Vec<u64> = if ids.is_some() { huge_vec(n) } else { Vec::new() };
-        let mut from = 0usize;
-        for (j, &k) in add.iter().enumerate() {
-            let (lo, hi) = self.bucket(k);
-            let mut pos = lo.max(from);
-            while pos < hi && (self.raw(pos) & self.low) < (k & self.low) {
-                pos += 1;
+        if h & H_OVER != 0 {
+            let ov = self.overflow(l);
+            if let Ok(j) = ov.binary_search(&pk) {
+                return Some(rank + count + j);
             }
-            data.extend_from_slice(&self.data[from * w..pos * w]);
-            data.extend_from_slice(&k.to_le_bytes()[..w]);
-            if let Some((old, new)) = ids {
-                out_ids.extend_from_slice(&old[from..pos]);
-                out_ids.push(new[j]);
-            }
-            from = pos;
         }
-        data.extend_from_slice(&self.data[from * w..self.len * w]);
-        data.resize(n * w + PAD, 0);
-        if let Some((old, _)) = ids {
-            out_ids.extend_from_slice(&old[from..self.len]);
-        }
-        let mut dir: Vec<u32> = huge_vec(self.dir.len());
-        let mut before = 0usize;
-        for (b, &d) in self.dir.iter().enumerate() {
-            while before < add.len() && self.bucket_of(add[before]) < b {
-                before += 1;
-            }
-            dir.push(d + before as u32);
-        }
-        let table = Table {
-            data,
-            dir,
-            bits: self.bits,
-            width: w,
-            low: self.low,
-            len: n,
-        };
-        Some((table, out_ids))
+        None
     }
 
     /// Every key in ascending order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = u64> + '_ {
-        (0..self.dir.len() - 1).flat_map(move |b| {
-            let top = (b as u64).wrapping_shl(64 - self.bits);
-            (self.dir[b] as usize..self.dir[b + 1] as usize).map(move |j| top | (self.raw(j) & self.low))
+        (0..self.m).flat_map(move |l| {
+            let line = self.line(l);
+            let count = (Self::head(line) & H_COUNT) as usize;
+            (0..count)
+                .map(move |e| self.key(line, e))
+                .chain(self.overflow(l).iter().copied())
         })
     }
 
+    /// The first and last line holding keys of `pq`'s prefix range.
     #[inline(always)]
-    fn prefetch_dir(&self, pq: u64) {
-        prefetch(self.dir.as_ptr().wrapping_add(self.bucket_of(pq)));
+    fn lines_of(&self, pq: u64) -> (usize, usize) {
+        (self.line_of(pq & self.pmask), self.line_of(pq | !self.pmask))
     }
 
+    /// Prefetches the lines a probe for `pq` reads (at most 4).
     #[inline(always)]
-    fn prefetch_range(&self, (lo, hi): (usize, usize)) {
-        // Every cache line of the range (a bucket is one to three lines).
-        let p = self.data.as_ptr() as usize;
-        let mut line = (p + lo * self.width) & !63;
-        let end = p + hi * self.width;
-        while line <= end {
-            prefetch(line as *const u8);
-            line += 64;
+    fn prefetch_lines(&self, pq: u64) {
+        let (a, b) = self.lines_of(pq);
+        let p = self.words.as_ptr().wrapping_add(self.off);
+        for l in a..=b.min(a + 3) {
+            prefetch(p.wrapping_add(8 * l));
         }
+    }
+
+    /// Calls `hit(key, position in this table, distance)` for every entry
+    /// within `k` of `pq` in the lines of `pq`'s prefix range (position
+    /// meaningful only with ranks); overflow keys are read only when the
+    /// range reaches past the line's last inline key, and only those in the
+    /// range. Returns the entries examined.
+    #[inline(always)]
+    fn scan(&self, pq: u64, k: u32, mut hit: impl FnMut(u64, usize, u32)) -> usize {
+        let (a, b) = self.lines_of(pq);
+        let hi = pq | !self.pmask;
+        let mut examined = 0;
+        for l in a..=b {
+            let line = self.line(l);
+            let h = Self::head(line);
+            let count = (h & H_COUNT) as usize;
+            examined += count;
+            let rank = || self.rank.get(l).map_or(0, |&r| r as usize);
+            if self.narrow {
+                let top = (h >> H_TOP_SHIFT) as u64;
+                for e in 0..count.min(NARROW_SLOTS) {
+                    let raw = Self::raw6(line, e);
+                    if ((raw ^ pq) & LOW48).count_ones() <= k {
+                        let carry = ((h >> (H_CARRY_SHIFT + e as u32)) & 1) as u64;
+                        let key = ((top + carry) << 48) | (raw & LOW48);
+                        let d = (key ^ pq).count_ones();
+                        if d <= k {
+                            hit(key, rank() + e, d);
+                        }
+                    }
+                }
+            } else {
+                for (e, &key) in line[..count.min(WIDE_SLOTS)].iter().enumerate() {
+                    let d = (key ^ pq).count_ones();
+                    if d <= k {
+                        hit(key, rank() + e, d);
+                    }
+                }
+            }
+            if h & H_OVER != 0 && count > 0 && hi > self.key(line, count - 1) {
+                examined += self.scan_overflow(l, pq, k, count, &mut hit);
+            }
+        }
+        examined
+    }
+
+    /// The overflow part of [`Table::scan`] (rare: a crowded line and a
+    /// range past its inline keys).
+    #[inline(never)]
+    fn scan_overflow(&self, l: usize, pq: u64, k: u32, count: usize, hit: &mut impl FnMut(u64, usize, u32)) -> usize {
+        let (lo, hi) = (pq & self.pmask, pq | !self.pmask);
+        let ov = self.overflow(l);
+        let from = if ov.len() > 16 {
+            ov.partition_point(|&c| c < lo)
+        } else {
+            0
+        };
+        let rank = self.rank.get(l).map_or(0, |&r| r as usize) + count;
+        let mut examined = 0;
+        for (j, &key) in ov.iter().enumerate().skip(from) {
+            if key > hi {
+                break;
+            }
+            examined += 1;
+            let d = (key ^ pq).count_ones();
+            if d <= k {
+                hit(key, rank + j, d);
+            }
+        }
+        examined
     }
 
     fn bytes(&self) -> usize {
-        self.data.capacity() + self.dir.capacity() * 4
+        self.words.capacity() * 8 + self.over.capacity() * 8 + self.ostart.capacity() * 4 + self.rank.capacity() * 4
     }
 
-    /// Distinct cache lines a probe for `pq` reads: the directory words of
-    /// its bucket and every line of the bucket's entries (what
-    /// `prefetch_range` fetches).
+    /// Distinct cache lines a probe for `pq` reads: the lines of its prefix
+    /// range and, when it reads overflow keys, their start words and lines.
     fn lines_touched(&self, pq: u64) -> usize {
-        let b = self.bucket_of(pq);
-        let line = |p: usize| p / 64;
-        let d = self.dir.as_ptr() as usize;
-        let dir_lines = 1 + usize::from(line(d + b * 4) != line(d + b * 4 + 7));
-        let (lo, hi) = self.bucket(pq);
-        let p = self.data.as_ptr() as usize;
-        dir_lines + line(p + hi * self.width) - line(p + lo * self.width) + 1
+        let (a, b) = self.lines_of(pq);
+        let hi = pq | !self.pmask;
+        let mut n = b - a + 1;
+        for l in a..=b {
+            let line = self.line(l);
+            let h = Self::head(line);
+            let count = (h & H_COUNT) as usize;
+            if h & H_OVER != 0 && count > 0 && hi > self.key(line, count - 1) {
+                let p = self.over.as_ptr() as usize;
+                let (s, e) = (self.ostart[l] as usize, self.ostart[l + 1] as usize);
+                n += 1 + (p + 8 * e - 1) / 64 - (p + 8 * s) / 64 + 1;
+            }
+        }
+        n
+    }
+
+    /// Fraction of lines with overflow keys and of probes for `pqs` that
+    /// read them.
+    fn overflow_rates(&self, pqs: impl Iterator<Item = u64>) -> (f64, f64) {
+        let lines = (0..self.m).filter(|&l| Self::head(self.line(l)) & H_OVER != 0).count();
+        let (mut probes, mut read) = (0usize, 0usize);
+        for pq in pqs {
+            probes += 1;
+            let (a, b) = self.lines_of(pq);
+            let hi = pq | !self.pmask;
+            read += usize::from((a..=b).any(|l| {
+                let line = self.line(l);
+                let h = Self::head(line);
+                let count = (h & H_COUNT) as usize;
+                h & H_OVER != 0 && count > 0 && hi > self.key(line, count - 1)
+            }));
+        }
+        (lines as f64 / self.m as f64, read as f64 / probes.max(1) as f64)
     }
 
     fn write(&self, w: &mut SnapWriter) -> Result<(), SnapshotError> {
-        w.u32(self.bits)?;
-        w.u32(self.width as u32)?;
-        w.u64(self.dir.len() as u64)?;
-        w.u64(self.data.len() as u64)?;
-        w.u32s(&self.dir)?;
-        w.bytes(&self.data)
+        w.u64(self.m as u64)?;
+        w.u32(u32::from(self.narrow))?;
+        w.u32(u32::from(!self.rank.is_empty()))?;
+        w.u64(self.over.len() as u64)?;
+        w.u64s(self.words[self.off..self.off + 8 * self.m].iter().copied())?;
+        w.u32s(&self.ostart)?;
+        w.u32s(&self.rank)?;
+        w.u64s(self.over.iter().copied())
     }
 
-    /// Reads a table of `n` entries, checking its geometry so that no probe
-    /// of a damaged file can index out of bounds.
-    fn read(r: &mut SnapReader, n: usize, prefix: u32) -> Result<Table, SnapshotError> {
-        let bits = r.u32()?;
-        let width = r.u32()? as usize;
-        let dir_len = r.u64()?;
-        let data_len = r.u64()?;
-        if bits > 28 || bits > prefix || width != (64 - bits as usize).div_ceil(8) {
-            return Err(r.corrupt(format!("table geometry bits={bits} width={width}")));
+    /// Reads a table of `n` entries, checking its geometry and every line
+    /// header so that no probe of a damaged file can index out of bounds.
+    fn read(r: &mut SnapReader, n: usize, prefix: u32, ranked: bool) -> Result<Table, SnapshotError> {
+        let m = r.u64()?;
+        let narrow = r.u32()?;
+        let has_rank = r.u32()?;
+        let over_len = r.u64()?;
+        let (want_m, want_narrow) = Table::geometry(n);
+        if m != want_m as u64 || narrow != u32::from(want_narrow) || has_rank != u32::from(ranked) {
+            return Err(r.corrupt(format!("table geometry m={m} narrow={narrow} ranked={has_rank}")));
         }
-        if dir_len != (1u64 << bits) + 1 || data_len != (n * width + PAD) as u64 {
-            return Err(r.corrupt("table sizes do not match its entry count"));
+        if over_len > n as u64 || n > u32::MAX as usize {
+            return Err(r.corrupt("table overflow larger than its entry count"));
         }
-        r.has(dir_len * 4 + data_len)?;
-        let mut dir = huge_vec(dir_len as usize);
-        r.u32s(&mut dir, dir_len as usize)?;
-        if dir[0] != 0 || dir.windows(2).any(|w| w[0] > w[1]) || dir[dir.len() - 1] as usize != n {
-            return Err(r.corrupt("table directory is not a sorted partition of its entries"));
+        let m = want_m;
+        r.has(8 * 8 * m as u64 + 4 * (m as u64 + 1) * (1 + u64::from(ranked)) + 8 * over_len)?;
+        let (mut words, off) = Table::zeroed_lines(m);
+        let mut at = off;
+        r.u64s(8 * m as u64, |x| {
+            words[at] = x;
+            at += 1;
+        })?;
+        let mut ostart = huge_vec(m + 1);
+        r.u32s(&mut ostart, m + 1)?;
+        let mut rank = Vec::new();
+        if ranked {
+            rank = huge_vec(m + 1);
+            r.u32s(&mut rank, m + 1)?;
         }
-        let mut data = huge_vec(data_len as usize);
-        data.resize(data_len as usize, 0u8);
-        r.bytes(&mut data)?;
-        let low = if bits == 0 { u64::MAX } else { (1u64 << (64 - bits)) - 1 };
-        Ok(Table {
-            data,
-            dir,
-            bits,
-            width,
-            low,
+        let mut over = huge_vec(over_len as usize);
+        r.u64s(over_len, |x| over.push(x))?;
+        let t = Table {
+            words,
+            off,
+            m,
+            narrow: want_narrow,
+            over,
+            ostart,
+            rank,
+            pmask: prefix_bits(prefix),
             len: n,
-        })
+        };
+        t.check().map_err(|what| r.corrupt(what))?;
+        Ok(t)
+    }
+
+    /// Whether the starts, ranks and line headers are consistent with each
+    /// other and the entry count (what indexing relies on).
+    fn check(&self) -> Result<(), String> {
+        let (os, m) = (&self.ostart, self.m);
+        if os[0] != 0 || os[m] as usize != self.over.len() || os.windows(2).any(|w| w[0] > w[1]) {
+            return Err("table overflow starts are not a partition of its overflow".into());
+        }
+        if !self.rank.is_empty() && (self.rank[0] != 0 || self.rank[m] as usize != self.len) {
+            return Err("table ranks do not span its entries".into());
+        }
+        let slots = self.slots() as u32;
+        let mut total = self.over.len();
+        for l in 0..m {
+            let h = Self::head(self.line(l));
+            let count = h & H_COUNT;
+            let spilled = os[l + 1] > os[l];
+            let carry = (h >> H_CARRY_SHIFT) & 0x3FF;
+            let bad = count > slots
+                || (h & H_OVER != 0) != spilled
+                || (spilled && count != slots)
+                || carry >> count != 0
+                || (!self.narrow && h >> H_CARRY_SHIFT != 0)
+                || (!self.rank.is_empty()
+                    && self.rank[l + 1].checked_sub(self.rank[l]) != Some(count + os[l + 1] - os[l]));
+            if bad {
+                return Err(format!("table line {l} header {h:#x} is inconsistent"));
+            }
+            total += count as usize;
+        }
+        if total != self.len {
+            return Err("table lines do not hold its entry count".into());
+        }
+        Ok(())
     }
 }
 
@@ -437,18 +669,14 @@ impl Run {
             .par_iter()
             .enumerate()
             .map(|(i, spec)| {
+                // A linear merge of the old table's ascending keys with the
+                // sorted new ones into a fresh table.
                 let old = self.tables.get(i);
+                let old_keys = old.into_iter().flat_map(|t| t.iter());
+                let mut out = TableBuilder::new(n, spec.prefix(), i == 0);
                 if i == 0 {
                     let mut add: Vec<(u64, u64)> = more.iter().map(|&(fp, id)| (spec.permute(fp), id)).collect();
                     add.par_sort_unstable();
-                    if let Some(t) = old {
-                        let (keys, add_ids): (Vec<u64>, Vec<u64>) = add.iter().copied().unzip();
-                        if let Some(done) = t.merged_runs(&keys, spec.prefix(), Some((&self.ids, &add_ids))) {
-                            return done;
-                        }
-                    }
-                    let old_keys = old.into_iter().flat_map(|t| t.iter());
-                    let mut out = TableBuilder::new(n, spec.prefix());
                     let mut ids = huge_vec(n);
                     let old = old_keys.zip(self.ids.iter().copied());
                     merge_sorted(old, add.into_iter(), |k, id| {
@@ -459,11 +687,6 @@ impl Run {
                 } else {
                     let mut add: Vec<u64> = more.iter().map(|&(fp, _)| spec.permute(fp)).collect();
                     add.par_sort_unstable();
-                    if let Some((t, _)) = old.and_then(|t| t.merged_runs(&add, spec.prefix(), None)) {
-                        return (t, Vec::new());
-                    }
-                    let old_keys = old.into_iter().flat_map(|t| t.iter());
-                    let mut out = TableBuilder::new(n, spec.prefix());
                     let old = old_keys.map(|k| (k, ()));
                     merge_sorted(old, add.into_iter().map(|k| (k, ())), |k, ()| out.push(k));
                     (out.finish(), Vec::new())
@@ -500,62 +723,32 @@ impl Run {
         }
         let mut examined = 0;
         let mut pqs = [0u64; ROUND];
-        let mut ranges = [(0usize, 0usize); ROUND];
         // Rounds of up to ROUND tables so the cache misses of different
-        // tables overlap: directory prefetch, range prefetch, then the scans.
+        // tables overlap: every table's line prefetched, then the scans.
         for start in (0..self.tables.len()).step_by(ROUND) {
             let end = (start + ROUND).min(self.tables.len());
             for i in start..end {
                 pqs[i - start] = geo.specs[i].permute(q);
-                self.tables[i].prefetch_dir(pqs[i - start]);
+                self.tables[i].prefetch_lines(pqs[i - start]);
             }
             for i in start..end {
-                let r = self.tables[i].bucket(pqs[i - start]);
-                self.tables[i].prefetch_range(r);
-                ranges[i - start] = r;
-            }
-            for i in start..end {
-                examined += self.scan(geo, i, q, pqs[i - start], ranges[i - start], &mut emit);
+                examined += self.scan(geo, i, q, pqs[i - start], &mut emit);
             }
         }
         examined
     }
 
-    /// Scans entries `lo..hi` of table `i` (the bucket of `pq`, the query
-    /// `q` permuted by table i) and emits the matches this table owns.
+    /// Scans the line(s) of `pq` (the query `q` permuted by table i) in
+    /// table `i` and emits the matches this table owns.
     #[inline(always)]
-    fn scan(
-        &self,
-        geo: &Geometry,
-        i: usize,
-        q: u64,
-        pq: u64,
-        (lo, hi): (usize, usize),
-        emit: &mut impl FnMut(u64, u64, u32),
-    ) -> usize {
-        let t = &self.tables[i];
-        // One bounds check per bucket, then a tight loop: the table's fields
-        // in registers, one unaligned load, xor, mask, popcount and compare
-        // per entry (this loop is most of a batch sweep's time).
-        assert!(lo <= hi && hi * t.width + PAD <= t.data.len());
-        let (w, low, k) = (t.width, t.low, geo.k);
-        let base = t.data.as_ptr();
-        for j in lo..hi {
-            // SAFETY: j < hi, and hi·w + PAD ≤ data.len() (checked above), so
-            // the 8 bytes at j·w are inside the data.
-            let raw = u64::from_le(unsafe { (base.add(j * w) as *const u64).read_unaligned() });
-            let x = (raw ^ pq) & low;
-            let d = x.count_ones();
-            if d <= k {
-                self.owned_match(geo, i, q, pq ^ x, j, d, emit);
-            }
-        }
-        hi - lo
+    fn scan(&self, geo: &Geometry, i: usize, q: u64, pq: u64, emit: &mut impl FnMut(u64, u64, u32)) -> usize {
+        self.tables[i].scan(pq, geo.k, |key, j, d| self.owned_match(geo, i, q, key, j, d, emit))
     }
 
-    /// A candidate within k found in table `i` at position `j`: emitted if
-    /// table i is the first table whose prefix it shares with the query (so
-    /// every match is reported by exactly one table).
+    /// A candidate within k found in table `i` at position `j` (meaningful
+    /// in table 0): emitted if table i is the first table whose prefix it
+    /// shares with the query (so every match is reported by exactly one
+    /// table).
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
     fn owned_match(
@@ -573,7 +766,10 @@ impl Run {
             return;
         }
         let id = if i == 0 {
-            self.ids[j]
+            match self.ids.get(j) {
+                Some(&id) => id,
+                None => return,
+            }
         } else {
             match self.find(geo, c) {
                 Some(p) => self.ids[p],
@@ -584,13 +780,12 @@ impl Run {
     }
 
     /// Probes for a batch of queries, software-pipelined: while query s is
-    /// scanned, the bucket ranges of query s + DEPTH are prefetched and the
-    /// directory words of query s + 2·DEPTH. `emit(query index, fp, id,
-    /// distance)`.
+    /// scanned, the lines of query s + DEPTH are prefetched. `emit(query
+    /// index, fp, id, distance)`.
     #[inline(always)]
     pub(crate) fn probe_many(&self, geo: &Geometry, qs: &[u64], mut emit: impl FnMut(usize, u64, u64, u32)) -> usize {
-        const DEPTH: usize = 2;
-        const SLOTS: usize = 2 * DEPTH + 1;
+        const DEPTH: usize = 3;
+        const SLOTS: usize = DEPTH + 1;
         let nt = self.tables.len();
         if self.ids.is_empty() || qs.is_empty() {
             return 0;
@@ -603,31 +798,22 @@ impl Run {
                 .sum();
         }
         let mut pqs = [[0u64; ROUND]; SLOTS];
-        let mut ranges = [[(0usize, 0usize); ROUND]; SLOTS];
         let mut examined = 0;
         let n = qs.len();
-        for s in 0..n + 2 * DEPTH {
+        for s in 0..n + DEPTH {
             if s < n {
                 let slot = &mut pqs[s % SLOTS];
                 for ((pq, spec), t) in slot.iter_mut().zip(&geo.specs).zip(&self.tables) {
                     *pq = spec.permute(qs[s]);
-                    t.prefetch_dir(*pq);
+                    t.prefetch_lines(*pq);
                 }
             }
-            if s >= DEPTH && s - DEPTH < n {
-                let m = (s - DEPTH) % SLOTS;
-                for i in 0..nt {
-                    let r = self.tables[i].bucket(pqs[m][i]);
-                    self.tables[i].prefetch_range(r);
-                    ranges[m][i] = r;
-                }
-            }
-            if s >= 2 * DEPTH && s - 2 * DEPTH < n {
-                let qi = s - 2 * DEPTH;
+            if s >= DEPTH {
+                let qi = s - DEPTH;
                 let m = qi % SLOTS;
                 let q = qs[qi];
                 for i in 0..nt {
-                    examined += self.scan(geo, i, q, pqs[m][i], ranges[m][i], &mut |c, id, d| emit(qi, c, id, d));
+                    examined += self.scan(geo, i, q, pqs[m][i], &mut |c, id, d| emit(qi, c, id, d));
                 }
             }
         }
@@ -635,10 +821,10 @@ impl Run {
     }
 
     /// Batch mode's probe of a large chunk of stored fingerprints `fs`: per
-    /// table, the chunk is bucket-sorted (counting sort on the directory
-    /// bits) and then swept in bucket order, so the table's directory and
-    /// entries are read front to back, once per chunk, instead of at random
-    /// once per probe. `emit(index in fs, query fp, query slot id, distance)`.
+    /// table, the chunk is sorted by line (a counting sort on the line
+    /// index) and then swept in line order, so the table's lines are read
+    /// front to back, once per chunk, instead of at random once per probe.
+    /// `emit(index in fs, query fp, query slot id, distance)`.
     #[inline(always)]
     pub(crate) fn sweep(&self, geo: &Geometry, fs: &[u64], mut emit: impl FnMut(usize, u64, u64, u32)) -> usize {
         if self.ids.is_empty() || fs.is_empty() {
@@ -650,9 +836,9 @@ impl Run {
         for (i, t) in self.tables.iter().enumerate() {
             let spec = &geo.specs[i];
             counts.clear();
-            counts.resize(t.dir.len(), 0);
+            counts.resize(t.m, 0);
             for &f in fs {
-                counts[t.bucket_of(spec.permute(f))] += 1;
+                counts[t.line_of(spec.permute(f))] += 1;
             }
             let mut at = 0u32;
             for c in counts.iter_mut() {
@@ -662,16 +848,16 @@ impl Run {
             }
             for (j, &f) in fs.iter().enumerate() {
                 let p = spec.permute(f);
-                let b = t.bucket_of(p);
-                sorted[counts[b] as usize] = (p, j as u32);
-                counts[b] += 1;
+                let l = t.line_of(p);
+                sorted[counts[l] as usize] = (p, j as u32);
+                counts[l] += 1;
             }
             for &(p, j) in &sorted {
                 let j = j as usize;
                 // The fingerprint from its permuted value: ALU work instead of
                 // a random read of fs[j].
                 let f = spec.unpermute(p);
-                examined += self.scan(geo, i, f, p, t.bucket(p), &mut |c, id, d| emit(j, c, id, d));
+                examined += self.scan(geo, i, f, p, &mut |c, id, d| emit(j, c, id, d));
             }
         }
         examined
@@ -1385,6 +1571,22 @@ impl LiveIndex {
         total as f64 / qs.len() as f64
     }
 
+    /// Of the sealed tables' lines, the fraction that keep keys in the
+    /// overflow array, and of the probes for `qs` (one per table), the
+    /// fraction that read overflow keys (averages over the tables).
+    pub fn overflow_rates(&self, qs: &[u64]) -> (f64, f64) {
+        let st = self.inner.state.read();
+        let geo = &self.inner.geo;
+        let t = st.main.tables.len();
+        if st.main.ids.is_empty() || t == 0 {
+            return (0.0, 0.0);
+        }
+        let (lines, probes) = (st.main.tables.iter().zip(&geo.specs))
+            .map(|(tab, spec)| tab.overflow_rates(qs.iter().map(|&q| spec.permute(q))))
+            .fold((0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
+        (lines / t as f64, probes / t as f64)
+    }
+
     /// Number of distinct fingerprints stored.
     pub fn distinct(&self) -> usize {
         let st = self.inner.state.read();
@@ -1469,7 +1671,7 @@ impl LiveIndex {
         let n = h.distinct as usize;
         let mut tables = Vec::with_capacity(geo.specs.len());
         for spec in &geo.specs {
-            tables.push(Table::read(&mut r, n, spec.prefix())?);
+            tables.push(Table::read(&mut r, n, spec.prefix(), tables.is_empty())?);
         }
         r.has(h.distinct * 8)?;
         let mut ids = huge_vec(n);
@@ -1596,10 +1798,10 @@ mod tests {
     }
 
     #[test]
-    fn run_by_run_merge_equals_a_rebuild() {
-        // Table::merged_runs (copying old entries in runs) must produce the
-        // very tables and ids a full rebuild of the union does, including new
-        // keys next to old ones in the same bucket.
+    fn merge_equals_a_rebuild() {
+        // A merge (old table's keys streamed with the new ones) must produce
+        // the very tables and ids a full rebuild of the union does, including
+        // new keys next to old ones in the same line.
         let geo = Geometry::new(&Design::paper_k3(10).unwrap(), 3);
         let mut seed = 11;
         let old: Vec<(u64, u64)> = (0..100_000).map(|i| (lcg(&mut seed), i)).collect();
@@ -1621,17 +1823,237 @@ mod tests {
         let all: Vec<(u64, u64)> = old.iter().chain(&more).copied().collect();
         let rebuilt = Run::build(&geo, &all);
         for (i, (a, b)) in merged.tables.iter().zip(&rebuilt.tables).enumerate() {
-            // The same geometry, so this merge took the run-copying path.
-            assert_eq!(a.bits, base.tables[i].bits, "table {i}");
-            assert_eq!(a.dir, b.dir, "table {i} directory");
+            assert_eq!(a.m, b.m, "table {i}");
             assert_eq!(a.len, b.len);
             assert_eq!(
-                a.data[..a.len * a.width],
-                b.data[..b.len * b.width],
-                "table {i} entries"
+                a.words[a.off..a.off + 8 * a.m],
+                b.words[b.off..b.off + 8 * b.m],
+                "table {i} lines"
             );
+            assert_eq!(
+                (&a.over, &a.ostart, &a.rank),
+                (&b.over, &b.ostart, &b.rank),
+                "table {i} overflow"
+            );
+            assert!(
+                a.iter().zip(a.iter().skip(1)).all(|(x, y)| x < y),
+                "table {i} ascending"
+            );
+            assert_eq!(a.iter().count(), a.len);
         }
         assert_eq!(merged.ids, rebuilt.ids);
+    }
+
+    /// A run built from `items` answers every query exactly (single,
+    /// batched and swept), and `find` locates every fingerprint.
+    fn run_agrees_with_brute_force(geo: &Geometry, items: &[(u64, u64)], queries: &[u64]) -> Run {
+        let run = Run::build(geo, items);
+        for (i, t) in run.tables.iter().enumerate() {
+            t.check().unwrap_or_else(|e| panic!("table {i}: {e}"));
+            let keys: Vec<u64> = t.iter().collect();
+            let mut want: Vec<u64> = items.iter().map(|&(fp, _)| geo.specs[i].permute(fp)).collect();
+            want.sort_unstable();
+            assert_eq!(keys, want, "table {i} iterates its keys in order");
+        }
+        for &(fp, id) in items.iter().step_by(7) {
+            let p = run.find(geo, fp).expect("stored");
+            assert_eq!(run.ids[p], id);
+        }
+        let mut many: Vec<(usize, Match)> = Vec::new();
+        run.probe_many(geo, queries, |qi, fp, id, distance| {
+            many.push((qi, Match { fp, id, distance }))
+        });
+        let mut swept: Vec<(usize, Match)> = Vec::new();
+        run.sweep(geo, queries, |qi, fp, id, distance| {
+            swept.push((qi, Match { fp, id, distance }))
+        });
+        many.sort_unstable();
+        swept.sort_unstable();
+        let mut all = Vec::new();
+        for (qi, &q) in queries.iter().enumerate() {
+            let want = brute(items, q, geo.k);
+            let mut got = Vec::new();
+            run.probe(geo, q, |fp, id, distance| got.push(Match { fp, id, distance }));
+            got.sort_unstable();
+            assert_eq!(got, want, "query {q:x}");
+            all.extend(want.into_iter().map(|m| (qi, m)));
+        }
+        all.sort_unstable();
+        assert_eq!(many, all, "batched");
+        assert_eq!(swept, all, "swept");
+        run
+    }
+
+    #[test]
+    fn crowded_lines_overflow_exactly() {
+        // Thousands of fingerprints whose permuted keys in table 0 share the
+        // top 20 bits (one 16-bit top, one line), the rest random; every
+        // eighth is within 3 bits of an earlier one. Plus a random
+        // background so the table has 6-byte entries.
+        let geo = Geometry::new(&Design::paper_k3(10).unwrap(), 3);
+        let spec = &geo.specs[0];
+        let mut seed = 21;
+        let mut items: Vec<(u64, u64)> = (0..600_000).map(|i| (lcg(&mut seed), i)).collect();
+        let top = lcg(&mut seed) & !((1u64 << 44) - 1);
+        let mut crowd = Vec::new();
+        for j in 0..4000u64 {
+            let pk = if j % 8 == 7 {
+                let near: u64 = crowd[lcg(&mut seed) as usize % crowd.len()];
+                near ^ (1 << (lcg(&mut seed) % 44)) ^ (1 << (lcg(&mut seed) % 44))
+            } else {
+                top | (lcg(&mut seed) >> 20)
+            };
+            crowd.push(pk);
+        }
+        items.extend(
+            crowd
+                .iter()
+                .enumerate()
+                .map(|(j, &pk)| (spec.unpermute(pk), 10_000_000 + j as u64)),
+        );
+        items.sort_unstable_by_key(|p| p.0);
+        items.dedup_by_key(|p| p.0);
+        let mut queries: Vec<u64> = crowd.iter().step_by(3).map(|&pk| spec.unpermute(pk) ^ 0b1001).collect();
+        queries.extend(items.iter().step_by(997).map(|p| p.0 ^ (1 << 50)));
+        let run = run_agrees_with_brute_force(&geo, &items, &queries);
+        let t = &run.tables[0];
+        assert!(t.narrow);
+        let l = t.line_of(top);
+        assert!(t.overflow(l).len() > 3000, "the crowd overflows one line");
+    }
+
+    #[test]
+    fn carry_mask_lines_straddle_a_48_bit_boundary() {
+        // Keys packed around multiples of 2^48 in table 0, so lines hold keys
+        // with two different top-16-bit values (the carry mask).
+        let geo = Geometry::new(&Design::paper_k3(10).unwrap(), 3);
+        let spec = &geo.specs[0];
+        let mut seed = 5;
+        let mut items: Vec<(u64, u64)> = (0..600_000).map(|i| (lcg(&mut seed), i)).collect();
+        let mut planted = Vec::new();
+        for b in 1..200u64 {
+            let edge = (b * 0x147) << 48;
+            for j in 0..12u64 {
+                // Below and above the edge, a few bits apart.
+                planted.push(edge.wrapping_sub(1 + j * 3));
+                planted.push(edge + j * 5);
+                planted.push(edge ^ (1 << (j % 3)));
+            }
+        }
+        items.extend(
+            planted
+                .iter()
+                .enumerate()
+                .map(|(j, &pk)| (spec.unpermute(pk), 20_000_000 + j as u64)),
+        );
+        items.sort_unstable_by_key(|p| p.0);
+        items.dedup_by_key(|p| p.0);
+        let queries: Vec<u64> = planted
+            .iter()
+            .step_by(2)
+            .flat_map(|&pk| {
+                [
+                    spec.unpermute(pk),
+                    spec.unpermute(pk ^ 0b110),
+                    spec.unpermute(pk.wrapping_add(1)),
+                ]
+            })
+            .collect();
+        let run = run_agrees_with_brute_force(&geo, &items, &queries);
+        let t = &run.tables[0];
+        assert!(t.narrow);
+        let carried = (0..t.m)
+            .filter(|&l| Table::head(t.line(l)) >> H_CARRY_SHIFT & 0x3FF != 0)
+            .count();
+        assert!(carried >= 100, "{carried} lines with a carry");
+    }
+
+    #[test]
+    fn small_tables_use_eight_byte_entries() {
+        for (t, k) in [(4usize, 3u32), (10, 3)] {
+            let geo = Geometry::new(&Design::paper_k3(t).unwrap(), k);
+            let mut seed = 9;
+            let mut items: Vec<(u64, u64)> = Vec::new();
+            for i in 0..20_000u64 {
+                let fp = match items.len() {
+                    n if n > 0 && i % 3 == 0 => {
+                        items[lcg(&mut seed) as usize % n].0
+                            ^ (1 << (lcg(&mut seed) % 64))
+                            ^ (1 << (lcg(&mut seed) % 64))
+                    }
+                    _ => lcg(&mut seed),
+                };
+                items.push((fp, i));
+            }
+            items.sort_unstable_by_key(|p| p.0);
+            items.dedup_by_key(|p| p.0);
+            let queries: Vec<u64> = items.iter().step_by(11).map(|p| p.0 ^ 0b101).collect();
+            let run = run_agrees_with_brute_force(&geo, &items, &queries);
+            assert!(run.tables.iter().all(|t| !t.narrow));
+        }
+        // Tiny and empty runs.
+        let geo = Geometry::new(&Design::paper_k3(10).unwrap(), 3);
+        run_agrees_with_brute_force(&geo, &[(7, 1)], &[7, 6, 0]);
+        run_agrees_with_brute_force(&geo, &[(7, 1), (u64::MAX, 2), (0, 3)], &[7, 6, 0, u64::MAX - 1]);
+    }
+
+    #[test]
+    fn damaged_line_headers_and_overflow_starts_are_refused() {
+        let geo = Geometry::new(&Design::paper_k3(4).unwrap(), 3);
+        let mut seed = 3;
+        let mut items: Vec<(u64, u64)> = (0..3000).map(|i| (lcg(&mut seed), i)).collect();
+        // A crowd in one line of table 0 so it has overflow keys.
+        let spec = &geo.specs[0];
+        let top = lcg(&mut seed) & !((1u64 << 50) - 1);
+        items.extend((0..50).map(|j| (spec.unpermute(top | (lcg(&mut seed) >> 30)), 5000 + j)));
+        items.sort_unstable_by_key(|p| p.0);
+        items.dedup_by_key(|p| p.0);
+        let run = Run::build(&geo, &items);
+        assert!(!run.tables[0].over.is_empty());
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.bin");
+        let write = |t: &Table| {
+            let mut w = SnapWriter::create(&path).unwrap();
+            t.write(&mut w).unwrap();
+            w.finish().unwrap();
+        };
+        let read = || -> Result<Table, SnapshotError> {
+            let mut r = SnapReader::open(&path)?;
+            let t = Table::read(&mut r, items.len(), spec.prefix(), true)?;
+            r.finish()?;
+            Ok(t)
+        };
+        write(&run.tables[0]);
+        let back = read().expect("an intact table reads back");
+        assert!(back.iter().eq(run.tables[0].iter()));
+        // Damage the in-memory table, then write it with a valid checksum:
+        // the geometry checks, not the CRC, must refuse it.
+        type Damage = fn(&mut Table);
+        let damages: [(&str, Damage); 6] = [
+            ("count beyond the slots", |t| t.words[t.off + 7] |= 0xF << 32),
+            ("overflow flag without overflow", |t| {
+                let l = (0..t.m).find(|&l| t.overflow(l).is_empty()).unwrap();
+                t.words[t.off + 8 * l + 7] |= (H_OVER as u64) << 32;
+            }),
+            ("overflow start past the end", |t| {
+                let m = t.m;
+                t.ostart[m] += 5;
+            }),
+            ("overflow starts out of order", |t| {
+                let l = (0..t.m).find(|&l| !t.overflow(l).is_empty()).unwrap();
+                t.ostart[l + 1] = 0;
+            }),
+            ("rank past the entries", |t| t.rank[1] = u32::MAX),
+            ("carry bit in an 8-byte line", |t| {
+                t.words[t.off + 8 * 3 + 7] |= 1 << (32 + H_CARRY_SHIFT)
+            }),
+        ];
+        for (what, damage) in damages {
+            let mut t = Run::build(&geo, &items).tables.swap_remove(0);
+            damage(&mut t);
+            write(&t);
+            assert!(read().is_err(), "{what} was accepted");
+        }
     }
 
     /// The delta alone, from a tiny set and hash so that both grow many
