@@ -31,7 +31,7 @@ use super::design::Design;
 /// The first 8 bytes of a snapshot.
 pub const MAGIC: &[u8; 8] = b"SCINDEX\0";
 /// The format version this build writes and reads.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 const END: &[u8; 4] = b"END\0";
 
 /// Why a snapshot could not be written or used.

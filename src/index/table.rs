@@ -94,9 +94,12 @@ const H_TOP_SHIFT: u32 = 16;
 /// Key k lives in line `(k · m) >> 64`, which is monotone in k: the lines
 /// cut the sorted order into contiguous value ranges of width 2^64 / m, about
 /// [`LOAD`] keys each. A 64-byte line holds its first (smallest) keys inline
-/// and a `u32` header at bytes 60..64; keys beyond the inline slots go, in
-/// order, to the table's overflow array (`u64` each), line l's at
-/// `over[ostart[l]..ostart[l + 1]]`.
+/// and a `u32` header at bytes 60..64. A line with more keys than slots
+/// keeps all but one slot's worth inline; its last slot then holds the index
+/// p of its part of the table's overflow array: `over[p]` = c, the count,
+/// and `over[p + 1..=p + c]` its remaining keys, ascending, full `u64`s
+/// (one dependent read, only when a probe's prefix range reaches past the
+/// last inline key).
 ///
 /// When m ≥ 2^16 a line's range is at most 2^48 wide, so its keys have one of
 /// two top-16-bit values, H (the first key's) or H + 1: a line keeps 10 keys
@@ -112,10 +115,8 @@ pub(crate) struct Table {
     m: usize,
     /// 6-byte entries (10 slots) rather than 8-byte ones (7 slots).
     narrow: bool,
-    /// Keys beyond the inline slots, line after line, ascending.
+    /// Per overflowing line, in line order: a count c, then c keys.
     over: Vec<u64>,
-    /// `m + 1` starts of each line's overflow keys in `over`.
-    ostart: Vec<u32>,
     /// Table 0 only (`m + 1`, else empty): position of each line's first key.
     rank: Vec<u32>,
     /// Mask of the table's prefix bits (the top bits of a permuted key).
@@ -131,6 +132,8 @@ pub(crate) struct TableBuilder {
     /// Keys in line `cur` so far, and their top 16 bits' base H.
     cur_n: usize,
     top: u64,
+    /// Index in `over` of line `cur`'s count word.
+    over_at: usize,
 }
 
 impl TableBuilder {
@@ -139,8 +142,6 @@ impl TableBuilder {
     pub(crate) fn new(n: usize, prefix: u32, ranked: bool) -> TableBuilder {
         let (m, narrow) = Table::geometry(n);
         let (words, off) = Table::zeroed_lines(m);
-        let mut ostart = huge_vec(m + 1);
-        ostart.resize(m + 1, 0u32);
         let mut rank = Vec::new();
         if ranked {
             rank = huge_vec(m + 1);
@@ -153,7 +154,6 @@ impl TableBuilder {
                 m,
                 narrow,
                 over: Vec::new(),
-                ostart,
                 rank,
                 pmask: prefix_bits(prefix),
                 len: 0,
@@ -161,14 +161,14 @@ impl TableBuilder {
             cur: usize::MAX,
             cur_n: 0,
             top: 0,
+            over_at: 0,
         }
     }
 
     /// Appends the next key (greater than the previous one).
     #[inline]
     pub(crate) fn push(&mut self, key: u64) {
-        let t = &mut self.t;
-        let l = t.line_of(key);
+        let l = self.t.line_of(key);
         if l != self.cur {
             self.cur = l;
             self.cur_n = 0;
@@ -176,41 +176,42 @@ impl TableBuilder {
         }
         let e = self.cur_n;
         self.cur_n += 1;
+        let t = &mut self.t;
         t.len += 1;
         if !t.rank.is_empty() {
             t.rank[l + 1] += 1;
         }
         let slots = t.slots();
-        let base = t.off + 8 * l;
-        let line: &mut [u64; 8] = (&mut t.words[base..base + 8]).try_into().expect("8 words");
-        let mut head = (line[7] >> 32) as u32;
+        let mut head = Table::head(t.line(l));
         if e < slots {
+            t.put_slot(l, e, key);
             if t.narrow {
-                // The 6 low bytes of the key at byte 6e (the line is little-endian
-                // words, as the probe reads them).
-                let le = key.to_le_bytes();
-                // SAFETY: 6e + 6 ≤ 60 bytes, inside the 64-byte line.
-                unsafe { std::ptr::copy_nonoverlapping(le.as_ptr(), (line.as_mut_ptr() as *mut u8).add(6 * e), 6) };
                 if e == 0 {
                     head |= (self.top as u32) << H_TOP_SHIFT;
                 } else if key >> 48 != self.top {
                     head |= 1 << (H_CARRY_SHIFT + e as u32);
                 }
-            } else {
-                line[e] = key;
             }
             head += 1;
         } else {
-            head |= H_OVER;
+            if e == slots {
+                // The line overflows: its last slot's key moves to the
+                // overflow array after a count word, and the slot points there.
+                let last = t.key(t.line(l), slots - 1);
+                self.over_at = t.over.len();
+                t.over.push(1);
+                t.over.push(last);
+                t.put_slot(l, slots - 1, self.over_at as u64);
+                head = ((head - 1) & !(1 << (H_CARRY_SHIFT + slots as u32 - 1))) | H_OVER;
+            }
             t.over.push(key);
-            t.ostart[l + 1] += 1;
+            t.over[self.over_at] += 1;
         }
-        line[7] = (line[7] & 0xFFFF_FFFF) | (head as u64) << 32;
+        t.set_head(l, head);
     }
 
     /// The finished table.
     pub(crate) fn finish(mut self) -> Table {
-        prefix_sums(&mut self.t.ostart);
         prefix_sums(&mut self.t.rank);
         self.t
     }
@@ -301,10 +302,47 @@ impl Table {
         u64::from_le(unsafe { (line.as_ptr() as *const u8).add(6 * e).cast::<u64>().read_unaligned() })
     }
 
-    /// Line `l`'s overflow keys.
+    /// Writes `v` into slot `e` of line `l` (6 or 8 bytes), header untouched.
+    fn put_slot(&mut self, l: usize, e: usize, v: u64) {
+        let at = self.off + 8 * l;
+        let line: &mut [u64; 8] = (&mut self.words[at..at + 8]).try_into().expect("8 words");
+        if self.narrow {
+            // The 6 low bytes at byte 6e: the line is little-endian words,
+            // as the probe reads them.
+            let le = v.to_le_bytes();
+            assert!(e < NARROW_SLOTS);
+            // SAFETY: 6e + 6 ≤ 60 bytes, inside the 64-byte line.
+            unsafe { std::ptr::copy_nonoverlapping(le.as_ptr(), (line.as_mut_ptr() as *mut u8).add(6 * e), 6) };
+        } else {
+            line[e] = v;
+        }
+    }
+
+    fn set_head(&mut self, l: usize, h: u32) {
+        let w = &mut self.words[self.off + 8 * l + 7];
+        *w = (*w & 0xFFFF_FFFF) | (h as u64) << 32;
+    }
+
+    /// Line `l`'s overflow keys (empty unless its header's flag is set).
     #[inline(always)]
     fn overflow(&self, l: usize) -> &[u64] {
-        &self.over[self.ostart[l] as usize..self.ostart[l + 1] as usize]
+        let line = self.line(l);
+        if Self::head(line) & H_OVER == 0 {
+            return &[];
+        }
+        let p = self.over_at(line);
+        let c = self.over[p] as usize;
+        &self.over[p + 1..p + 1 + c]
+    }
+
+    /// The overflow index in the last slot of an overflowing line.
+    #[inline(always)]
+    fn over_at(&self, line: &[u64; 8]) -> usize {
+        if self.narrow {
+            (Self::raw6(line, NARROW_SLOTS - 1) & LOW48) as usize
+        } else {
+            line[WIDE_SLOTS - 1] as usize
+        }
     }
 
     /// Position of the permuted key `pk`, if stored.
@@ -319,8 +357,7 @@ impl Table {
             return Some(rank + e);
         }
         if h & H_OVER != 0 {
-            let ov = self.overflow(l);
-            if let Ok(j) = ov.binary_search(&pk) {
+            if let Ok(j) = self.overflow(l).binary_search(&pk) {
                 return Some(rank + count + j);
             }
         }
@@ -425,11 +462,11 @@ impl Table {
     }
 
     fn bytes(&self) -> usize {
-        self.words.capacity() * 8 + self.over.capacity() * 8 + self.ostart.capacity() * 4 + self.rank.capacity() * 4
+        self.words.capacity() * 8 + self.over.capacity() * 8 + self.rank.capacity() * 4
     }
 
     /// Distinct cache lines a probe for `pq` reads: the lines of its prefix
-    /// range and, when it reads overflow keys, their start words and lines.
+    /// range and, when it reads overflow keys, their lines.
     fn lines_touched(&self, pq: u64) -> usize {
         let (a, b) = self.lines_of(pq);
         let hi = pq | !self.pmask;
@@ -439,9 +476,9 @@ impl Table {
             let h = Self::head(line);
             let count = (h & H_COUNT) as usize;
             if h & H_OVER != 0 && count > 0 && hi > self.key(line, count - 1) {
-                let p = self.over.as_ptr() as usize;
-                let (s, e) = (self.ostart[l] as usize, self.ostart[l + 1] as usize);
-                n += 1 + (p + 8 * e - 1) / 64 - (p + 8 * s) / 64 + 1;
+                let ov = self.overflow(l);
+                let p = ov.as_ptr() as usize - 8;
+                n += (p + 8 * ov.len()) / 64 - p / 64 + 1;
             }
         }
         n
@@ -472,7 +509,6 @@ impl Table {
         w.u32(u32::from(!self.rank.is_empty()))?;
         w.u64(self.over.len() as u64)?;
         w.u64s(self.words[self.off..self.off + 8 * self.m].iter().copied())?;
-        w.u32s(&self.ostart)?;
         w.u32s(&self.rank)?;
         w.u64s(self.over.iter().copied())
     }
@@ -488,19 +524,17 @@ impl Table {
         if m != want_m as u64 || narrow != u32::from(want_narrow) || has_rank != u32::from(ranked) {
             return Err(r.corrupt(format!("table geometry m={m} narrow={narrow} ranked={has_rank}")));
         }
-        if over_len > n as u64 || n > u32::MAX as usize {
+        if over_len > 2 * n as u64 || n > u32::MAX as usize {
             return Err(r.corrupt("table overflow larger than its entry count"));
         }
         let m = want_m;
-        r.has(8 * 8 * m as u64 + 4 * (m as u64 + 1) * (1 + u64::from(ranked)) + 8 * over_len)?;
+        r.has(8 * 8 * m as u64 + 4 * (m as u64 + 1) * u64::from(ranked) + 8 * over_len)?;
         let (mut words, off) = Table::zeroed_lines(m);
         let mut at = off;
         r.u64s(8 * m as u64, |x| {
             words[at] = x;
             at += 1;
         })?;
-        let mut ostart = huge_vec(m + 1);
-        r.u32s(&mut ostart, m + 1)?;
         let mut rank = Vec::new();
         if ranked {
             rank = huge_vec(m + 1);
@@ -514,7 +548,6 @@ impl Table {
             m,
             narrow: want_narrow,
             over,
-            ostart,
             rank,
             pmask: prefix_bits(prefix),
             len: n,
@@ -523,36 +556,41 @@ impl Table {
         Ok(t)
     }
 
-    /// Whether the starts, ranks and line headers are consistent with each
-    /// other and the entry count (what indexing relies on).
+    /// Whether the line headers, overflow pointers and counts and the ranks
+    /// are consistent with each other and the entry count (what indexing
+    /// relies on).
     fn check(&self) -> Result<(), String> {
-        let (os, m) = (&self.ostart, self.m);
-        if os[0] != 0 || os[m] as usize != self.over.len() || os.windows(2).any(|w| w[0] > w[1]) {
-            return Err("table overflow starts are not a partition of its overflow".into());
-        }
+        let m = self.m;
         if !self.rank.is_empty() && (self.rank[0] != 0 || self.rank[m] as usize != self.len) {
             return Err("table ranks do not span its entries".into());
         }
         let slots = self.slots() as u32;
-        let mut total = self.over.len();
+        let (mut total, mut next) = (0usize, 0usize);
         for l in 0..m {
-            let h = Self::head(self.line(l));
+            let line = self.line(l);
+            let h = Self::head(line);
             let count = h & H_COUNT;
-            let spilled = os[l + 1] > os[l];
             let carry = (h >> H_CARRY_SHIFT) & 0x3FF;
-            let bad = count > slots
-                || (h & H_OVER != 0) != spilled
-                || (spilled && count != slots)
-                || carry >> count != 0
-                || (!self.narrow && h >> H_CARRY_SHIFT != 0)
-                || (!self.rank.is_empty()
-                    && self.rank[l + 1].checked_sub(self.rank[l]) != Some(count + os[l + 1] - os[l]));
-            if bad {
-                return Err(format!("table line {l} header {h:#x} is inconsistent"));
+            let mut bad = count > slots || carry >> count != 0 || (!self.narrow && h >> H_CARRY_SHIFT != 0);
+            let mut spilled = 0usize;
+            if h & H_OVER != 0 {
+                // Overflow parts tile `over` in line order.
+                let p = self.over_at(line);
+                let c = self.over.get(p).map_or(0, |&c| c as usize);
+                bad |= count != slots - 1 || p != next || c < 2 || c > self.over.len() - p - 1;
+                spilled = c;
+                next = p + 1 + c;
             }
-            total += count as usize;
+            bad = bad
+                || (!self.rank.is_empty()
+                    && self.rank[l + 1].checked_sub(self.rank[l]).map(u64::from)
+                        != Some(u64::from(count) + spilled as u64));
+            if bad {
+                return Err(format!("table line {l} header {h:#x} or overflow is inconsistent"));
+            }
+            total += count as usize + spilled;
         }
-        if total != self.len {
+        if total != self.len || next != self.over.len() {
             return Err("table lines do not hold its entry count".into());
         }
         Ok(())
@@ -1830,11 +1868,7 @@ mod tests {
                 b.words[b.off..b.off + 8 * b.m],
                 "table {i} lines"
             );
-            assert_eq!(
-                (&a.over, &a.ostart, &a.rank),
-                (&b.over, &b.ostart, &b.rank),
-                "table {i} overflow"
-            );
+            assert_eq!((&a.over, &a.rank), (&b.over, &b.rank), "table {i} overflow");
             assert!(
                 a.iter().zip(a.iter().skip(1)).all(|(x, y)| x < y),
                 "table {i} ascending"
@@ -2035,13 +2069,15 @@ mod tests {
                 let l = (0..t.m).find(|&l| t.overflow(l).is_empty()).unwrap();
                 t.words[t.off + 8 * l + 7] |= (H_OVER as u64) << 32;
             }),
-            ("overflow start past the end", |t| {
-                let m = t.m;
-                t.ostart[m] += 5;
-            }),
-            ("overflow starts out of order", |t| {
+            ("overflow pointer past the end", |t| {
                 let l = (0..t.m).find(|&l| !t.overflow(l).is_empty()).unwrap();
-                t.ostart[l + 1] = 0;
+                let past = t.over.len() as u64 + 5;
+                t.put_slot(l, t.slots() - 1, past);
+            }),
+            ("overflow count past the end", |t| {
+                let l = (0..t.m).find(|&l| !t.overflow(l).is_empty()).unwrap();
+                let p = t.over_at(t.line(l));
+                t.over[p] += 1000;
             }),
             ("rank past the entries", |t| t.rank[1] = u32::MAX),
             ("carry bit in an 8-byte line", |t| {
