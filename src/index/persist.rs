@@ -5,14 +5,16 @@
 //! memory (no sort), then the caller adds the store's fingerprints newer than
 //! the snapshot's watermark.
 //!
-//! # Format, version 1 (all integers little-endian)
+//! # Format, version 2 (all integers little-endian)
 //!
 //! ```text
 //! header   magic "SCINDEX\0" · version u32 · k u32 · design hash u64 ·
 //!          tables u32 · 0u32 · distinct u64 · pairs u64 · watermark u64 ·
 //!          delta pairs u64 · extra pairs u64
-//! tables   per table: bits u32 · width u32 · dir words u64 · data bytes u64,
-//!          then the directory (u32 each) and the packed entries
+//! tables   per table: lines m u64 · 6-byte entries u32 (0/1) · ranked u32
+//!          (1 for table 0) · overflow words u64, then the m 64-byte lines
+//!          (8 u64 each), the m + 1 line ranks (u32 each, table 0 only) and
+//!          the overflow words (u64 each)
 //! ids      distinct × u64 (page id per entry of table 0)
 //! delta    delta pairs × (fp u64, id u64)   (not yet merged)
 //! extras   extra pairs × (fp u64, id u64)   (repeated fingerprints)

@@ -6,14 +6,20 @@
 //!
 //! A [`LiveIndex`] is three layers, each holding the same t tables:
 //!
-//! - the **main run** ([`Run`], immutable, shared by `Arc`): per table a sorted
-//!   `Vec<u64>` of *permuted, distinct* fingerprints (8 bytes per entry) and a
-//!   directory of `u32` offsets on the top `b` permuted bits (b ≈ log2 n − 3,
-//!   about 0.5 byte per entry), so a probe is one directory read plus one
-//!   short scan of about 8 consecutive entries. Table 0 also keeps, parallel to
-//!   its keys, the page id of each fingerprint (8 bytes). A match found in
-//!   table i > 0 gets its id by one exact probe of table 0 — matches are rare,
-//!   so ids cost 8 bytes per fingerprint once, not once per table.
+//! - the **main run** ([`Run`], immutable, shared by `Arc`): per table the
+//!   sorted *permuted, distinct* fingerprints in value-addressed 64-byte
+//!   lines ([`Table`]): key k is in line `(k · m) >> 64` of m ≈ n / 8 lines,
+//!   so a probe computes its line and reads it (no directory, no dependent
+//!   second read). A line holds 10 keys as their low 48 bits (the top 16 are
+//!   H or H + 1, kept in the line's 4-byte header with a carry mask) when
+//!   m ≥ 2^16, else 7 full keys; the keys of a crowded line beyond its slots
+//!   go to a per-table overflow array that its last slot points at, read
+//!   only when the query's prefix range reaches past the line's last inline
+//!   key. About 8.5 bytes per entry. Table 0 also keeps, per line, the rank
+//!   of its first key, and the page id of each fingerprint in sorted order
+//!   (8 bytes). A match found in table i > 0 gets its id by one exact probe
+//!   of table 0 — matches are rare, so ids cost 8 bytes per fingerprint once,
+//!   not once per table.
 //! - at most one **frozen delta** being merged into the main run by a
 //!   background thread;
 //! - the **live delta** ([`Delta`]): fingerprints and ids in insertion order,
