@@ -138,8 +138,10 @@ pub(crate) struct TableBuilder {
     /// Keys in line `cur` so far, and their top 16 bits' base H.
     cur_n: usize,
     top: u64,
-    /// Index in `over` of line `cur`'s count word.
+    /// Index in `over` of line `cur`'s count word, and the sixteenths of
+    /// the line's range that hold its overflow keys.
     over_at: usize,
+    over_mask: u64,
 }
 
 impl TableBuilder {
@@ -168,6 +170,7 @@ impl TableBuilder {
             cur_n: 0,
             top: 0,
             over_at: 0,
+            over_mask: 0,
         }
     }
 
@@ -205,13 +208,16 @@ impl TableBuilder {
                 // overflow array after a count word, and the slot points there.
                 let last = t.key(t.line(l), slots - 1);
                 self.over_at = t.over.len();
+                self.over_mask = 1 << t.sixteenth(last);
                 t.over.push(1);
                 t.over.push(last);
-                t.put_slot(l, slots - 1, self.over_at as u64);
                 head = ((head - 1) & !(1 << (H_CARRY_SHIFT + slots as u32 - 1))) | H_OVER;
             }
             t.over.push(key);
             t.over[self.over_at] += 1;
+            self.over_mask |= 1 << t.sixteenth(key);
+            debug_assert!(self.over_at < 1 << 32);
+            t.put_slot(l, slots - 1, self.over_at as u64 | self.over_mask << 32);
         }
         t.set_head(l, head);
     }
@@ -219,6 +225,10 @@ impl TableBuilder {
     /// The finished table.
     pub(crate) fn finish(mut self) -> Table {
         prefix_sums(&mut self.t.rank);
+        // Probes read the overflow at random: huge pages for it too.
+        let mut over = huge_vec(self.t.over.len());
+        over.extend_from_slice(&self.t.over);
+        self.t.over = over;
         self.t
     }
 }
@@ -341,14 +351,48 @@ impl Table {
         &self.over[p + 1..p + 1 + c]
     }
 
-    /// The overflow index in the last slot of an overflowing line.
+    /// The last slot of an overflowing line: the index of its overflow
+    /// part (low 32 bits) and the mask of the sixteenths of the line's range
+    /// holding overflow keys (next 16 bits).
+    #[inline(always)]
+    fn over_slot(&self, line: &[u64; 8]) -> u64 {
+        if self.narrow {
+            Self::raw6(line, NARROW_SLOTS - 1) & LOW48
+        } else {
+            line[WIDE_SLOTS - 1]
+        }
+    }
+
+    /// The overflow index of an overflowing line.
     #[inline(always)]
     fn over_at(&self, line: &[u64; 8]) -> usize {
-        if self.narrow {
-            (Self::raw6(line, NARROW_SLOTS - 1) & LOW48) as usize
-        } else {
-            line[WIDE_SLOTS - 1] as usize
+        (self.over_slot(line) & 0xFFFF_FFFF) as usize
+    }
+
+    /// Which sixteenth of its line's value range key `k` is in.
+    #[inline(always)]
+    fn sixteenth(&self, k: u64) -> u32 {
+        (((k as u128 * self.m as u128) >> 60) as u32) & 15
+    }
+
+    /// Whether a probe for `pq` must read line `l`'s overflow keys: the line
+    /// has some, in a sixteenth of its range that the prefix range of `pq`
+    /// overlaps, and the prefix range reaches past the last inline key.
+    #[inline(always)]
+    fn reads_overflow(&self, line: &[u64; 8], l: usize, pq: u64) -> bool {
+        let h = Self::head(line);
+        if h & H_OVER == 0 {
+            return false;
         }
+        let (lo, hi) = (pq & self.pmask, pq | !self.pmask);
+        let count = (h & H_COUNT) as usize;
+        if count == 0 || hi <= self.key(line, count - 1) {
+            return false;
+        }
+        let s0 = if self.line_of(lo) < l { 0 } else { self.sixteenth(lo) };
+        let s1 = if self.line_of(hi) > l { 15 } else { self.sixteenth(hi) };
+        let span = (0xFFFFu64 >> (15 - s1)) & (0xFFFFu64 << s0);
+        (self.over_slot(line) >> 32) & span != 0
     }
 
     /// Position of the permuted key `pk`, if stored.
@@ -405,7 +449,6 @@ impl Table {
     #[inline(always)]
     fn scan(&self, pq: u64, k: u32, mut hit: impl FnMut(u64, usize, u32)) -> usize {
         let (a, b) = self.lines_of(pq);
-        let hi = pq | !self.pmask;
         let mut examined = 0;
         for l in a..=b {
             let line = self.line(l);
@@ -434,7 +477,7 @@ impl Table {
                     }
                 }
             }
-            if h & H_OVER != 0 && count > 0 && hi > self.key(line, count - 1) {
+            if h & H_OVER != 0 && self.reads_overflow(line, l, pq) {
                 examined += self.scan_overflow(l, pq, k, count, &mut hit);
             }
         }
@@ -475,13 +518,9 @@ impl Table {
     /// range and, when it reads overflow keys, their lines.
     fn lines_touched(&self, pq: u64) -> usize {
         let (a, b) = self.lines_of(pq);
-        let hi = pq | !self.pmask;
         let mut n = b - a + 1;
         for l in a..=b {
-            let line = self.line(l);
-            let h = Self::head(line);
-            let count = (h & H_COUNT) as usize;
-            if h & H_OVER != 0 && count > 0 && hi > self.key(line, count - 1) {
+            if self.reads_overflow(self.line(l), l, pq) {
                 let ov = self.overflow(l);
                 let p = ov.as_ptr() as usize - 8;
                 n += (p + 8 * ov.len()) / 64 - p / 64 + 1;
@@ -498,13 +537,7 @@ impl Table {
         for pq in pqs {
             probes += 1;
             let (a, b) = self.lines_of(pq);
-            let hi = pq | !self.pmask;
-            read += usize::from((a..=b).any(|l| {
-                let line = self.line(l);
-                let h = Self::head(line);
-                let count = (h & H_COUNT) as usize;
-                h & H_OVER != 0 && count > 0 && hi > self.key(line, count - 1)
-            }));
+            read += usize::from((a..=b).any(|l| self.reads_overflow(self.line(l), l, pq)));
         }
         (lines as f64 / self.m as f64, read as f64 / probes.max(1) as f64)
     }
@@ -530,7 +563,7 @@ impl Table {
         if m != want_m as u64 || narrow != u32::from(want_narrow) || has_rank != u32::from(ranked) {
             return Err(r.corrupt(format!("table geometry m={m} narrow={narrow} ranked={has_rank}")));
         }
-        if over_len > 2 * n as u64 || n > u32::MAX as usize {
+        if over_len > 2 * n as u64 || over_len > u32::MAX as u64 || n > u32::MAX as usize {
             return Err(r.corrupt("table overflow larger than its entry count"));
         }
         let m = want_m;
