@@ -475,16 +475,6 @@ pub fn run(opts: &Options, out: &mut impl Write) -> Result<()> {
         let lines = idx.lines_per_query(&wl.queries[..wl.queries.len().min(100_000)]);
         let lps = random_lines_per_sec(idx.memory_bytes());
         w(out, format!("{:<34} {:>12.1}", "cache lines/query (tables)", lines))?;
-        let (ol, op) = idx.overflow_rates(&wl.queries[..wl.queries.len().min(100_000)]);
-        w(
-            out,
-            format!(
-                "{:<34} {:>11.2}%   ({:.2}% of probes read overflow keys)",
-                "lines with overflow keys",
-                100.0 * ol,
-                100.0 * op
-            ),
-        )?;
         w(
             out,
             format!(

@@ -5,16 +5,14 @@
 //! memory (no sort), then the caller adds the store's fingerprints newer than
 //! the snapshot's watermark.
 //!
-//! # Format, version 2 (all integers little-endian)
+//! # Format, version 1 (all integers little-endian)
 //!
 //! ```text
 //! header   magic "SCINDEX\0" · version u32 · k u32 · design hash u64 ·
 //!          tables u32 · 0u32 · distinct u64 · pairs u64 · watermark u64 ·
 //!          delta pairs u64 · extra pairs u64
-//! tables   per table: lines m u64 · 6-byte entries u32 (0/1) · ranked u32
-//!          (1 for table 0) · overflow words u64, then the m 64-byte lines
-//!          (8 u64 each), the m + 1 line ranks (u32 each, table 0 only) and
-//!          the overflow words (u64 each)
+//! tables   per table: bits u32 · width u32 · dir words u64 · data bytes u64,
+//!          then the directory (u32 each) and the packed entries
 //! ids      distinct × u64 (page id per entry of table 0)
 //! delta    delta pairs × (fp u64, id u64)   (not yet merged)
 //! extras   extra pairs × (fp u64, id u64)   (repeated fingerprints)
@@ -33,7 +31,7 @@ use super::design::Design;
 /// The first 8 bytes of a snapshot.
 pub const MAGIC: &[u8; 8] = b"SCINDEX\0";
 /// The format version this build writes and reads.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 1;
 const END: &[u8; 4] = b"END\0";
 
 /// Why a snapshot could not be written or used.

@@ -6,20 +6,14 @@
 //!
 //! A [`LiveIndex`] is three layers, each holding the same t tables:
 //!
-//! - the **main run** ([`Run`], immutable, shared by `Arc`): per table the
-//!   sorted *permuted, distinct* fingerprints in value-addressed 64-byte
-//!   lines ([`Table`]): key k is in line `(k · m) >> 64` of m ≈ n / 8 lines,
-//!   so a probe computes its line and reads it (no directory, no dependent
-//!   second read). A line holds 10 keys as their low 48 bits (the top 16 are
-//!   H or H + 1, kept in the line's 4-byte header with a carry mask) when
-//!   m ≥ 2^16, else 7 full keys; the keys of a crowded line beyond its slots
-//!   go to a per-table overflow array that its last slot points at, read
-//!   only when the query's prefix range reaches past the line's last inline
-//!   key. About 8.5 bytes per entry. Table 0 also keeps, per line, the rank
-//!   of its first key, and the page id of each fingerprint in sorted order
-//!   (8 bytes). A match found in table i > 0 gets its id by one exact probe
-//!   of table 0 — matches are rare, so ids cost 8 bytes per fingerprint once,
-//!   not once per table.
+//! - the **main run** ([`Run`], immutable, shared by `Arc`): per table a sorted
+//!   `Vec<u64>` of *permuted, distinct* fingerprints (8 bytes per entry) and a
+//!   directory of `u32` offsets on the top `b` permuted bits (b ≈ log2 n − 3,
+//!   about 0.5 byte per entry), so a probe is one directory read plus one
+//!   short scan of about 8 consecutive entries. Table 0 also keeps, parallel to
+//!   its keys, the page id of each fingerprint (8 bytes). A match found in
+//!   table i > 0 gets its id by one exact probe of table 0 — matches are rare,
+//!   so ids cost 8 bytes per fingerprint once, not once per table.
 //! - at most one **frozen delta** being merged into the main run by a
 //!   background thread;
 //! - the **live delta** ([`Delta`]): fingerprints and ids in insertion order,
@@ -76,563 +70,260 @@ pub struct Match {
     pub distance: u32,
 }
 
-/// Keys per line on average when entries are 6 bytes (10 slots per line).
-pub(crate) const LOAD: usize = 8;
-/// Keys per line on average when entries are 8 bytes (7 slots per line).
-const WIDE_LOAD: usize = 5;
-/// Inline slots of a line with 6-byte entries.
-const NARROW_SLOTS: usize = 10;
-/// Inline slots of a line with 8-byte entries.
-const WIDE_SLOTS: usize = 7;
-/// The low 48 bits: what a 6-byte entry stores.
-const LOW48: u64 = (1 << 48) - 1;
-/// Header bits: inline count (4 bits), overflow flag, carry mask (10 bits
-/// from bit 5), H (16 bits from bit 16).
-const H_COUNT: u32 = 0xF;
-const H_OVER: u32 = 1 << 4;
-const H_CARRY_SHIFT: u32 = 5;
-const H_TOP_SHIFT: u32 = 16;
+/// Bytes after the last packed entry, so an unaligned 8-byte load of any
+/// entry stays inside the allocation.
+const PAD: usize = 8;
 
-/// One sealed table: the sorted distinct permuted fingerprints of a run in
-/// `m` cache lines addressed by value, so a probe reads one line (no
-/// directory).
+/// One sealed table: the sorted distinct permuted fingerprints of a run,
+/// packed, with a directory on their top `bits` bits.
 ///
-/// Key k lives in line `(k · m) >> 64`, which is monotone in k: the lines
-/// cut the sorted order into contiguous value ranges of width 2^64 / m, about
-/// [`LOAD`] keys each. A 64-byte line holds its first (smallest) keys inline
-/// and a `u32` header at bytes 60..64. A line with more keys than slots
-/// keeps all but one slot's worth inline; its last slot then holds the index
-/// p of its part of the table's overflow array: `over[p]` = c, the count,
-/// and `over[p + 1..=p + c]` its remaining keys, ascending, full `u64`s
-/// (one dependent read, only when a probe's prefix range reaches past the
-/// last inline key).
-///
-/// When m ≥ 2^16 a line's range is at most 2^48 wide, so its keys have one of
-/// two top-16-bit values, H (the first key's) or H + 1: a line keeps 10 keys
-/// of 6 bytes (their low 48 bits, at bytes 0, 6, …, 54) and the header keeps
-/// H and a 10-bit carry mask (entry e's top 16 bits are H + 1). Smaller
-/// tables keep 7 keys of 8 bytes per line. Table 0 also keeps `rank[l]`, the
-/// position of line l's first key in the sorted order (for the ids).
-#[derive(Debug)]
+/// Entries in one directory bucket share their top `bits` bits, so only the
+/// low `64 - bits` bits are kept, in `width` bytes (little-endian; 6 bytes per
+/// entry from 2^18 fingerprints, 5 from 2^26). A probe reads the two
+/// directory words of its bucket, then scans the bucket (about 4 to 8
+/// entries, one or two cache lines): the XOR of an entry with the permuted
+/// query, masked to the stored bits, is the full XOR, since the top bits are
+/// equal in the bucket.
+#[derive(Debug, Default)]
 pub(crate) struct Table {
-    /// The lines, `8 · m` words from the 64-byte boundary `off` words in.
-    words: Vec<u64>,
-    off: usize,
-    m: usize,
-    /// 6-byte entries (10 slots) rather than 8-byte ones (7 slots).
-    narrow: bool,
-    /// Per overflowing line, in line order: a count c, then c keys.
-    over: Vec<u64>,
-    /// Table 0 only (`m + 1`, else empty): position of each line's first key.
-    rank: Vec<u32>,
-    /// Mask of the table's prefix bits (the top bits of a permuted key).
-    pmask: u64,
+    data: Vec<u8>,
+    dir: Vec<u32>,
+    bits: u32,
+    width: usize,
+    /// Mask of the stored low `64 - bits` bits.
+    low: u64,
     len: usize,
 }
 
 /// Fills a [`Table`] from permuted keys pushed in ascending order.
 pub(crate) struct TableBuilder {
     t: Table,
-    /// Line of the previous key (`usize::MAX` before the first).
-    cur: usize,
-    /// Keys in line `cur` so far, and their top 16 bits' base H.
-    cur_n: usize,
-    top: u64,
-    /// Index in `over` of line `cur`'s count word, and the sixteenths of
-    /// the line's range that hold its overflow keys.
-    over_at: usize,
-    over_mask: u64,
 }
 
 impl TableBuilder {
-    /// A builder for exactly `n` keys of a table with prefix length `prefix`;
-    /// `ranked` keeps the per-line positions (table 0).
-    pub(crate) fn new(n: usize, prefix: u32, ranked: bool) -> TableBuilder {
-        let (m, narrow) = Table::geometry(n);
-        let (words, off) = Table::zeroed_lines(m);
-        let mut rank = Vec::new();
-        if ranked {
-            rank = huge_vec(m + 1);
-            rank.resize(m + 1, 0u32);
-        }
+    /// A builder for exactly `n` keys of a table with prefix length `prefix`.
+    pub(crate) fn new(n: usize, prefix: u32) -> TableBuilder {
+        let bits = Self::bits_for(n, prefix);
+        let width = (64 - bits as usize).div_ceil(8);
+        let low = if bits == 0 { u64::MAX } else { (1u64 << (64 - bits)) - 1 };
+        let mut data = huge_vec(n * width + PAD);
+        data.resize(n * width + PAD, 0u8);
+        let mut dir = huge_vec((1usize << bits) + 1);
+        dir.resize((1usize << bits) + 1, 0u32);
         TableBuilder {
             t: Table {
-                words,
-                off,
-                m,
-                narrow,
-                over: Vec::new(),
-                rank,
-                pmask: prefix_bits(prefix),
+                data,
+                dir,
+                bits,
+                width,
+                low,
                 len: 0,
             },
-            cur: usize::MAX,
-            cur_n: 0,
-            top: 0,
-            over_at: 0,
-            over_mask: 0,
         }
     }
 
-    /// Appends the next key (greater than the previous one).
+    /// Directory bits of a table of `n` keys: about 4 to 8 entries per
+    /// bucket; never beyond the table's prefix, so a bucket never splits a
+    /// prefix range.
+    fn bits_for(n: usize, prefix: u32) -> u32 {
+        let log2 = usize::BITS - 1 - n.max(1).leading_zeros();
+        log2.saturating_sub(2).min(28).min(prefix)
+    }
+
+    /// Appends the next key (not smaller than the previous one).
     #[inline]
     pub(crate) fn push(&mut self, key: u64) {
-        let l = self.t.line_of(key);
-        if l != self.cur {
-            self.cur = l;
-            self.cur_n = 0;
-            self.top = key >> 48;
-        }
-        let e = self.cur_n;
-        self.cur_n += 1;
         let t = &mut self.t;
+        // One 8-byte store; the bytes past `width` are overwritten by the
+        // next entry or land in the padding.
+        let at = t.len * t.width;
+        t.data[at..at + 8].copy_from_slice(&key.to_le_bytes());
+        let b = t.bucket_of(key);
+        t.dir[b + 1] += 1;
         t.len += 1;
-        if !t.rank.is_empty() {
-            t.rank[l + 1] += 1;
-        }
-        let slots = t.slots();
-        let mut head = Table::head(t.line(l));
-        if e < slots {
-            t.put_slot(l, e, key);
-            if t.narrow {
-                if e == 0 {
-                    head |= (self.top as u32) << H_TOP_SHIFT;
-                } else if key >> 48 != self.top {
-                    head |= 1 << (H_CARRY_SHIFT + e as u32);
-                }
-            }
-            head += 1;
-        } else {
-            if e == slots {
-                // The line overflows: its last slot's key moves to the
-                // overflow array after a count word, and the slot points there.
-                let last = t.key(t.line(l), slots - 1);
-                self.over_at = t.over.len();
-                self.over_mask = 1 << t.sixteenth(last);
-                t.over.push(1);
-                t.over.push(last);
-                head = ((head - 1) & !(1 << (H_CARRY_SHIFT + slots as u32 - 1))) | H_OVER;
-            }
-            t.over.push(key);
-            t.over[self.over_at] += 1;
-            self.over_mask |= 1 << t.sixteenth(key);
-            debug_assert!(self.over_at < 1 << 32);
-            t.put_slot(l, slots - 1, self.over_at as u64 | self.over_mask << 32);
-        }
-        t.set_head(l, head);
     }
 
     /// The finished table.
     pub(crate) fn finish(mut self) -> Table {
-        prefix_sums(&mut self.t.rank);
-        // Probes read the overflow at random: huge pages for it too.
-        let mut over = huge_vec(self.t.over.len());
-        over.extend_from_slice(&self.t.over);
-        self.t.over = over;
+        let dir = &mut self.t.dir;
+        for i in 1..dir.len() {
+            dir[i] += dir[i - 1];
+        }
         self.t
     }
 }
 
-fn prefix_sums(v: &mut [u32]) {
-    for i in 1..v.len() {
-        v[i] += v[i - 1];
-    }
-}
-
-/// The mask of the top `prefix` bits.
-fn prefix_bits(prefix: u32) -> u64 {
-    if prefix == 0 {
-        0
-    } else {
-        u64::MAX << (64 - prefix.min(64))
-    }
-}
-
 impl Table {
-    /// Lines and entry width of a table of `n` keys: 6-byte entries at
-    /// [`LOAD`] keys per line when that gives at least 2^16 lines (so a
-    /// line's range is at most 2^48 wide), else 8-byte entries at
-    /// [`WIDE_LOAD`].
-    fn geometry(n: usize) -> (usize, bool) {
-        let m = n.div_ceil(LOAD);
-        if m >= 1 << 16 {
-            (m, true)
+    #[inline(always)]
+    fn bucket_of(&self, pq: u64) -> usize {
+        if self.bits == 0 {
+            0
         } else {
-            (n.div_ceil(WIDE_LOAD).max(1), false)
+            (pq >> (64 - self.bits)) as usize
         }
     }
 
-    /// `m` zeroed lines and the word offset of the first 64-byte boundary.
-    fn zeroed_lines(m: usize) -> (Vec<u64>, usize) {
-        let mut v: Vec<u64> = huge_vec(8 * m + 8);
-        v.resize(8 * m + 8, 0);
-        let p = v.as_ptr() as usize;
-        (v, (p.next_multiple_of(64) - p) / 8)
-    }
-
+    /// Entries sharing the top `bits` bits with `pq`.
     #[inline(always)]
-    fn slots(&self) -> usize {
-        if self.narrow {
-            NARROW_SLOTS
-        } else {
-            WIDE_SLOTS
-        }
+    fn bucket(&self, pq: u64) -> (usize, usize) {
+        let b = self.bucket_of(pq);
+        // The directory has 2^bits + 1 entries, so b + 1 is in range.
+        (self.dir[b] as usize, self.dir[b + 1] as usize)
     }
 
-    /// The line of permuted key `k`.
+    /// The stored bytes of entry `j` (and whatever follows), as a u64.
     #[inline(always)]
-    fn line_of(&self, k: u64) -> usize {
-        ((k as u128 * self.m as u128) >> 64) as usize
-    }
-
-    /// Line `l` (l < m) as 8 words.
-    #[inline(always)]
-    fn line(&self, l: usize) -> &[u64; 8] {
-        let at = self.off + 8 * l;
-        self.words[at..at + 8].try_into().expect("8 words")
-    }
-
-    #[inline(always)]
-    fn head(line: &[u64; 8]) -> u32 {
-        (line[7] >> 32) as u32
-    }
-
-    /// Inline entry `e` of a line as a full key.
-    #[inline(always)]
-    fn key(&self, line: &[u64; 8], e: usize) -> u64 {
-        if self.narrow {
-            let h = Self::head(line);
-            let carry = (h >> (H_CARRY_SHIFT + e as u32)) & 1;
-            let top = ((h >> H_TOP_SHIFT) + carry) as u64;
-            (top << 48) | (Self::raw6(line, e) & LOW48)
-        } else {
-            line[e]
-        }
-    }
-
-    /// The 8 bytes at byte 6e of a line (e ≤ 9, so inside it).
-    #[inline(always)]
-    fn raw6(line: &[u64; 8], e: usize) -> u64 {
-        debug_assert!(e < NARROW_SLOTS);
-        // SAFETY: 6e + 8 ≤ 62 < 64, inside the 64-byte array.
-        u64::from_le(unsafe { (line.as_ptr() as *const u8).add(6 * e).cast::<u64>().read_unaligned() })
-    }
-
-    /// Writes `v` into slot `e` of line `l` (6 or 8 bytes), header untouched.
-    fn put_slot(&mut self, l: usize, e: usize, v: u64) {
-        let at = self.off + 8 * l;
-        let line: &mut [u64; 8] = (&mut self.words[at..at + 8]).try_into().expect("8 words");
-        if self.narrow {
-            // The 6 low bytes at byte 6e: the line is little-endian words,
-            // as the probe reads them.
-            let le = v.to_le_bytes();
-            assert!(e < NARROW_SLOTS);
-            // SAFETY: 6e + 6 ≤ 60 bytes, inside the 64-byte line.
-            unsafe { std::ptr::copy_nonoverlapping(le.as_ptr(), (line.as_mut_ptr() as *mut u8).add(6 * e), 6) };
-        } else {
-            line[e] = v;
-        }
-    }
-
-    fn set_head(&mut self, l: usize, h: u32) {
-        let w = &mut self.words[self.off + 8 * l + 7];
-        *w = (*w & 0xFFFF_FFFF) | (h as u64) << 32;
-    }
-
-    /// Line `l`'s overflow keys (empty unless its header's flag is set).
-    #[inline(always)]
-    fn overflow(&self, l: usize) -> &[u64] {
-        let line = self.line(l);
-        if Self::head(line) & H_OVER == 0 {
-            return &[];
-        }
-        let p = self.over_at(line);
-        let c = self.over[p] as usize;
-        &self.over[p + 1..p + 1 + c]
-    }
-
-    /// The last slot of an overflowing line: the index of its overflow
-    /// part (low 32 bits) and the mask of the sixteenths of the line's range
-    /// holding overflow keys (next 16 bits).
-    #[inline(always)]
-    fn over_slot(&self, line: &[u64; 8]) -> u64 {
-        if self.narrow {
-            Self::raw6(line, NARROW_SLOTS - 1) & LOW48
-        } else {
-            line[WIDE_SLOTS - 1]
-        }
-    }
-
-    /// The overflow index of an overflowing line.
-    #[inline(always)]
-    fn over_at(&self, line: &[u64; 8]) -> usize {
-        (self.over_slot(line) & 0xFFFF_FFFF) as usize
-    }
-
-    /// Which sixteenth of its line's value range key `k` is in.
-    #[inline(always)]
-    fn sixteenth(&self, k: u64) -> u32 {
-        (((k as u128 * self.m as u128) >> 60) as u32) & 15
-    }
-
-    /// Whether a probe for `pq` must read line `l`'s overflow keys: the line
-    /// has some, in a sixteenth of its range that the prefix range of `pq`
-    /// overlaps, and the prefix range reaches past the last inline key.
-    #[inline(always)]
-    fn reads_overflow(&self, line: &[u64; 8], l: usize, pq: u64) -> bool {
-        let h = Self::head(line);
-        if h & H_OVER == 0 {
-            return false;
-        }
-        let (lo, hi) = (pq & self.pmask, pq | !self.pmask);
-        let count = (h & H_COUNT) as usize;
-        if count == 0 || hi <= self.key(line, count - 1) {
-            return false;
-        }
-        let s0 = if self.line_of(lo) < l { 0 } else { self.sixteenth(lo) };
-        let s1 = if self.line_of(hi) > l { 15 } else { self.sixteenth(hi) };
-        let span = (0xFFFFu64 >> (15 - s1)) & (0xFFFFu64 << s0);
-        (self.over_slot(line) >> 32) & span != 0
+    fn raw(&self, j: usize) -> u64 {
+        let at = j * self.width;
+        assert!(at + 8 <= self.data.len());
+        // SAFETY: bounds checked above; the data has PAD bytes after the last
+        // entry, so the check never fails for j < len.
+        u64::from_le(unsafe { (self.data.as_ptr().add(at) as *const u64).read_unaligned() })
     }
 
     /// Position of the permuted key `pk`, if stored.
     #[inline]
     fn find(&self, pk: u64) -> Option<usize> {
-        let l = self.line_of(pk);
-        let line = self.line(l);
-        let h = Self::head(line);
-        let count = (h & H_COUNT) as usize;
-        let rank = self.rank.get(l).map_or(0, |&r| r as usize);
-        if let Some(e) = (0..count).find(|&e| self.key(line, e) == pk) {
-            return Some(rank + e);
+        let (lo, hi) = self.bucket(pk);
+        (lo..hi).find(|&j| (self.raw(j) ^ pk) & self.low == 0)
+    }
+
+    /// This table plus the sorted keys `add` (none of them stored here),
+    /// when the larger table keeps this one's geometry: old entries move in
+    /// whole runs between the insertion points (one copy each, not decoded
+    /// and re-encoded), only the new keys are encoded, and the directory is
+    /// shifted by a running count. `ids` (table 0 only): this table's ids and
+    /// those of `add`, merged in the same order. `None` when the directory
+    /// bits change (the table crossed a power of two) or this table is empty.
+    fn merged_runs(&self, add: &[u64], prefix: u32, ids: Option<(&[u64], &[u64])>) -> Option<(Table, Vec<u64>)> {
+        let n = self.len + add.len();
+        if self.len == 0 || TableBuilder::bits_for(n, prefix) != self.bits {
+            return None;
         }
-        if h & H_OVER != 0 {
-            if let Ok(j) = self.overflow(l).binary_search(&pk) {
-                return Some(rank + count + j);
+        let w = self.width;
+        let mut data: Vec<u8> = huge_vec(n * w + PAD);
+        let mut out_ids: Vec<u64> = if ids.is_some() { huge_vec(n) } else { Vec::new() };
+        let mut from = 0usize;
+        for (j, &k) in add.iter().enumerate() {
+            let (lo, hi) = self.bucket(k);
+            let mut pos = lo.max(from);
+            while pos < hi && (self.raw(pos) & self.low) < (k & self.low) {
+                pos += 1;
             }
+            data.extend_from_slice(&self.data[from * w..pos * w]);
+            data.extend_from_slice(&k.to_le_bytes()[..w]);
+            if let Some((old, new)) = ids {
+                out_ids.extend_from_slice(&old[from..pos]);
+                out_ids.push(new[j]);
+            }
+            from = pos;
         }
-        None
+        data.extend_from_slice(&self.data[from * w..self.len * w]);
+        data.resize(n * w + PAD, 0);
+        if let Some((old, _)) = ids {
+            out_ids.extend_from_slice(&old[from..self.len]);
+        }
+        let mut dir: Vec<u32> = huge_vec(self.dir.len());
+        let mut before = 0usize;
+        for (b, &d) in self.dir.iter().enumerate() {
+            while before < add.len() && self.bucket_of(add[before]) < b {
+                before += 1;
+            }
+            dir.push(d + before as u32);
+        }
+        let table = Table {
+            data,
+            dir,
+            bits: self.bits,
+            width: w,
+            low: self.low,
+            len: n,
+        };
+        Some((table, out_ids))
     }
 
     /// Every key in ascending order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = u64> + '_ {
-        (0..self.m).flat_map(move |l| {
-            let line = self.line(l);
-            let count = (Self::head(line) & H_COUNT) as usize;
-            (0..count)
-                .map(move |e| self.key(line, e))
-                .chain(self.overflow(l).iter().copied())
+        (0..self.dir.len() - 1).flat_map(move |b| {
+            let top = (b as u64).wrapping_shl(64 - self.bits);
+            (self.dir[b] as usize..self.dir[b + 1] as usize).map(move |j| top | (self.raw(j) & self.low))
         })
     }
 
-    /// The first and last line holding keys of `pq`'s prefix range.
     #[inline(always)]
-    fn lines_of(&self, pq: u64) -> (usize, usize) {
-        (self.line_of(pq & self.pmask), self.line_of(pq | !self.pmask))
+    fn prefetch_dir(&self, pq: u64) {
+        prefetch(self.dir.as_ptr().wrapping_add(self.bucket_of(pq)));
     }
 
-    /// Prefetches the lines a probe for `pq` reads (at most 4).
     #[inline(always)]
-    fn prefetch_lines(&self, pq: u64) {
-        let (a, b) = self.lines_of(pq);
-        let p = self.words.as_ptr().wrapping_add(self.off);
-        for l in a..=b.min(a + 3) {
-            prefetch(p.wrapping_add(8 * l));
+    fn prefetch_range(&self, (lo, hi): (usize, usize)) {
+        // Every cache line of the range (a bucket is one to three lines).
+        let p = self.data.as_ptr() as usize;
+        let mut line = (p + lo * self.width) & !63;
+        let end = p + hi * self.width;
+        while line <= end {
+            prefetch(line as *const u8);
+            line += 64;
         }
-    }
-
-    /// Calls `hit(key, position in this table, distance)` for every entry
-    /// within `k` of `pq` in the lines of `pq`'s prefix range (position
-    /// meaningful only with ranks); overflow keys are read only when the
-    /// range reaches past the line's last inline key, and only those in the
-    /// range. Returns the entries examined.
-    #[inline(always)]
-    fn scan(&self, pq: u64, k: u32, mut hit: impl FnMut(u64, usize, u32)) -> usize {
-        let (a, b) = self.lines_of(pq);
-        let mut examined = 0;
-        for l in a..=b {
-            let line = self.line(l);
-            let h = Self::head(line);
-            let count = (h & H_COUNT) as usize;
-            examined += count;
-            let rank = || self.rank.get(l).map_or(0, |&r| r as usize);
-            if self.narrow {
-                let top = (h >> H_TOP_SHIFT) as u64;
-                for e in 0..count.min(NARROW_SLOTS) {
-                    let raw = Self::raw6(line, e);
-                    if ((raw ^ pq) & LOW48).count_ones() <= k {
-                        let carry = ((h >> (H_CARRY_SHIFT + e as u32)) & 1) as u64;
-                        let key = ((top + carry) << 48) | (raw & LOW48);
-                        let d = (key ^ pq).count_ones();
-                        if d <= k {
-                            hit(key, rank() + e, d);
-                        }
-                    }
-                }
-            } else {
-                for (e, &key) in line[..count.min(WIDE_SLOTS)].iter().enumerate() {
-                    let d = (key ^ pq).count_ones();
-                    if d <= k {
-                        hit(key, rank() + e, d);
-                    }
-                }
-            }
-            if h & H_OVER != 0 && self.reads_overflow(line, l, pq) {
-                examined += self.scan_overflow(l, pq, k, count, &mut hit);
-            }
-        }
-        examined
-    }
-
-    /// The overflow part of [`Table::scan`] (rare: a crowded line and a
-    /// range past its inline keys).
-    #[inline(never)]
-    fn scan_overflow(&self, l: usize, pq: u64, k: u32, count: usize, hit: &mut impl FnMut(u64, usize, u32)) -> usize {
-        let (lo, hi) = (pq & self.pmask, pq | !self.pmask);
-        let ov = self.overflow(l);
-        let from = if ov.len() > 16 {
-            ov.partition_point(|&c| c < lo)
-        } else {
-            0
-        };
-        let rank = self.rank.get(l).map_or(0, |&r| r as usize) + count;
-        let mut examined = 0;
-        for (j, &key) in ov.iter().enumerate().skip(from) {
-            if key > hi {
-                break;
-            }
-            examined += 1;
-            let d = (key ^ pq).count_ones();
-            if d <= k {
-                hit(key, rank + j, d);
-            }
-        }
-        examined
     }
 
     fn bytes(&self) -> usize {
-        self.words.capacity() * 8 + self.over.capacity() * 8 + self.rank.capacity() * 4
+        self.data.capacity() + self.dir.capacity() * 4
     }
 
-    /// Distinct cache lines a probe for `pq` reads: the lines of its prefix
-    /// range and, when it reads overflow keys, their lines.
+    /// Distinct cache lines a probe for `pq` reads: the directory words of
+    /// its bucket and every line of the bucket's entries (what
+    /// `prefetch_range` fetches).
     fn lines_touched(&self, pq: u64) -> usize {
-        let (a, b) = self.lines_of(pq);
-        let mut n = b - a + 1;
-        for l in a..=b {
-            if self.reads_overflow(self.line(l), l, pq) {
-                let ov = self.overflow(l);
-                let p = ov.as_ptr() as usize - 8;
-                n += (p + 8 * ov.len()) / 64 - p / 64 + 1;
-            }
-        }
-        n
-    }
-
-    /// Fraction of lines with overflow keys and of probes for `pqs` that
-    /// read them.
-    fn overflow_rates(&self, pqs: impl Iterator<Item = u64>) -> (f64, f64) {
-        let lines = (0..self.m).filter(|&l| Self::head(self.line(l)) & H_OVER != 0).count();
-        let (mut probes, mut read) = (0usize, 0usize);
-        for pq in pqs {
-            probes += 1;
-            let (a, b) = self.lines_of(pq);
-            read += usize::from((a..=b).any(|l| self.reads_overflow(self.line(l), l, pq)));
-        }
-        (lines as f64 / self.m as f64, read as f64 / probes.max(1) as f64)
+        let b = self.bucket_of(pq);
+        let line = |p: usize| p / 64;
+        let d = self.dir.as_ptr() as usize;
+        let dir_lines = 1 + usize::from(line(d + b * 4) != line(d + b * 4 + 7));
+        let (lo, hi) = self.bucket(pq);
+        let p = self.data.as_ptr() as usize;
+        dir_lines + line(p + hi * self.width) - line(p + lo * self.width) + 1
     }
 
     fn write(&self, w: &mut SnapWriter) -> Result<(), SnapshotError> {
-        w.u64(self.m as u64)?;
-        w.u32(u32::from(self.narrow))?;
-        w.u32(u32::from(!self.rank.is_empty()))?;
-        w.u64(self.over.len() as u64)?;
-        w.u64s(self.words[self.off..self.off + 8 * self.m].iter().copied())?;
-        w.u32s(&self.rank)?;
-        w.u64s(self.over.iter().copied())
+        w.u32(self.bits)?;
+        w.u32(self.width as u32)?;
+        w.u64(self.dir.len() as u64)?;
+        w.u64(self.data.len() as u64)?;
+        w.u32s(&self.dir)?;
+        w.bytes(&self.data)
     }
 
-    /// Reads a table of `n` entries, checking its geometry and every line
-    /// header so that no probe of a damaged file can index out of bounds.
-    fn read(r: &mut SnapReader, n: usize, prefix: u32, ranked: bool) -> Result<Table, SnapshotError> {
-        let m = r.u64()?;
-        let narrow = r.u32()?;
-        let has_rank = r.u32()?;
-        let over_len = r.u64()?;
-        let (want_m, want_narrow) = Table::geometry(n);
-        if m != want_m as u64 || narrow != u32::from(want_narrow) || has_rank != u32::from(ranked) {
-            return Err(r.corrupt(format!("table geometry m={m} narrow={narrow} ranked={has_rank}")));
+    /// Reads a table of `n` entries, checking its geometry so that no probe
+    /// of a damaged file can index out of bounds.
+    fn read(r: &mut SnapReader, n: usize, prefix: u32) -> Result<Table, SnapshotError> {
+        let bits = r.u32()?;
+        let width = r.u32()? as usize;
+        let dir_len = r.u64()?;
+        let data_len = r.u64()?;
+        if bits > 28 || bits > prefix || width != (64 - bits as usize).div_ceil(8) {
+            return Err(r.corrupt(format!("table geometry bits={bits} width={width}")));
         }
-        if over_len > 2 * n as u64 || over_len > u32::MAX as u64 || n > u32::MAX as usize {
-            return Err(r.corrupt("table overflow larger than its entry count"));
+        if dir_len != (1u64 << bits) + 1 || data_len != (n * width + PAD) as u64 {
+            return Err(r.corrupt("table sizes do not match its entry count"));
         }
-        let m = want_m;
-        r.has(8 * 8 * m as u64 + 4 * (m as u64 + 1) * u64::from(ranked) + 8 * over_len)?;
-        let (mut words, off) = Table::zeroed_lines(m);
-        let mut at = off;
-        r.u64s(8 * m as u64, |x| {
-            words[at] = x;
-            at += 1;
-        })?;
-        let mut rank = Vec::new();
-        if ranked {
-            rank = huge_vec(m + 1);
-            r.u32s(&mut rank, m + 1)?;
+        r.has(dir_len * 4 + data_len)?;
+        let mut dir = huge_vec(dir_len as usize);
+        r.u32s(&mut dir, dir_len as usize)?;
+        if dir[0] != 0 || dir.windows(2).any(|w| w[0] > w[1]) || dir[dir.len() - 1] as usize != n {
+            return Err(r.corrupt("table directory is not a sorted partition of its entries"));
         }
-        let mut over = huge_vec(over_len as usize);
-        r.u64s(over_len, |x| over.push(x))?;
-        let t = Table {
-            words,
-            off,
-            m,
-            narrow: want_narrow,
-            over,
-            rank,
-            pmask: prefix_bits(prefix),
+        let mut data = huge_vec(data_len as usize);
+        data.resize(data_len as usize, 0u8);
+        r.bytes(&mut data)?;
+        let low = if bits == 0 { u64::MAX } else { (1u64 << (64 - bits)) - 1 };
+        Ok(Table {
+            data,
+            dir,
+            bits,
+            width,
+            low,
             len: n,
-        };
-        t.check().map_err(|what| r.corrupt(what))?;
-        Ok(t)
-    }
-
-    /// Whether the line headers, overflow pointers and counts and the ranks
-    /// are consistent with each other and the entry count (what indexing
-    /// relies on).
-    fn check(&self) -> Result<(), String> {
-        let m = self.m;
-        if !self.rank.is_empty() && (self.rank[0] != 0 || self.rank[m] as usize != self.len) {
-            return Err("table ranks do not span its entries".into());
-        }
-        let slots = self.slots() as u32;
-        let (mut total, mut next) = (0usize, 0usize);
-        for l in 0..m {
-            let line = self.line(l);
-            let h = Self::head(line);
-            let count = h & H_COUNT;
-            let carry = (h >> H_CARRY_SHIFT) & 0x3FF;
-            let mut bad = count > slots || carry >> count != 0 || (!self.narrow && h >> H_CARRY_SHIFT != 0);
-            let mut spilled = 0usize;
-            if h & H_OVER != 0 {
-                // Overflow parts tile `over` in line order.
-                let p = self.over_at(line);
-                let c = self.over.get(p).map_or(0, |&c| c as usize);
-                bad |= count != slots - 1 || p != next || c < 2 || c > self.over.len() - p - 1;
-                spilled = c;
-                next = p + 1 + c;
-            }
-            bad = bad
-                || (!self.rank.is_empty()
-                    && self.rank[l + 1].checked_sub(self.rank[l]).map(u64::from)
-                        != Some(u64::from(count) + spilled as u64));
-            if bad {
-                return Err(format!("table line {l} header {h:#x} or overflow is inconsistent"));
-            }
-            total += count as usize + spilled;
-        }
-        if total != self.len || next != self.over.len() {
-            return Err("table lines do not hold its entry count".into());
-        }
-        Ok(())
+        })
     }
 }
 
@@ -746,14 +437,18 @@ impl Run {
             .par_iter()
             .enumerate()
             .map(|(i, spec)| {
-                // A linear merge of the old table's ascending keys with the
-                // sorted new ones into a fresh table.
                 let old = self.tables.get(i);
-                let old_keys = old.into_iter().flat_map(|t| t.iter());
-                let mut out = TableBuilder::new(n, spec.prefix(), i == 0);
                 if i == 0 {
                     let mut add: Vec<(u64, u64)> = more.iter().map(|&(fp, id)| (spec.permute(fp), id)).collect();
                     add.par_sort_unstable();
+                    if let Some(t) = old {
+                        let (keys, add_ids): (Vec<u64>, Vec<u64>) = add.iter().copied().unzip();
+                        if let Some(done) = t.merged_runs(&keys, spec.prefix(), Some((&self.ids, &add_ids))) {
+                            return done;
+                        }
+                    }
+                    let old_keys = old.into_iter().flat_map(|t| t.iter());
+                    let mut out = TableBuilder::new(n, spec.prefix());
                     let mut ids = huge_vec(n);
                     let old = old_keys.zip(self.ids.iter().copied());
                     merge_sorted(old, add.into_iter(), |k, id| {
@@ -764,6 +459,11 @@ impl Run {
                 } else {
                     let mut add: Vec<u64> = more.iter().map(|&(fp, _)| spec.permute(fp)).collect();
                     add.par_sort_unstable();
+                    if let Some((t, _)) = old.and_then(|t| t.merged_runs(&add, spec.prefix(), None)) {
+                        return (t, Vec::new());
+                    }
+                    let old_keys = old.into_iter().flat_map(|t| t.iter());
+                    let mut out = TableBuilder::new(n, spec.prefix());
                     let old = old_keys.map(|k| (k, ()));
                     merge_sorted(old, add.into_iter().map(|k| (k, ())), |k, ()| out.push(k));
                     (out.finish(), Vec::new())
@@ -800,32 +500,62 @@ impl Run {
         }
         let mut examined = 0;
         let mut pqs = [0u64; ROUND];
+        let mut ranges = [(0usize, 0usize); ROUND];
         // Rounds of up to ROUND tables so the cache misses of different
-        // tables overlap: every table's line prefetched, then the scans.
+        // tables overlap: directory prefetch, range prefetch, then the scans.
         for start in (0..self.tables.len()).step_by(ROUND) {
             let end = (start + ROUND).min(self.tables.len());
             for i in start..end {
                 pqs[i - start] = geo.specs[i].permute(q);
-                self.tables[i].prefetch_lines(pqs[i - start]);
+                self.tables[i].prefetch_dir(pqs[i - start]);
             }
             for i in start..end {
-                examined += self.scan(geo, i, q, pqs[i - start], &mut emit);
+                let r = self.tables[i].bucket(pqs[i - start]);
+                self.tables[i].prefetch_range(r);
+                ranges[i - start] = r;
+            }
+            for i in start..end {
+                examined += self.scan(geo, i, q, pqs[i - start], ranges[i - start], &mut emit);
             }
         }
         examined
     }
 
-    /// Scans the line(s) of `pq` (the query `q` permuted by table i) in
-    /// table `i` and emits the matches this table owns.
+    /// Scans entries `lo..hi` of table `i` (the bucket of `pq`, the query
+    /// `q` permuted by table i) and emits the matches this table owns.
     #[inline(always)]
-    fn scan(&self, geo: &Geometry, i: usize, q: u64, pq: u64, emit: &mut impl FnMut(u64, u64, u32)) -> usize {
-        self.tables[i].scan(pq, geo.k, |key, j, d| self.owned_match(geo, i, q, key, j, d, emit))
+    fn scan(
+        &self,
+        geo: &Geometry,
+        i: usize,
+        q: u64,
+        pq: u64,
+        (lo, hi): (usize, usize),
+        emit: &mut impl FnMut(u64, u64, u32),
+    ) -> usize {
+        let t = &self.tables[i];
+        // One bounds check per bucket, then a tight loop: the table's fields
+        // in registers, one unaligned load, xor, mask, popcount and compare
+        // per entry (this loop is most of a batch sweep's time).
+        assert!(lo <= hi && hi * t.width + PAD <= t.data.len());
+        let (w, low, k) = (t.width, t.low, geo.k);
+        let base = t.data.as_ptr();
+        for j in lo..hi {
+            // SAFETY: j < hi, and hi·w + PAD ≤ data.len() (checked above), so
+            // the 8 bytes at j·w are inside the data.
+            let raw = u64::from_le(unsafe { (base.add(j * w) as *const u64).read_unaligned() });
+            let x = (raw ^ pq) & low;
+            let d = x.count_ones();
+            if d <= k {
+                self.owned_match(geo, i, q, pq ^ x, j, d, emit);
+            }
+        }
+        hi - lo
     }
 
-    /// A candidate within k found in table `i` at position `j` (meaningful
-    /// in table 0): emitted if table i is the first table whose prefix it
-    /// shares with the query (so every match is reported by exactly one
-    /// table).
+    /// A candidate within k found in table `i` at position `j`: emitted if
+    /// table i is the first table whose prefix it shares with the query (so
+    /// every match is reported by exactly one table).
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
     fn owned_match(
@@ -843,10 +573,7 @@ impl Run {
             return;
         }
         let id = if i == 0 {
-            match self.ids.get(j) {
-                Some(&id) => id,
-                None => return,
-            }
+            self.ids[j]
         } else {
             match self.find(geo, c) {
                 Some(p) => self.ids[p],
@@ -857,12 +584,13 @@ impl Run {
     }
 
     /// Probes for a batch of queries, software-pipelined: while query s is
-    /// scanned, the lines of query s + DEPTH are prefetched. `emit(query
-    /// index, fp, id, distance)`.
+    /// scanned, the bucket ranges of query s + DEPTH are prefetched and the
+    /// directory words of query s + 2·DEPTH. `emit(query index, fp, id,
+    /// distance)`.
     #[inline(always)]
     pub(crate) fn probe_many(&self, geo: &Geometry, qs: &[u64], mut emit: impl FnMut(usize, u64, u64, u32)) -> usize {
-        const DEPTH: usize = 3;
-        const SLOTS: usize = DEPTH + 1;
+        const DEPTH: usize = 2;
+        const SLOTS: usize = 2 * DEPTH + 1;
         let nt = self.tables.len();
         if self.ids.is_empty() || qs.is_empty() {
             return 0;
@@ -875,22 +603,31 @@ impl Run {
                 .sum();
         }
         let mut pqs = [[0u64; ROUND]; SLOTS];
+        let mut ranges = [[(0usize, 0usize); ROUND]; SLOTS];
         let mut examined = 0;
         let n = qs.len();
-        for s in 0..n + DEPTH {
+        for s in 0..n + 2 * DEPTH {
             if s < n {
                 let slot = &mut pqs[s % SLOTS];
                 for ((pq, spec), t) in slot.iter_mut().zip(&geo.specs).zip(&self.tables) {
                     *pq = spec.permute(qs[s]);
-                    t.prefetch_lines(*pq);
+                    t.prefetch_dir(*pq);
                 }
             }
-            if s >= DEPTH {
-                let qi = s - DEPTH;
+            if s >= DEPTH && s - DEPTH < n {
+                let m = (s - DEPTH) % SLOTS;
+                for i in 0..nt {
+                    let r = self.tables[i].bucket(pqs[m][i]);
+                    self.tables[i].prefetch_range(r);
+                    ranges[m][i] = r;
+                }
+            }
+            if s >= 2 * DEPTH && s - 2 * DEPTH < n {
+                let qi = s - 2 * DEPTH;
                 let m = qi % SLOTS;
                 let q = qs[qi];
                 for i in 0..nt {
-                    examined += self.scan(geo, i, q, pqs[m][i], &mut |c, id, d| emit(qi, c, id, d));
+                    examined += self.scan(geo, i, q, pqs[m][i], ranges[m][i], &mut |c, id, d| emit(qi, c, id, d));
                 }
             }
         }
@@ -898,10 +635,10 @@ impl Run {
     }
 
     /// Batch mode's probe of a large chunk of stored fingerprints `fs`: per
-    /// table, the chunk is sorted by line (a counting sort on the line
-    /// index) and then swept in line order, so the table's lines are read
-    /// front to back, once per chunk, instead of at random once per probe.
-    /// `emit(index in fs, query fp, query slot id, distance)`.
+    /// table, the chunk is bucket-sorted (counting sort on the directory
+    /// bits) and then swept in bucket order, so the table's directory and
+    /// entries are read front to back, once per chunk, instead of at random
+    /// once per probe. `emit(index in fs, query fp, query slot id, distance)`.
     #[inline(always)]
     pub(crate) fn sweep(&self, geo: &Geometry, fs: &[u64], mut emit: impl FnMut(usize, u64, u64, u32)) -> usize {
         if self.ids.is_empty() || fs.is_empty() {
@@ -913,9 +650,9 @@ impl Run {
         for (i, t) in self.tables.iter().enumerate() {
             let spec = &geo.specs[i];
             counts.clear();
-            counts.resize(t.m, 0);
+            counts.resize(t.dir.len(), 0);
             for &f in fs {
-                counts[t.line_of(spec.permute(f))] += 1;
+                counts[t.bucket_of(spec.permute(f))] += 1;
             }
             let mut at = 0u32;
             for c in counts.iter_mut() {
@@ -925,16 +662,16 @@ impl Run {
             }
             for (j, &f) in fs.iter().enumerate() {
                 let p = spec.permute(f);
-                let l = t.line_of(p);
-                sorted[counts[l] as usize] = (p, j as u32);
-                counts[l] += 1;
+                let b = t.bucket_of(p);
+                sorted[counts[b] as usize] = (p, j as u32);
+                counts[b] += 1;
             }
             for &(p, j) in &sorted {
                 let j = j as usize;
                 // The fingerprint from its permuted value: ALU work instead of
                 // a random read of fs[j].
                 let f = spec.unpermute(p);
-                examined += self.scan(geo, i, f, p, &mut |c, id, d| emit(j, c, id, d));
+                examined += self.scan(geo, i, f, p, t.bucket(p), &mut |c, id, d| emit(j, c, id, d));
             }
         }
         examined
@@ -1648,22 +1385,6 @@ impl LiveIndex {
         total as f64 / qs.len() as f64
     }
 
-    /// Of the sealed tables' lines, the fraction that keep keys in the
-    /// overflow array, and of the probes for `qs` (one per table), the
-    /// fraction that read overflow keys (averages over the tables).
-    pub fn overflow_rates(&self, qs: &[u64]) -> (f64, f64) {
-        let st = self.inner.state.read();
-        let geo = &self.inner.geo;
-        let t = st.main.tables.len();
-        if st.main.ids.is_empty() || t == 0 {
-            return (0.0, 0.0);
-        }
-        let (lines, probes) = (st.main.tables.iter().zip(&geo.specs))
-            .map(|(tab, spec)| tab.overflow_rates(qs.iter().map(|&q| spec.permute(q))))
-            .fold((0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
-        (lines / t as f64, probes / t as f64)
-    }
-
     /// Number of distinct fingerprints stored.
     pub fn distinct(&self) -> usize {
         let st = self.inner.state.read();
@@ -1748,7 +1469,7 @@ impl LiveIndex {
         let n = h.distinct as usize;
         let mut tables = Vec::with_capacity(geo.specs.len());
         for spec in &geo.specs {
-            tables.push(Table::read(&mut r, n, spec.prefix(), tables.is_empty())?);
+            tables.push(Table::read(&mut r, n, spec.prefix())?);
         }
         r.has(h.distinct * 8)?;
         let mut ids = huge_vec(n);
@@ -1875,10 +1596,10 @@ mod tests {
     }
 
     #[test]
-    fn merge_equals_a_rebuild() {
-        // A merge (old table's keys streamed with the new ones) must produce
-        // the very tables and ids a full rebuild of the union does, including
-        // new keys next to old ones in the same line.
+    fn run_by_run_merge_equals_a_rebuild() {
+        // Table::merged_runs (copying old entries in runs) must produce the
+        // very tables and ids a full rebuild of the union does, including new
+        // keys next to old ones in the same bucket.
         let geo = Geometry::new(&Design::paper_k3(10).unwrap(), 3);
         let mut seed = 11;
         let old: Vec<(u64, u64)> = (0..100_000).map(|i| (lcg(&mut seed), i)).collect();
@@ -1900,235 +1621,17 @@ mod tests {
         let all: Vec<(u64, u64)> = old.iter().chain(&more).copied().collect();
         let rebuilt = Run::build(&geo, &all);
         for (i, (a, b)) in merged.tables.iter().zip(&rebuilt.tables).enumerate() {
-            assert_eq!(a.m, b.m, "table {i}");
+            // The same geometry, so this merge took the run-copying path.
+            assert_eq!(a.bits, base.tables[i].bits, "table {i}");
+            assert_eq!(a.dir, b.dir, "table {i} directory");
             assert_eq!(a.len, b.len);
             assert_eq!(
-                a.words[a.off..a.off + 8 * a.m],
-                b.words[b.off..b.off + 8 * b.m],
-                "table {i} lines"
+                a.data[..a.len * a.width],
+                b.data[..b.len * b.width],
+                "table {i} entries"
             );
-            assert_eq!((&a.over, &a.rank), (&b.over, &b.rank), "table {i} overflow");
-            assert!(
-                a.iter().zip(a.iter().skip(1)).all(|(x, y)| x < y),
-                "table {i} ascending"
-            );
-            assert_eq!(a.iter().count(), a.len);
         }
         assert_eq!(merged.ids, rebuilt.ids);
-    }
-
-    /// A run built from `items` answers every query exactly (single,
-    /// batched and swept), and `find` locates every fingerprint.
-    fn run_agrees_with_brute_force(geo: &Geometry, items: &[(u64, u64)], queries: &[u64]) -> Run {
-        let run = Run::build(geo, items);
-        for (i, t) in run.tables.iter().enumerate() {
-            t.check().unwrap_or_else(|e| panic!("table {i}: {e}"));
-            let keys: Vec<u64> = t.iter().collect();
-            let mut want: Vec<u64> = items.iter().map(|&(fp, _)| geo.specs[i].permute(fp)).collect();
-            want.sort_unstable();
-            assert_eq!(keys, want, "table {i} iterates its keys in order");
-        }
-        for &(fp, id) in items.iter().step_by(7) {
-            let p = run.find(geo, fp).expect("stored");
-            assert_eq!(run.ids[p], id);
-        }
-        let mut many: Vec<(usize, Match)> = Vec::new();
-        run.probe_many(geo, queries, |qi, fp, id, distance| {
-            many.push((qi, Match { fp, id, distance }))
-        });
-        let mut swept: Vec<(usize, Match)> = Vec::new();
-        run.sweep(geo, queries, |qi, fp, id, distance| {
-            swept.push((qi, Match { fp, id, distance }))
-        });
-        many.sort_unstable();
-        swept.sort_unstable();
-        let mut all = Vec::new();
-        for (qi, &q) in queries.iter().enumerate() {
-            let want = brute(items, q, geo.k);
-            let mut got = Vec::new();
-            run.probe(geo, q, |fp, id, distance| got.push(Match { fp, id, distance }));
-            got.sort_unstable();
-            assert_eq!(got, want, "query {q:x}");
-            all.extend(want.into_iter().map(|m| (qi, m)));
-        }
-        all.sort_unstable();
-        assert_eq!(many, all, "batched");
-        assert_eq!(swept, all, "swept");
-        run
-    }
-
-    #[test]
-    fn crowded_lines_overflow_exactly() {
-        // Thousands of fingerprints whose permuted keys in table 0 share the
-        // top 20 bits (one 16-bit top, one line), the rest random; every
-        // eighth is within 3 bits of an earlier one. Plus a random
-        // background so the table has 6-byte entries.
-        let geo = Geometry::new(&Design::paper_k3(10).unwrap(), 3);
-        let spec = &geo.specs[0];
-        let mut seed = 21;
-        let mut items: Vec<(u64, u64)> = (0..600_000).map(|i| (lcg(&mut seed), i)).collect();
-        let top = lcg(&mut seed) & !((1u64 << 44) - 1);
-        let mut crowd = Vec::new();
-        for j in 0..4000u64 {
-            let pk = if j % 8 == 7 {
-                let near: u64 = crowd[lcg(&mut seed) as usize % crowd.len()];
-                near ^ (1 << (lcg(&mut seed) % 44)) ^ (1 << (lcg(&mut seed) % 44))
-            } else {
-                top | (lcg(&mut seed) >> 20)
-            };
-            crowd.push(pk);
-        }
-        items.extend(
-            crowd
-                .iter()
-                .enumerate()
-                .map(|(j, &pk)| (spec.unpermute(pk), 10_000_000 + j as u64)),
-        );
-        items.sort_unstable_by_key(|p| p.0);
-        items.dedup_by_key(|p| p.0);
-        let mut queries: Vec<u64> = crowd.iter().step_by(3).map(|&pk| spec.unpermute(pk) ^ 0b1001).collect();
-        queries.extend(items.iter().step_by(997).map(|p| p.0 ^ (1 << 50)));
-        let run = run_agrees_with_brute_force(&geo, &items, &queries);
-        let t = &run.tables[0];
-        assert!(t.narrow);
-        let l = t.line_of(top);
-        assert!(t.overflow(l).len() > 3000, "the crowd overflows one line");
-    }
-
-    #[test]
-    fn carry_mask_lines_straddle_a_48_bit_boundary() {
-        // Keys packed around multiples of 2^48 in table 0, so lines hold keys
-        // with two different top-16-bit values (the carry mask).
-        let geo = Geometry::new(&Design::paper_k3(10).unwrap(), 3);
-        let spec = &geo.specs[0];
-        let mut seed = 5;
-        let mut items: Vec<(u64, u64)> = (0..600_000).map(|i| (lcg(&mut seed), i)).collect();
-        let mut planted = Vec::new();
-        for b in 1..200u64 {
-            let edge = (b * 0x147) << 48;
-            for j in 0..12u64 {
-                // Below and above the edge, a few bits apart.
-                planted.push(edge.wrapping_sub(1 + j * 3));
-                planted.push(edge + j * 5);
-                planted.push(edge ^ (1 << (j % 3)));
-            }
-        }
-        items.extend(
-            planted
-                .iter()
-                .enumerate()
-                .map(|(j, &pk)| (spec.unpermute(pk), 20_000_000 + j as u64)),
-        );
-        items.sort_unstable_by_key(|p| p.0);
-        items.dedup_by_key(|p| p.0);
-        let queries: Vec<u64> = planted
-            .iter()
-            .step_by(2)
-            .flat_map(|&pk| {
-                [
-                    spec.unpermute(pk),
-                    spec.unpermute(pk ^ 0b110),
-                    spec.unpermute(pk.wrapping_add(1)),
-                ]
-            })
-            .collect();
-        let run = run_agrees_with_brute_force(&geo, &items, &queries);
-        let t = &run.tables[0];
-        assert!(t.narrow);
-        let carried = (0..t.m)
-            .filter(|&l| Table::head(t.line(l)) >> H_CARRY_SHIFT & 0x3FF != 0)
-            .count();
-        assert!(carried >= 100, "{carried} lines with a carry");
-    }
-
-    #[test]
-    fn small_tables_use_eight_byte_entries() {
-        for (t, k) in [(4usize, 3u32), (10, 3)] {
-            let geo = Geometry::new(&Design::paper_k3(t).unwrap(), k);
-            let mut seed = 9;
-            let mut items: Vec<(u64, u64)> = Vec::new();
-            for i in 0..20_000u64 {
-                let fp = match items.len() {
-                    n if n > 0 && i % 3 == 0 => {
-                        items[lcg(&mut seed) as usize % n].0
-                            ^ (1 << (lcg(&mut seed) % 64))
-                            ^ (1 << (lcg(&mut seed) % 64))
-                    }
-                    _ => lcg(&mut seed),
-                };
-                items.push((fp, i));
-            }
-            items.sort_unstable_by_key(|p| p.0);
-            items.dedup_by_key(|p| p.0);
-            let queries: Vec<u64> = items.iter().step_by(11).map(|p| p.0 ^ 0b101).collect();
-            let run = run_agrees_with_brute_force(&geo, &items, &queries);
-            assert!(run.tables.iter().all(|t| !t.narrow));
-        }
-        // Tiny and empty runs.
-        let geo = Geometry::new(&Design::paper_k3(10).unwrap(), 3);
-        run_agrees_with_brute_force(&geo, &[(7, 1)], &[7, 6, 0]);
-        run_agrees_with_brute_force(&geo, &[(7, 1), (u64::MAX, 2), (0, 3)], &[7, 6, 0, u64::MAX - 1]);
-    }
-
-    #[test]
-    fn damaged_line_headers_and_overflow_starts_are_refused() {
-        let geo = Geometry::new(&Design::paper_k3(4).unwrap(), 3);
-        let mut seed = 3;
-        let mut items: Vec<(u64, u64)> = (0..3000).map(|i| (lcg(&mut seed), i)).collect();
-        // A crowd in one line of table 0 so it has overflow keys.
-        let spec = &geo.specs[0];
-        let top = lcg(&mut seed) & !((1u64 << 50) - 1);
-        items.extend((0..50).map(|j| (spec.unpermute(top | (lcg(&mut seed) >> 30)), 5000 + j)));
-        items.sort_unstable_by_key(|p| p.0);
-        items.dedup_by_key(|p| p.0);
-        let run = Run::build(&geo, &items);
-        assert!(!run.tables[0].over.is_empty());
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.bin");
-        let write = |t: &Table| {
-            let mut w = SnapWriter::create(&path).unwrap();
-            t.write(&mut w).unwrap();
-            w.finish().unwrap();
-        };
-        let read = || -> Result<Table, SnapshotError> {
-            let mut r = SnapReader::open(&path)?;
-            let t = Table::read(&mut r, items.len(), spec.prefix(), true)?;
-            r.finish()?;
-            Ok(t)
-        };
-        write(&run.tables[0]);
-        let back = read().expect("an intact table reads back");
-        assert!(back.iter().eq(run.tables[0].iter()));
-        // Damage the in-memory table, then write it with a valid checksum:
-        // the geometry checks, not the CRC, must refuse it.
-        type Damage = fn(&mut Table);
-        let damages: [(&str, Damage); 6] = [
-            ("count beyond the slots", |t| t.words[t.off + 7] |= 0xF << 32),
-            ("overflow flag without overflow", |t| {
-                let l = (0..t.m).find(|&l| t.overflow(l).is_empty()).unwrap();
-                t.words[t.off + 8 * l + 7] |= (H_OVER as u64) << 32;
-            }),
-            ("overflow pointer past the end", |t| {
-                let l = (0..t.m).find(|&l| !t.overflow(l).is_empty()).unwrap();
-                let past = t.over.len() as u64 + 5;
-                t.put_slot(l, t.slots() - 1, past);
-            }),
-            ("overflow count past the end", |t| {
-                let l = (0..t.m).find(|&l| !t.overflow(l).is_empty()).unwrap();
-                let p = t.over_at(t.line(l));
-                t.over[p] += 1000;
-            }),
-            ("rank past the entries", |t| t.rank[1] = u32::MAX),
-            ("carry bit in an 8-byte line", |t| {
-                t.words[t.off + 8 * 3 + 7] |= 1 << (32 + H_CARRY_SHIFT)
-            }),
-        ];
-        for (what, damage) in damages {
-            let mut t = Run::build(&geo, &items).tables.swap_remove(0);
-            damage(&mut t);
-            write(&t);
-            assert!(read().is_err(), "{what} was accepted");
-        }
     }
 
     /// The delta alone, from a tiny set and hash so that both grow many
