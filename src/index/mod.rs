@@ -18,6 +18,8 @@ pub mod batch;
 pub mod bench;
 pub mod compressed;
 pub mod design;
+#[cfg(test)]
+mod oracle;
 pub mod persist;
 pub mod refs;
 pub mod table;

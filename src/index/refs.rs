@@ -569,28 +569,14 @@ impl RefIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::oracle::flip;
     use proptest::prelude::*;
 
+    /// The brute-force answer as a set (a pair stored twice counts once).
     fn brute(items: &[(u64, u64)], q: u64, k: u32) -> Vec<Match> {
-        let mut v: Vec<Match> = items
-            .iter()
-            .filter(|(fp, _)| (fp ^ q).count_ones() <= k)
-            .map(|&(fp, id)| Match {
-                fp,
-                id,
-                distance: (fp ^ q).count_ones(),
-            })
-            .collect();
-        v.sort_unstable();
+        let mut v = crate::index::oracle::brute(items, q, k);
         v.dedup();
         v
-    }
-
-    fn flip(mut x: u64, bits: &[u8]) -> u64 {
-        for &b in bits {
-            x ^= 1u64 << (b % 64);
-        }
-        x
     }
 
     /// Queries `idx` with every query and compares with brute force as sets.

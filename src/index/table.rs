@@ -1515,28 +1515,8 @@ impl LiveIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::oracle::{brute, flip};
     use proptest::prelude::*;
-
-    fn brute(items: &[(u64, u64)], q: u64, k: u32) -> Vec<Match> {
-        let mut v: Vec<Match> = items
-            .iter()
-            .filter(|(fp, _)| (fp ^ q).count_ones() <= k)
-            .map(|&(fp, id)| Match {
-                fp,
-                id,
-                distance: (fp ^ q).count_ones(),
-            })
-            .collect();
-        v.sort_unstable();
-        v
-    }
-
-    fn flip(mut x: u64, bits: &[u8]) -> u64 {
-        for &b in bits {
-            x ^= 1u64 << (b % 64);
-        }
-        x
-    }
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
