@@ -1,4 +1,4 @@
-//! Built-in benchmarks (`simcrawl bench index|pipeline|crawl`): each prints
+//! Built-in benchmarks (`simcrawl bench index|pipeline|crawl|resume`): each prints
 //! figures as ratios against a baseline measured in the same run. The index
 //! benchmark lives in [`crate::index::bench`]; this module holds the crawl
 //! benchmark, whose baseline is the peer people would pick (Scrapy).
@@ -348,4 +348,179 @@ pub fn run_pipeline_bench(pages: usize, out: &mut dyn Write) -> Result<()> {
         .map_err(io)?;
     }
     Ok(())
+}
+
+/// `simcrawl bench resume`: what `crawl --resume` reads before its first
+/// fetch, timed on a sled store of `pages` recorded pages (85% new, the rest
+/// exact duplicates, 40 hosts) and `pages / 4` queued URLs, written through
+/// the store API as a crawl writes them. Each step is one that
+/// [`crawl::run`] takes on resume: open the store (the seen-set cache is
+/// filled from the `s` keys), rebuild the frontier's window from `q`, load
+/// exact-duplicate detection's maps (`iter_hashes`, a scan of `p`) and, with
+/// no index snapshot (a crawl killed before its first clean stop), rebuild the
+/// index from `iter_fingerprints` (another scan of `p`). A plain scan of `p`
+/// is the baseline. The store goes to a temporary directory, removed after.
+pub fn run_resume_bench(pages: u64, out: &mut dyn Write) -> Result<()> {
+    use crate::dedup::{Decision, ExactIndex};
+    use crate::store::{Completion, HostStats, QueuedUrl, SledStore, Store, StoredPage};
+
+    let dir = std::env::temp_dir().join(format!("simcrawl-bench-resume-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let settings = Settings::default();
+    let w = |e: std::io::Error| Error::io("stdout", e);
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        // splitmix64: reproducible fingerprints and hashes.
+        seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = seed;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let hash = |a: u64, b: u64| {
+        let mut h = [0u8; 32];
+        h[..8].copy_from_slice(&a.to_le_bytes());
+        h[8..16].copy_from_slice(&b.to_le_bytes());
+        h
+    };
+    let qurl = |i: u64| {
+        let host = format!("h{}.test", i % 40);
+        let canonical = format!("http://{host}/section-{}/article-{i}.html", i % 97);
+        QueuedUrl {
+            url: canonical.clone(),
+            canonical,
+            host,
+            depth: 3,
+            parent: Some(format!("http://h{}.test/section-{}/", i % 40, i % 97)),
+            components: crate::crawllog::ScoreComponents::default(),
+            priority: -3.0,
+            seq: i,
+            retries: 0,
+            inlinks: 1,
+            tunnel: 0,
+        }
+    };
+
+    let started = Instant::now();
+    {
+        let store = SledStore::open_cached(&dir, settings.frontier.seen_cache_urls)?.combining();
+        store.set_meta("seeds", b"http://h0.test/")?;
+        let queued = pages / 4;
+        const GROUP: u64 = 1000;
+        let host = HostStats::default();
+        let mut i = 0;
+        while i < pages + queued {
+            let urls: Vec<QueuedUrl> = (i..(i + GROUP).min(pages + queued)).map(qurl).collect();
+            store.enqueue(&urls)?;
+            let done: Vec<&QueuedUrl> = urls.iter().filter(|u| u.seq < pages).collect();
+            let mut recs = Vec::with_capacity(done.len());
+            for u in &done {
+                store.claim(u)?;
+                let new = u.seq % 100 < 85;
+                let (a, b) = (next(), next());
+                recs.push(StoredPage {
+                    id: store.allocate_page_id(),
+                    canonical: u.canonical.clone(),
+                    final_url: u.canonical.clone(),
+                    status: 200,
+                    depth: u.depth,
+                    decision: if new { Decision::New } else { Decision::ExactDuplicate },
+                    dup_of: (!new).then_some(1),
+                    simhash: Some(a),
+                    content_hash: Some(hash(a, b)),
+                    text_hash: Some(hash(b, a)),
+                    fetched_at_ms: 1_700_000_000_000 + u.seq,
+                    bytes: 5000,
+                    ..StoredPage::default()
+                });
+            }
+            let batch: Vec<Completion<'_>> = done
+                .iter()
+                .zip(&recs)
+                .map(|(u, p)| Completion {
+                    url: u,
+                    key: u.key(),
+                    page: p,
+                    body: None,
+                    host: &host,
+                })
+                .collect();
+            store.complete_many(&batch)?;
+            i += GROUP;
+        }
+        store.flush()?;
+    }
+    writeln!(
+        out,
+        "store with {pages} pages and {} queued URLs written in {:.1} s ({})",
+        pages / 4,
+        started.elapsed().as_secs_f64(),
+        dir.display()
+    )
+    .map_err(w)?;
+    let mut report = |what: &str, t: Instant, n: usize| -> Result<f64> {
+        let s = t.elapsed().as_secs_f64();
+        writeln!(
+            out,
+            "{what:<46} {s:>8.2} s   ({n} items, {:.0}/s)",
+            n as f64 / s.max(1e-9)
+        )
+        .map_err(w)?;
+        Ok(s)
+    };
+
+    let t = Instant::now();
+    let store: std::sync::Arc<dyn Store> =
+        std::sync::Arc::new(SledStore::open_cached(&dir, settings.frontier.seen_cache_urls)?.combining());
+    report("open (seen-set cache filled from s)", t, (pages + pages / 4) as usize)?;
+    let t = Instant::now();
+    let frontier = crate::frontier::Frontier::resume(store.clone(), &settings)?;
+    report("frontier resume (queue window from q)", t, frontier.len())?;
+    let t = Instant::now();
+    let n = store.iter_pages().try_fold(0usize, |n, r| r.map(|_| n + 1))?;
+    let scan = report("baseline: plain scan of p (decode each page)", t, n)?;
+    let t = Instant::now();
+    let exact = ExactIndex::load(store.as_ref())?;
+    report("exact-duplicate maps (iter_hashes over p)", t, n)?;
+    let t = Instant::now();
+    let fps: Vec<(u64, u64)> = store
+        .iter_fingerprints()
+        .map(|r| r.map(|(id, fp)| (fp, id)))
+        .collect::<std::result::Result<_, _>>()?;
+    let read = report("fingerprints (iter_fingerprints over p)", t, fps.len())?;
+    let t = Instant::now();
+    let index = crate::index::LiveIndex::from_settings(&settings.index, settings.simhash.k);
+    let n = fps.len();
+    index.bulk_load(fps);
+    report("index bulk load (no snapshot)", t, n)?;
+    writeln!(out, "fingerprint read / plain scan of p: {:.2}x", read / scan.max(1e-9)).map_err(w)?;
+    drop((frontier, exact));
+    drop(store);
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resume_bench_reads_back_what_it_wrote() {
+        let mut out = Vec::new();
+        run_resume_bench(2000, &mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        let items = |step: &str| -> String {
+            let line = out
+                .lines()
+                .find(|l| l.starts_with(step))
+                .unwrap_or_else(|| panic!("{step}: {out}"));
+            line.rsplit('(').next().unwrap().split(' ').next().unwrap().to_string()
+        };
+        // 2,000 pages and 500 queued URLs; 85% of the pages are new.
+        assert_eq!(items("open"), "2500");
+        assert_eq!(items("frontier resume"), "500");
+        assert_eq!(items("baseline"), "2000");
+        assert_eq!(items("fingerprints"), "1700");
+        assert_eq!(items("index bulk load"), "1700");
+    }
 }

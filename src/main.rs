@@ -307,6 +307,13 @@ enum BenchKind {
         #[arg(long, default_value_t = 1000)]
         pages: usize,
     },
+    /// What `crawl --resume` reads before its first fetch, on a store of
+    /// many recorded pages (written to a temporary directory first).
+    Resume {
+        /// Recorded pages in the store (and a quarter as many queued URLs).
+        #[arg(long, default_value_t = 1_000_000)]
+        pages: u64,
+    },
     /// A full crawl of a local test web with politeness off.
     Crawl {
         /// Article pages of the test web.
@@ -606,6 +613,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 tables,
             } => {
                 simcrawl::index::bench::run_batch(fingerprints, queries, tables, &mut std::io::stdout().lock())?;
+                Ok(ExitCode::SUCCESS)
+            }
+            BenchKind::Resume { pages } => {
+                simcrawl::bench::run_resume_bench(pages, &mut std::io::stdout().lock())?;
                 Ok(ExitCode::SUCCESS)
             }
             BenchKind::Pipeline { pages } => {

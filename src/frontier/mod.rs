@@ -63,7 +63,7 @@ use crate::dedup::DedupPolicyEngine;
 pub use crate::dedup::ParentDup;
 pub use crate::store::QueuedUrl;
 use crate::store::{Completion, HostStats, PageId, QueueKey, Store, StoreError, StoredPage, UrlState};
-use scope::{digit_pattern, host_key, Rejection, ScopeRules};
+use scope::{digit_pattern, host_key, host_key_of_serialized, Rejection, ScopeRules};
 pub use scope::{ScopeReason, TrapReason};
 
 /// Why the frontier could not be built or updated.
@@ -378,8 +378,15 @@ impl Frontier {
                     UrlState::InFlight(k) => Some(k),
                     _ => None,
                 };
-                let Ok(u) = Url::parse(&url) else { continue };
-                let id = inner.host_id(&host_key(&u));
+                // Stored URLs are serialized by `url`: the host is read off
+                // the string (no parse per URL).
+                let id = match host_key_of_serialized(&url) {
+                    Some(h) => inner.host_id(h),
+                    None => match Url::parse(&url) {
+                        Ok(u) => inner.host_id(&host_key(&u)),
+                        Err(_) => continue,
+                    },
+                };
                 inner.hosts[id as usize].admitted += 1;
                 if let Some(k) = key {
                     in_flight.push((id, k));

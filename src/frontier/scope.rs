@@ -101,6 +101,20 @@ pub fn host_key(url: &Url) -> String {
     }
 }
 
+/// [`host_key`] of a URL serialized by the `url` crate with an `http` or
+/// `https` scheme (a canonical URL from the store), read off the string:
+/// the authority without its user info. Such a serialization has no default
+/// port and ends its authority at the path's `/`, so this equals
+/// `host_key(&Url::parse(s)?)` without the parse (resume reads every stored
+/// URL's host). `None` for any other string.
+pub fn host_key_of_serialized(s: &str) -> Option<&str> {
+    let rest = s.strip_prefix("http://").or_else(|| s.strip_prefix("https://"))?;
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..end];
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    (!host.is_empty()).then_some(host)
+}
+
 /// The registrable domain, approximated as the last two labels (an IP
 /// address or a one-label host is its own domain).
 pub fn registrable_domain(host: &str) -> &str {
@@ -268,5 +282,41 @@ impl ScopeRules {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_key_of_serialized_equals_host_key_of_the_parsed_url() {
+        let inputs = [
+            "http://www.news.test:8080/news/cooking/1/",
+            "https://Example.COM/a?b=c#d",
+            "http://example.com:80/",
+            "https://example.com:443/x",
+            "https://example.com:8443",
+            "http://user:pass@example.com:81/p",
+            "http://us%40er@example.com/",
+            "http://[::1]:8080/x",
+            "http://[2001:DB8::1]/",
+            "http://127.0.0.1:9/robots.txt",
+            "http://bücher.example/straße",
+            "http://example.com?q=1",
+            "http://example.com#frag",
+            "HTTP://EXAMPLE.com./",
+        ];
+        for input in inputs {
+            let u = Url::parse(input).unwrap();
+            assert_eq!(
+                host_key_of_serialized(u.as_str()),
+                Some(host_key(&u).as_str()),
+                "{input}"
+            );
+        }
+        for other in ["ftp://example.com/", "mailto:a@b.c", "http://", "example.com/x"] {
+            assert_eq!(host_key_of_serialized(other), None, "{other}");
+        }
     }
 }
