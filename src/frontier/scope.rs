@@ -108,9 +108,10 @@ pub fn host_key(url: &Url) -> String {
 /// `host_key(&Url::parse(s)?)` without the parse (resume reads every stored
 /// URL's host). `None` for any other string.
 pub fn host_key_of_serialized(s: &str) -> Option<&str> {
-    let rest = s.strip_prefix("http://").or_else(|| s.strip_prefix("https://"))?;
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let authority = &rest[..end];
+    if !(s.starts_with("http://") || s.starts_with("https://")) {
+        return None;
+    }
+    let (authority, _) = crate::mirror::split_url(s)?;
     let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
     (!host.is_empty()).then_some(host)
 }
