@@ -24,6 +24,11 @@
 //!   [`crate::store::KvStore::combining`]). One writer means no lock on the index
 //!   insert path and no race between two copies deciding at the same time.
 //!
+//! At start the decider's state (exact-duplicate maps and simhash index,
+//! `DedupState`) is read on a `simcrawl-load` thread while the frontier
+//! reads the seen-set and the queue: on `--resume` these are independent
+//! scans of the store of a few seconds per million pages each.
+//!
 //! Crash safety: a group's log lines are appended before its store batch is
 //! committed; on `--resume` log lines whose URL the store does not have as
 //! done are dropped, and URLs not recorded (in flight, or decided in an
@@ -285,25 +290,33 @@ pub async fn run(
     let store: Arc<dyn Store> =
         Arc::new(SledStore::open_cached(&store_dir, settings.frontier.seen_cache_urls)?.combining());
     let canon = Canonicalizer::new(&settings.canon);
-
-    let (frontier, previous) = if opts.resume {
-        let frontier = Frontier::resume(store.clone(), &settings)?;
-        let kept = repair_log(&log_path, store.as_ref())?;
-        (frontier, kept)
-    } else {
-        let mut seeds = Vec::new();
-        for s in &opts.seeds {
-            seeds.push(
-                canon
-                    .parse(s)
-                    .map_err(|e| Error::InvalidInput(format!("seed {s:?}: {e}")))?,
-            );
-        }
-        if seeds.is_empty() {
-            return Err(Error::InvalidInput("no seed URLs (give --seeds FILE)".into()));
-        }
-        (Frontier::new(store.clone(), &settings, &seeds)?, Vec::new())
+    let snapshot = opts.out.join(INDEX_SNAPSHOT);
+    if !opts.resume {
+        // A snapshot left beside a removed store belongs to another crawl.
+        let _ = std::fs::remove_file(&snapshot);
+    }
+    // The decider's starting state is read on its own thread while the
+    // frontier reads the seen-set and the queue: on resume the two are
+    // independent scans of different keys, each seconds per million pages.
+    let loader = {
+        let (store, settings, snapshot) = (store.clone(), settings.clone(), snapshot.clone());
+        std::thread::Builder::new()
+            .name("simcrawl-load".into())
+            .spawn(move || DedupState::load(store.as_ref(), &settings, &snapshot))
+            .map_err(|e| Error::io("loader thread", e))?
     };
+    let setup = if opts.resume {
+        Frontier::resume(store.clone(), &settings)
+            .map_err(Error::from)
+            .and_then(|frontier| Ok((frontier, repair_log(&log_path, store.as_ref())?)))
+    } else {
+        seed_frontier(&store, &settings, &canon, &opts.seeds)
+    };
+    // Joined before any error returns, so no thread outlives `run` holding
+    // the store open.
+    let loaded = loader.join();
+    let (frontier, previous) = setup?;
+    let dedup_state = loaded.map_err(|_| Error::InvalidInput("the loader thread panicked".into()))??;
 
     let fetcher: Arc<dyn Fetcher> = match opts.fetcher.clone() {
         Some(f) => f,
@@ -342,12 +355,7 @@ pub async fn run(
     });
 
     // The decider thread.
-    let snapshot = opts.out.join(INDEX_SNAPSHOT);
-    if !opts.resume {
-        // A snapshot left beside a removed store belongs to another crawl.
-        let _ = std::fs::remove_file(&snapshot);
-    }
-    let decider = Decider::new(shared.clone(), &log_path, &previous, &snapshot)?;
+    let decider = Decider::new(shared.clone(), &log_path, &previous, dedup_state)?;
     let (tx, rx) = mpsc::channel::<Fetched>(shared.settings.crawl.concurrency * 2);
     let decider_thread = std::thread::Builder::new()
         .name("simcrawl-decider".into())
@@ -1032,11 +1040,9 @@ impl Decided {
 }
 
 impl Decider {
-    fn new(shared: Arc<Shared>, log_path: &Path, previous: &[PageRecord], snapshot: &Path) -> Result<Self> {
+    fn new(shared: Arc<Shared>, log_path: &Path, previous: &[PageRecord], loaded: DedupState) -> Result<Self> {
         let s = &shared.settings;
-        let store = shared.frontier.store().clone();
-        let index = load_index(store.as_ref(), s, snapshot)?;
-        let exact = ExactIndex::load(store.as_ref())?;
+        let DedupState { index, exact } = loaded;
         let mut mirrors = OnlineMirrors::new(&s.mirror);
         let mut redirects = HashMap::new();
         for r in previous {
@@ -1417,45 +1423,83 @@ impl Decider {
     }
 }
 
-/// The index at start: the snapshot of the last clean stop plus the store's
-/// fingerprints of pages decided after it, or, without a usable snapshot,
-/// rebuilt from every fingerprint in the store (the source of truth).
-fn load_index(store: &dyn Store, s: &Settings, snapshot: &Path) -> Result<LiveIndex> {
-    let started = std::time::Instant::now();
-    let fresh = LiveIndex::from_settings(&s.index, s.simhash.k);
-    let (index, first, from) = match LiveIndex::load(snapshot, fresh.design().clone(), s.simhash.k) {
-        Ok((idx, mark)) if mark <= store.next_page_id() => (idx, mark, "snapshot"),
-        Ok(_) => {
-            tracing::warn!("{}: newer than the store; rebuilding the index", snapshot.display());
-            (fresh, 0, "store")
-        }
-        Err(e) if e.is_missing() => (fresh, 0, "store"),
-        Err(e) => {
-            tracing::warn!("{e}; rebuilding the index from the store");
-            (fresh, 0, "store")
-        }
-    };
-    let mut fps = Vec::new();
-    for r in store.iter_fingerprints_from(first) {
-        let (id, fp) = r?;
-        fps.push((fp, id));
-    }
-    let added = fps.len();
-    if added > index.len() / 8 {
-        index.bulk_load(fps);
-    } else {
-        for (fp, id) in fps {
-            index.insert(fp, id);
-        }
-    }
-    if !index.is_empty() {
-        tracing::info!(
-            "index: {} fingerprints from the {from} ({added} from the store) in {:.2} s",
-            index.len(),
-            started.elapsed().as_secs_f64()
+/// A new crawl's frontier, seeded with `seeds` (canonicalized; at least one).
+fn seed_frontier(
+    store: &Arc<dyn Store>,
+    settings: &Settings,
+    canon: &Canonicalizer,
+    seeds: &[String],
+) -> Result<(Frontier, Vec<PageRecord>)> {
+    let mut parsed = Vec::new();
+    for s in seeds {
+        parsed.push(
+            canon
+                .parse(s)
+                .map_err(|e| Error::InvalidInput(format!("seed {s:?}: {e}")))?,
         );
     }
-    Ok(index)
+    if parsed.is_empty() {
+        return Err(Error::InvalidInput("no seed URLs (give --seeds FILE)".into()));
+    }
+    Ok((Frontier::new(store.clone(), settings, &parsed)?, Vec::new()))
+}
+
+/// What the decider starts from: the exact-duplicate maps and the
+/// near-duplicate index, as the store's page records leave them.
+pub(crate) struct DedupState {
+    /// The simhash index: the snapshot of the last clean stop plus the
+    /// fingerprints of pages decided after it, or, without a usable
+    /// snapshot, every fingerprint in the store (the source of truth).
+    pub(crate) index: LiveIndex,
+    /// The first page of each body hash and text hash.
+    pub(crate) exact: ExactIndex,
+}
+
+impl DedupState {
+    /// Reads both from one scan of the page records (the exact maps need
+    /// every page; the index the `New` pages past the snapshot's
+    /// watermark).
+    pub(crate) fn load(store: &dyn Store, s: &Settings, snapshot: &Path) -> Result<Self> {
+        let started = std::time::Instant::now();
+        let fresh = LiveIndex::from_settings(&s.index, s.simhash.k);
+        let (index, first, from) = match LiveIndex::load(snapshot, fresh.design().clone(), s.simhash.k) {
+            Ok((idx, mark)) if mark <= store.next_page_id() => (idx, mark, "the snapshot"),
+            Ok(_) => {
+                tracing::warn!("{}: newer than the store; rebuilding the index", snapshot.display());
+                (fresh, 0, "no snapshot")
+            }
+            Err(e) if e.is_missing() => (fresh, 0, "no snapshot"),
+            Err(e) => {
+                tracing::warn!("{e}; rebuilding the index from the store");
+                (fresh, 0, "no snapshot")
+            }
+        };
+        let mut exact = ExactIndex::new();
+        let mut fps = Vec::new();
+        for r in store.iter_pages() {
+            let page = r?;
+            exact.insert(page.content_hash.as_ref(), page.text_hash.as_ref(), page.id);
+            if let (Decision::New, Some(fp), true) = (page.decision, page.simhash, page.id >= first) {
+                fps.push((fp, page.id));
+            }
+        }
+        let (kept, added) = (index.len(), fps.len());
+        if added > kept / 8 {
+            index.bulk_load(fps);
+        } else {
+            for (fp, id) in fps {
+                index.insert(fp, id);
+            }
+        }
+        if !index.is_empty() {
+            tracing::info!(
+                "index: {} fingerprints ({kept} from {from}, {added} from page records); exact maps and index read in {:.2} s",
+                index.len(),
+                started.elapsed().as_secs_f64()
+            );
+        }
+        Ok(DedupState { index, exact })
+    }
 }
 
 /// Writes the index snapshot; a failure only costs a rebuild at the next start.
@@ -1554,6 +1598,63 @@ mod tests {
             }
         }
         assert_eq!(links.len(), 113);
+    }
+
+    /// The decider's starting state from one scan of the page records:
+    /// every `New` fingerprint in the index once (snapshot or not), the
+    /// exact maps owned by the first page of each hash.
+    #[test]
+    fn dedup_state_reads_index_and_exact_maps_in_one_scan() {
+        use crate::store::suite::{page, qurl};
+        use crate::store::{HostStats, MemStore};
+        let settings = Settings::default();
+        let store = MemStore::new();
+        let urls: Vec<QueuedUrl> = (0..40).map(|i| qurl("a.test", &format!("p{i}"), 0.0, i)).collect();
+        store.enqueue(&urls).unwrap();
+        let mut fps = Vec::new();
+        let record = |range: std::ops::Range<usize>, fps: &mut Vec<(u64, PageId)>| {
+            for u in &urls[range] {
+                store.claim(u).unwrap();
+                // Every third page an exact duplicate (body hash of page 0).
+                let dup = u.seq % 3 == 2;
+                let mut p = page(&store, u, if dup { Decision::ExactDuplicate } else { Decision::New });
+                p.simhash = Some(u.seq.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                if dup {
+                    p.content_hash = Some([0; 32]);
+                } else {
+                    fps.push((p.simhash.unwrap(), p.id));
+                }
+                store.complete(u, &p, None, &HostStats::default()).unwrap();
+            }
+        };
+        record(0..25, &mut fps);
+        let dir = tempfile::tempdir().unwrap();
+        let snapshot = dir.path().join("index.snap");
+        // No snapshot: everything from the page records.
+        let state = DedupState::load(&store, &settings, &snapshot).unwrap();
+        let check = |state: &DedupState, fps: &[(u64, PageId)]| {
+            assert_eq!(state.index.len(), fps.len());
+            let mut out = Vec::new();
+            for &(fp, id) in fps {
+                out.clear();
+                state.index.query(fp, &mut out);
+                assert_eq!(out.iter().filter(|m| m.fp == fp && m.id == id).count(), 1, "{fp:x}");
+            }
+            // Page 0 (seq 0) owns body hash [0; 32]; the text hash [7; 32]
+            // is every page's, owned by the first.
+            let first = fps[0].1;
+            assert_eq!(
+                state.exact.lookup(Some(&[0; 32]), Some(&[7; 32])),
+                (Some(first), Some(first))
+            );
+        };
+        check(&state, &fps);
+        // A snapshot of the first 25 pages, then 15 more pages: the index
+        // has each fingerprint once, the later ones from the records.
+        save_index(&state.index, &snapshot, store.next_page_id());
+        record(25..40, &mut fps);
+        let state = DedupState::load(&store, &settings, &snapshot).unwrap();
+        check(&state, &fps);
     }
 
     #[test]

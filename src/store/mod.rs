@@ -756,6 +756,9 @@ impl<K: Backend> KvStore<K> {
         };
         let mut cache = seen::SeenCache::new(seen_cache);
         if seen_cache > 0 {
+            // Every recorded page is in the seen-set (queued URLs and
+            // aliases come on top): a lower bound of its size.
+            cache.reserve(usize::try_from(pages).unwrap_or(usize::MAX));
             for r in kv.scan(&[S]) {
                 let (k, v) = r?;
                 let url = std::str::from_utf8(&k[1..]).map_err(|_| corrupt(&k, "URL key is not UTF-8"))?;

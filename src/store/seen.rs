@@ -16,6 +16,7 @@
 //! means "not seen" and costs no read either. Past `max` URLs it stops
 //! growing and a miss falls back to the backend (bounded memory).
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -112,6 +113,12 @@ impl SeenCache {
         }
     }
 
+    /// Makes room for `n` more URLs (at most up to `max`), so filling the
+    /// cache at open does not rehash it again and again.
+    pub(super) fn reserve(&mut self, n: usize) {
+        self.map.reserve(n.min(self.max.saturating_sub(self.map.len())));
+    }
+
     /// What is known about the URL with fingerprint `fp`.
     pub(super) fn get(&self, fp: Fp) -> Lookup {
         match self.map.get(&fp) {
@@ -129,12 +136,17 @@ impl SeenCache {
             self.complete = false;
             return;
         };
-        if let Some(slot) = self.map.get_mut(&fp) {
-            *slot = v;
-        } else if self.map.len() < self.max {
-            self.map.insert(fp, v);
-        } else {
-            self.complete = false;
+        // One hash lookup for both cases (filling the cache at open is
+        // mostly new keys).
+        let room = self.map.len() < self.max;
+        match self.map.entry(fp) {
+            Entry::Occupied(mut e) => {
+                e.insert(v);
+            }
+            Entry::Vacant(e) if room => {
+                e.insert(v);
+            }
+            Entry::Vacant(_) => self.complete = false,
         }
     }
 
