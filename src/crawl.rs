@@ -17,8 +17,8 @@
 //!   the exact-hash maps. It decides each page in arrival order, inserts new
 //!   fingerprints at once (so the next page sees them), offers its
 //!   out-links with their duplicate penalties and writes its crawl-log line.
-//!   The pages waiting in the channel, and those arriving within 2 ms of the
-//!   first (up to 64), are decided in a row and then recorded in the store
+//!   The pages waiting in the channel, and those arriving within 20 ms of the
+//!   first (up to 256), are decided in a row and then recorded in the store
 //!   together, in one atomic batch with the queue updates they made (one
 //!   commit per group instead of per page and per out-link update; see
 //!   [`crate::store::KvStore::combining`]). One writer means no lock on the index
@@ -921,13 +921,20 @@ impl LinkSet {
 }
 
 /// Pages decided and not yet committed, at most this many.
-const GROUP_MAX: usize = 64;
+const GROUP_MAX: usize = 256;
 /// How long a group stays open for more pages after its first arrived (a
 /// page's store record waits at most this much longer; its fetch slot does
-/// not wait).
-const GROUP_WAIT: Duration = Duration::from_millis(2);
-/// How often an open group looks for the next page.
-const GROUP_POLL: Duration = Duration::from_micros(200);
+/// not wait, and it is decided, indexed and its out-links offered as soon as
+/// the decider takes it). Each commit costs sled a log write, a sync request
+/// and wake-ups of its I/O threads, whatever its size: 20 ms instead of 2 ms
+/// (and a 2 ms poll instead of 200 µs) cut the crawler's CPU per page by
+/// about 6% in `simcrawl bench crawl` (docs/ARCHITECTURE.md, session 9). A
+/// `kill -9` loses at most this much more decided work, which resume
+/// fetches again.
+const GROUP_WAIT: Duration = Duration::from_millis(20);
+/// How often an open group looks for the next page (the decider drains the
+/// channel at each look, so a longer poll means fewer wake-ups per page).
+const GROUP_POLL: Duration = Duration::from_millis(2);
 
 /// The next page of a group opened at `opened`: one waiting in the channel,
 /// or one arriving before the group is [`GROUP_WAIT`] old. The group is held
