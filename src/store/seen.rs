@@ -16,7 +16,6 @@
 //! means "not seen" and costs no read either. Past `max` URLs it stops
 //! growing and a miss falls back to the backend (bounded memory).
 
-use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -136,17 +135,16 @@ impl SeenCache {
             self.complete = false;
             return;
         };
-        // One hash lookup for both cases (filling the cache at open is
-        // mostly new keys).
-        let room = self.map.len() < self.max;
-        match self.map.entry(fp) {
-            Entry::Occupied(mut e) => {
-                e.insert(v);
-            }
-            Entry::Vacant(e) if room => {
-                e.insert(v);
-            }
-            Entry::Vacant(_) => self.complete = false,
+        if self.map.len() < self.max {
+            // One hash lookup, new key or not (filling the cache at open is
+            // mostly new keys).
+            self.map.insert(fp, v);
+        } else if let Some(slot) = self.map.get_mut(&fp) {
+            // Full: update in place only. (`entry` would reserve a slot for
+            // an absent key, and a table at capacity would grow past `max`.)
+            *slot = v;
+        } else {
+            self.complete = false;
         }
     }
 
@@ -198,6 +196,21 @@ mod tests {
         c.set(fps[0], &UrlState::Done(9));
         assert_eq!(c.get(fps[0]), Lookup::Known(UrlState::Done(9)));
         assert_eq!(c.get(fingerprint("http://a.test/never")), Lookup::Unknown);
+    }
+
+    /// A full cache asked about ever more new URLs keeps its table: its
+    /// memory stays bounded by `max`.
+    #[test]
+    fn full_cache_does_not_grow_its_table() {
+        let mut c = SeenCache::new(3);
+        for i in 0..3 {
+            c.set(fingerprint(&format!("http://a.test/{i}")), &UrlState::Done(i));
+        }
+        let cap = c.map.capacity();
+        for i in 3..100 {
+            c.set(fingerprint(&format!("http://a.test/{i}")), &UrlState::Done(i));
+        }
+        assert_eq!((c.len(), c.map.capacity()), (3, cap));
     }
 
     #[test]
