@@ -121,8 +121,9 @@ fn start_child_web(pages: usize) -> Result<ChildWeb> {
     Ok(ChildWeb { child, port })
 }
 
-/// Crawl the test web with simcrawl in this process; returns its figures.
-async fn crawl_simcrawl(
+/// Crawl the test web with simcrawl in this process (on the runtime a
+/// `simcrawl crawl` builds); returns its figures.
+fn crawl_simcrawl(
     port: u16,
     max_pages: u64,
     overrides: &[String],
@@ -140,7 +141,7 @@ async fn crawl_simcrawl(
     let settings = Settings::test_web(&set)?;
     let seeds = vec![format!("http://www.news.test:{port}/")];
     let (cpu0, t0) = (cpu_time(), Instant::now());
-    let summary = crawl::run(settings, CrawlOptions::new(out, seeds), std::future::pending()).await?;
+    let summary = crawl::run_blocking(settings, CrawlOptions::new(out, seeds), std::future::pending())?;
     let (wall, cpu) = (t0.elapsed(), cpu_time() - cpu0);
     let fetched = summary.pages - summary.count(crate::dedup::Decision::Disallowed);
     Ok((
@@ -186,17 +187,7 @@ pub fn run_crawl_bench(opts: &CrawlBenchOptions, out: &mut dyn Write) -> Result<
     )
     .map_err(io)?;
 
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Error::io("tokio runtime", e))?;
-    let (ours, summary) = rt.block_on(crawl_simcrawl(
-        web.port,
-        opts.max_pages,
-        &opts.overrides,
-        &dir.join("simcrawl"),
-    ))?;
-    drop(rt);
+    let (ours, summary) = crawl_simcrawl(web.port, opts.max_pages, &opts.overrides, &dir.join("simcrawl"))?;
     let parts: Vec<String> = summary.by_decision.iter().map(|(k, n)| format!("{k} {n}")).collect();
     writeln!(
         out,

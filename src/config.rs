@@ -107,7 +107,7 @@ raw_section!(
     /// `[crawl]` as written.
     RawCrawl {
         user_agent: String, contact_url: String, max_pages: i64, max_depth: i64,
-        concurrency: i64, scope: String, surt_prefixes: Vec<String>, allow: Vec<String>,
+        concurrency: i64, io_threads: i64, scope: String, surt_prefixes: Vec<String>, allow: Vec<String>,
         deny: Vec<String>, max_pages_per_host: i64, max_url_length: i64,
         max_path_repetition: i64, max_urls_per_pattern: i64,
     }
@@ -265,6 +265,9 @@ pub struct CrawlSettings {
     pub max_pages: u64,
     pub max_depth: u32,
     pub concurrency: usize,
+    /// Threads of the async runtime that fetches (`crawl.io_threads`); 0 =
+    /// one per four cores, at least one. See [`CrawlSettings::io_threads`].
+    pub io_threads: usize,
     pub scope: Scope,
     pub surt_prefixes: Vec<String>,
     pub allow: Vec<regex::Regex>,
@@ -278,6 +281,20 @@ pub struct CrawlSettings {
 }
 
 impl CrawlSettings {
+    /// The number of async (fetch) threads a crawl runs on `cores` cores:
+    /// `crawl.io_threads`, or for 0 one per four cores, at least one. The
+    /// async side does ~1/4 of a page's CPU work (HTTP, dispatch); parsing,
+    /// features and simhash run on the analysis threads (one per core), so
+    /// more async threads only preempt those (measured in
+    /// docs/ARCHITECTURE.md, "Session 10").
+    pub fn io_threads(&self, cores: usize) -> usize {
+        if self.io_threads > 0 {
+            self.io_threads
+        } else {
+            (cores / 4).max(1)
+        }
+    }
+
     /// The full User-Agent header: `simcrawl/VERSION (+CONTACT_URL)` with the configured token.
     pub fn user_agent_header(&self) -> String {
         format!(
@@ -756,6 +773,7 @@ impl RawConfig {
             max_pages: c.uint("crawl.max_pages", crawl.max_pages, 0, i64::MAX)?,
             max_depth: c.uint("crawl.max_depth", crawl.max_depth, 0, 1000)?,
             concurrency: c.uint("crawl.concurrency", crawl.concurrency, 1, 4096)?,
+            io_threads: c.uint("crawl.io_threads", crawl.io_threads, 0, 256)?,
             scope: c.choice(
                 "crawl.scope",
                 &crawl.scope,
@@ -1075,6 +1093,24 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("--set") && e.contains("simhash.k"), "{e}");
+    }
+
+    #[test]
+    fn io_threads_default_to_one_per_four_cores() {
+        let auto = Settings::from_layers(&[], &[]).unwrap().crawl;
+        assert_eq!(auto.io_threads, 0);
+        assert_eq!(
+            [1, 2, 3, 4, 8, 9, 64].map(|cores| auto.io_threads(cores)),
+            [1, 1, 1, 1, 2, 2, 16]
+        );
+        let set = Settings::from_layers(&[], &["crawl.io_threads=3".into()])
+            .unwrap()
+            .crawl;
+        assert_eq!(set.io_threads(2), 3);
+        let e = Settings::from_layers(&[], &["crawl.io_threads=257".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("crawl.io_threads") && e.contains("0..=256"), "{e}");
     }
 
     #[test]

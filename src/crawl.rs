@@ -13,6 +13,9 @@
 //!   template learning, features, simhash, content hashes, link resolution) on
 //!   the crawl's analysis threads (one per core, `simcrawl-analyze-N`), bounded
 //!   to the number of cores so it never starves the async threads.
+//!   [`run_blocking`] runs all of this on a runtime of `crawl.io_threads`
+//!   async threads (one per four cores by default): with one analysis thread
+//!   per core, every further async thread only preempts them.
 //! - **the decider** (one OS thread): the only owner of the simhash index and
 //!   the exact-hash maps. It decides each page in arrival order, inserts new
 //!   fingerprints at once (so the next page sees them), offers its
@@ -267,6 +270,37 @@ pub fn read_seeds(path: &Path) -> Result<Vec<String>> {
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .map(str::to_string)
         .collect())
+}
+
+/// The tokio runtime a crawl runs on: [`crate::config::CrawlSettings::io_threads`]
+/// worker threads, named `simcrawl-io`.
+pub fn runtime(settings: &Settings) -> Result<tokio::runtime::Runtime> {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(settings.crawl.io_threads(cores))
+        .thread_name("simcrawl-io")
+        .enable_all()
+        .build()
+        .map_err(|e| Error::io("tokio runtime", e))
+}
+
+/// Run a crawl to its end on a [`runtime`] of its own, blocking the calling
+/// thread: what `simcrawl crawl` and `simcrawl bench crawl` call. The crawl
+/// itself (dispatcher included) runs as a task on the runtime's threads, so
+/// the calling thread only waits and adds no async thread of its own.
+/// `shutdown` is polled on the runtime (it may use `tokio::signal`).
+pub fn run_blocking(
+    settings: Settings,
+    opts: CrawlOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<CrawlSummary> {
+    let rt = runtime(&settings)?;
+    rt.block_on(async move {
+        match tokio::spawn(run(settings, opts, shutdown)).await {
+            Ok(r) => r,
+            Err(e) => Err(Error::InvalidInput(format!("the crawl task failed: {e}"))),
+        }
+    })
 }
 
 /// Crawl until the frontier is empty, `max_pages` is reached or `shutdown`

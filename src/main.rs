@@ -444,7 +444,7 @@ fn crawl(args: CrawlArgs) -> anyhow::Result<ExitCode> {
         progress: true,
         ..simcrawl::crawl::CrawlOptions::new(&args.out, seeds)
     };
-    let summary = runtime()?.block_on(simcrawl::crawl::run(settings, opts, async {
+    let summary = simcrawl::crawl::run_blocking(settings, opts, async {
         let signal = stop_signal().await;
         eprintln!(
             "simcrawl: {signal}: stopping (in-flight fetches finish; --resume continues; \
@@ -457,7 +457,7 @@ fn crawl(args: CrawlArgs) -> anyhow::Result<ExitCode> {
             eprintln!("simcrawl: {signal} again: stopping now");
             std::process::exit(130);
         });
-    }))?;
+    })?;
     let parts: Vec<String> = summary.by_decision.iter().map(|(k, n)| format!("{k} {n}")).collect();
     println!(
         "crawl {:?}: {} pages this run, {} in all ({}), {} queued, {:.1} s",
