@@ -161,9 +161,6 @@ struct Shared {
     focus: Option<Focus>,
     /// The crawl-wide request rate cap (`politeness.max_requests_per_sec`).
     rate: Option<governor::DefaultDirectRateLimiter>,
-    /// Bounds CPU work queued on `analysis` to the number of cores (a
-    /// permit travels with the page's analysis job).
-    cpu: Arc<Semaphore>,
     /// Threads that parse and fingerprint pages (one per core), so the
     /// per-thread buffers and stem caches of the analysis stay warm and no
     /// page waits on tokio's blocking pool growing or waking threads.
@@ -374,7 +371,6 @@ pub async fn run(
         canon,
         rate: std::num::NonZeroU32::new(settings.politeness.max_requests_per_sec)
             .map(|n| governor::RateLimiter::direct(governor::Quota::per_second(n))),
-        cpu: Arc::new(Semaphore::new(cores)),
         analysis: rayon::ThreadPoolBuilder::new()
             .num_threads(cores)
             .thread_name(|i| format!("simcrawl-analyze-{i}"))
@@ -791,16 +787,16 @@ async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url, to_decider: &
         };
         return Record(f);
     }
-    // CPU work off the async threads, bounded to the number of cores. The
-    // analysis thread sends the page on to the decider itself, so a page
-    // costs no wake-up of this task after its analysis.
-    let Ok(cpu) = shared.cpu.clone().acquire_owned().await else {
-        return Record(f);
-    };
+    // CPU work off the async threads, on the pool's one thread per core.
+    // The job queues in the pool (no permit to wait for: the pages waiting
+    // are the fetches in flight, bounded by crawl.concurrency either way,
+    // and a permit's release woke this runtime once per page: 13% of the
+    // crawl's CPU, docs/ARCHITECTURE.md "Session 10"). The analysis thread
+    // sends the page on to the decider itself, so a page costs no wake-up of
+    // this task after its fetch.
     let (sh, page, tx) = (shared.clone(), url.clone(), to_decider.clone());
     shared.analysis.spawn(move || {
         let a = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| analyze(&sh, &page, resp)));
-        drop(cpu);
         f.kind = match a {
             Ok(a) => FetchedKind::Page(Box::new(a)),
             Err(panic) => {
