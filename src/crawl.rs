@@ -161,6 +161,9 @@ struct Shared {
     focus: Option<Focus>,
     /// The crawl-wide request rate cap (`politeness.max_requests_per_sec`).
     rate: Option<governor::DefaultDirectRateLimiter>,
+    /// Body and text hashes already decided, with their simhash: an exact
+    /// duplicate's analysis skips features and fingerprint.
+    known: dedup::KnownContent,
     /// Threads that parse and fingerprint pages (one per core), so the
     /// per-thread buffers and stem caches of the analysis stay warm and no
     /// page waits on tokio's blocking pool growing or waking threads.
@@ -220,6 +223,9 @@ struct Analysis {
     template_version: u64,
     hashes: ContentHashes,
     simhash: u64,
+    /// `simhash` is an earlier page's with the same body or text
+    /// ([`dedup::KnownContent`]): no features were computed.
+    reused: bool,
     noindex: bool,
     nofollow: bool,
     /// Canonical out-links, in page order, unique, with how they were written
@@ -257,6 +263,10 @@ fn rfc3339(t: SystemTime) -> String {
         ms % 1000
     )
 }
+
+/// Body and text hashes [`dedup::KnownContent`] holds before it starts over
+/// (two per page with text; ~50 MB when full).
+const KNOWN_CONTENT_MAX: usize = 1 << 20;
 
 /// Read a seeds file: one URL per line, `#` comments and blank lines ignored.
 pub fn read_seeds(path: &Path) -> Result<Vec<String>> {
@@ -371,6 +381,7 @@ pub async fn run(
         canon,
         rate: std::num::NonZeroU32::new(settings.politeness.max_requests_per_sec)
             .map(|n| governor::RateLimiter::direct(governor::Quota::per_second(n))),
+        known: dedup::KnownContent::new(KNOWN_CONTENT_MAX),
         analysis: rayon::ThreadPoolBuilder::new()
             .num_threads(cores)
             .thread_name(|i| format!("simcrawl-analyze-{i}"))
@@ -855,10 +866,23 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
     shared.templates.observe_hashes(&host, &blocks);
     let template_version = shared.templates.version(&host);
     let template = shared.templates.template_shared(&host);
-    let features = shared.fx.features_hashed(&doc, &blocks, template.as_deref());
-    let fp = simhash::simhash(&features);
     let hashes = ContentHashes::compute(&resp.body, &doc);
-    let relevance = shared.focus.as_ref().map(|f| f.page_relevance(&features));
+    // An exact duplicate of a decided page (same body or text) needs no
+    // fingerprint of its own: it takes its original's. A focused crawl
+    // still scores its features.
+    let known = if shared.focus.is_none() {
+        shared.known.simhash_of(&hashes)
+    } else {
+        None
+    };
+    let (fp, relevance) = match known {
+        Some(fp) => (fp, None),
+        None => {
+            let features = shared.fx.features_hashed(&doc, &blocks, template.as_deref());
+            let relevance = shared.focus.as_ref().map(|f| f.page_relevance(&features));
+            (simhash::simhash(&features), relevance)
+        }
+    };
     let mut link_text = String::new();
     // Links are stemmed in the page's language (no detection per link).
     let language = if shared.focus.is_some() {
@@ -894,7 +918,10 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
             links.push((c, doc.canonical.clone().unwrap_or_default(), 0.0));
         }
     }
-    let sketch = shared.verifier.as_ref().map(|v| v.sketch(&shared.fx.tokens(&doc)));
+    let sketch = match (&shared.verifier, known) {
+        (Some(v), None) => Some(v.sketch(&shared.fx.tokens(&doc))),
+        _ => None,
+    };
     let young = ((shared.templates.pages(&host) as usize) <= PROVISIONAL_PER_HOST).then(|| {
         let member = in_template(&blocks, template.as_deref());
         (doc, blocks, member)
@@ -905,6 +932,7 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
         template_version,
         hashes,
         simhash: fp,
+        reused: known.is_some(),
         noindex: meta.noindex,
         nofollow: meta.nofollow,
         links,
@@ -1014,6 +1042,8 @@ struct Decider {
     mirror_demoted: HashSet<String>,
     /// Out-links not enqueued by `focus.min_relevance`.
     focus_cut: u64,
+    /// Pages whose fingerprint was reused from an exact original.
+    reused: u64,
     matches: Vec<Match>,
 }
 
@@ -1047,6 +1077,8 @@ struct Decided {
     mirror_demoted: HashSet<String>,
     /// `focus.on_topic` and the links cut by `min_relevance`, when focused.
     focus: Option<(f64, u64)>,
+    /// Pages whose fingerprint was reused from an exact original.
+    reused: u64,
 }
 
 impl Decided {
@@ -1072,6 +1104,7 @@ impl Decided {
             mirror_fetches_saved: Some(mirror_saved),
             focus_on_topic: self.focus.map(|f| f.0),
             focus_links_cut: self.focus.map(|f| f.1),
+            fingerprints_reused: Some(self.reused),
         })
     }
 }
@@ -1109,6 +1142,7 @@ impl Decider {
             demoted: HashSet::new(),
             mirror_demoted: HashSet::new(),
             focus_cut: 0,
+            reused: 0,
             matches: Vec::with_capacity(16),
             shared,
         })
@@ -1154,6 +1188,7 @@ impl Decider {
                 .then_some((self.shared.settings.focus.on_topic, self.focus_cut)),
             dropped: self.dropped,
             demoted: self.demoted,
+            reused: self.reused,
         })
     }
 
@@ -1238,6 +1273,7 @@ impl Decider {
             }
             FetchedKind::Page(a) => {
                 let mut a = *a;
+                self.reused += u64::from(a.reused);
                 rec.content_hash = Some(a.hashes.body_hex());
                 rec.text_hash = Some(a.hashes.text_hex());
                 rec.relevance = a.relevance;
@@ -1356,6 +1392,9 @@ impl Decider {
         {
             return v;
         }
+        // This page now owns its hashes (in `exact`): later copies of it can
+        // skip their fingerprint.
+        self.shared.known.insert(&a.hashes, a.simhash);
         let k = self.shared.settings.simhash.k;
         self.matches.clear();
         self.index.query(a.simhash, &mut self.matches);

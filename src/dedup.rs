@@ -204,13 +204,94 @@ impl DedupPolicyEngine {
     }
 }
 
+/// The hasher of maps keyed by a BLAKE3 output: its first 8 bytes, which
+/// are already uniform (and cannot be steered by a page's author without a
+/// preimage attack), instead of SipHash over all 32.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Blake3KeyHasher(u64);
+
+impl std::hash::Hasher for Blake3KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // `[u8; 32]` hashes as one `write` of its bytes: keep the first 8.
+        // Any other input (only lengths, in practice) is mixed in.
+        let mut head = [0u8; 8];
+        let n = bytes.len().min(8);
+        head[..n].copy_from_slice(&bytes[..n]);
+        self.0 = (self.0 ^ u64::from_le_bytes(head)).rotate_left(29);
+    }
+    fn write_usize(&mut self, n: usize) {
+        // The length prefix of a slice key: the same for every key here.
+        self.0 ^= n as u64;
+    }
+}
+
+/// A map keyed by BLAKE3 hashes.
+type Blake3Map<V> = HashMap<[u8; 32], V, std::hash::BuildHasherDefault<Blake3KeyHasher>>;
+
 /// Exact-duplicate lookups: body hash → first page and text hash → first
 /// page, in memory, updated online as pages are decided and rebuilt from the
 /// store at start (the store keeps the same maps for persistence).
 #[derive(Debug, Default)]
 pub struct ExactIndex {
-    body: HashMap<[u8; 32], PageId>,
-    text: HashMap<[u8; 32], PageId>,
+    body: Blake3Map<PageId>,
+    text: Blake3Map<PageId>,
+}
+
+/// The simhash of each body and text hash the crawl has decided, readable
+/// by the analysis threads while the decider adds to it.
+///
+/// A page whose body or text hash is already here is an exact duplicate
+/// whatever its simhash (the decision checks exact hashes first), so its
+/// analysis takes the simhash from here instead of computing features and
+/// fingerprint (about a fifth of a page's CPU). The decider adds a page's
+/// hashes when [`ExactIndex::check_and_insert`] makes the page their owner,
+/// so every hash here is also in the decider's [`ExactIndex`]. It is a
+/// bounded cache: past its capacity it starts over, and a hash it does not
+/// hold only means the full analysis.
+#[derive(Debug)]
+pub struct KnownContent {
+    map: parking_lot::RwLock<Blake3Map<u64>>,
+    cap: usize,
+}
+
+impl KnownContent {
+    /// An empty cache that holds up to `cap` hashes (two per page).
+    pub fn new(cap: usize) -> Self {
+        KnownContent {
+            map: parking_lot::RwLock::new(Blake3Map::default()),
+            cap,
+        }
+    }
+
+    /// The simhash recorded for the page's body, else for its text.
+    pub fn simhash_of(&self, h: &ContentHashes) -> Option<u64> {
+        let map = self.map.read();
+        map.get(&h.body).or_else(|| map.get(&h.text)).copied()
+    }
+
+    /// Record the page that now owns `h` and its simhash (the first page
+    /// with a hash keeps it).
+    pub fn insert(&self, h: &ContentHashes, simhash: u64) {
+        let mut map = self.map.write();
+        if map.len() + 2 > self.cap {
+            map.clear();
+        }
+        map.entry(h.body).or_insert(simhash);
+        map.entry(h.text).or_insert(simhash);
+    }
+
+    /// Hashes held.
+    pub fn len(&self) -> usize {
+        self.map.read().len()
+    }
+
+    /// Whether no hash is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 impl ExactIndex {
@@ -458,6 +539,61 @@ pub(crate) fn hex(bytes: &[u8; 32]) -> String {
 mod tests {
     use super::*;
     use crate::extract::extract_html;
+
+    fn hashes(body: u8, text: u8) -> ContentHashes {
+        ContentHashes {
+            body: [body; 32],
+            text: [text; 32],
+        }
+    }
+
+    #[test]
+    fn known_content_gives_the_first_owners_simhash_by_body_or_text() {
+        let k = KnownContent::new(100);
+        assert_eq!(k.simhash_of(&hashes(1, 2)), None);
+        k.insert(&hashes(1, 2), 0xA);
+        // A later owner of other hashes does not take these over.
+        k.insert(&hashes(1, 3), 0xB);
+        assert_eq!(k.simhash_of(&hashes(1, 9)), Some(0xA), "same body");
+        assert_eq!(k.simhash_of(&hashes(9, 2)), Some(0xA), "same text");
+        assert_eq!(k.simhash_of(&hashes(9, 3)), Some(0xB));
+        assert_eq!(k.simhash_of(&hashes(9, 9)), None);
+        assert_eq!(k.len(), 3);
+    }
+
+    #[test]
+    fn known_content_starts_over_when_full() {
+        let k = KnownContent::new(4);
+        k.insert(&hashes(1, 2), 1);
+        k.insert(&hashes(3, 4), 2);
+        assert_eq!(k.len(), 4);
+        k.insert(&hashes(5, 6), 3);
+        assert_eq!(k.len(), 2, "cleared, then the new page's two hashes");
+        assert_eq!(k.simhash_of(&hashes(1, 2)), None);
+        assert_eq!(k.simhash_of(&hashes(5, 0)), Some(3));
+    }
+
+    #[test]
+    fn blake3_maps_tell_apart_keys_with_the_same_first_bytes() {
+        // The hasher reads 8 bytes; the map still compares whole keys.
+        let mut ix = ExactIndex::new();
+        let mut a = [7u8; 32];
+        let mut b = [7u8; 32];
+        a[31] = 1;
+        b[31] = 2;
+        ix.insert(Some(&a), None, 10);
+        ix.insert(Some(&b), None, 20);
+        assert_eq!(ix.lookup(Some(&a), None), (Some(10), None));
+        assert_eq!(ix.lookup(Some(&b), None), (Some(20), None));
+        let hash = |k: &[u8; 32]| {
+            use std::hash::BuildHasher;
+            std::hash::BuildHasherDefault::<Blake3KeyHasher>::default().hash_one(k)
+        };
+        assert_eq!(hash(&a), hash(&b), "same first 8 bytes, same hash");
+        let mut c = a;
+        c[0] = 8;
+        assert_ne!(hash(&a), hash(&c));
+    }
 
     /// The text hash of a page of these body blocks is the definition's:
     /// BLAKE3 of the words, case-folded, joined by one space.

@@ -92,6 +92,31 @@ async fn full_crawl_matches_ground_truth() {
     assert_eq!(score.near.recall(), 1.0);
     assert!(score.exact.expected > 100 && score.near.expected >= 10, "{score:?}");
 
+    // An exact copy of a decided body takes its original's fingerprint
+    // instead of computing one (dedup::KnownContent).
+    let exact = records
+        .iter()
+        .filter(|r| r.decision == Decision::ExactDuplicate)
+        .count() as u64;
+    let reused = summary.stats.fingerprints_reused.expect("counted");
+    assert!(
+        reused > 0 && reused <= exact,
+        "{reused} reused of {exact} exact duplicates"
+    );
+    // Each of those carries its original's simhash (a copy analysed before
+    // its original was decided computes its own, which may differ when the
+    // host's template changed in between).
+    let by_url: HashMap<&str, &PageRecord> = records.iter().map(|r| (r.canonical.as_str(), r)).collect();
+    let same = records
+        .iter()
+        .filter(|r| r.decision == Decision::ExactDuplicate)
+        .filter(|r| r.simhash == by_url[r.dup_of.as_deref().expect("names its original")].simhash)
+        .count() as u64;
+    assert!(
+        same >= reused,
+        "{same} exact duplicates carry their original's simhash; {reused} reused it"
+    );
+
     // Non-content outcomes are recorded, not fatal.
     let by_decision = |d: Decision| records.iter().filter(|r| r.decision == d).count();
     assert!(by_decision(Decision::Redirect) > 0);

@@ -82,6 +82,10 @@ pub struct CrawlStats {
     pub focus_on_topic: Option<f64>,
     /// Focused crawls: out-links not enqueued because of `focus.min_relevance`.
     pub focus_links_cut: Option<u64>,
+    /// Exact duplicates (same body or text as a page decided before) whose
+    /// analysis took that page's simhash instead of computing features and
+    /// a fingerprint of their own: CPU the exact check saved.
+    pub fingerprints_reused: Option<u64>,
 }
 
 /// The file name of [`CrawlStats`] in a crawl directory.
