@@ -227,6 +227,10 @@ pub enum IndexDesign {
     Auto,
     /// k = 3: 4 tables, p = 16.
     T4,
+    /// k = 3: 6 tables, p = 21/22 (two halves, one with at most 1 difference).
+    T6,
+    /// k = 3: 8 tables, p = 24 (two halves, each split twice in two).
+    T8,
     /// k = 3: 10 tables, p = 25/26.
     T10,
     /// k = 3: 16 tables, p = 28.
@@ -915,6 +919,8 @@ impl RawConfig {
                 &[
                     ("auto", IndexDesign::Auto),
                     ("t4", IndexDesign::T4),
+                    ("t6", IndexDesign::T6),
+                    ("t8", IndexDesign::T8),
                     ("t10", IndexDesign::T10),
                     ("t16", IndexDesign::T16),
                     ("t20", IndexDesign::T20),
@@ -927,7 +933,7 @@ impl RawConfig {
             return Err(c.err(
                 "index.design",
                 format!("{:?}", index.design).to_lowercase(),
-                "\"auto\" unless simhash.k = 3 (the paper's designs are for k = 3)",
+                "\"auto\" unless simhash.k = 3 (the named designs are for k = 3)",
             ));
         }
 
@@ -1111,6 +1117,26 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("crawl.io_threads") && e.contains("0..=256"), "{e}");
+    }
+
+    #[test]
+    fn index_designs_are_named_or_chosen_by_size() {
+        use crate::index::LiveIndex;
+        let tables = |overrides: &[&str]| {
+            let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+            let s = Settings::from_layers(&[], &o).unwrap();
+            LiveIndex::from_settings(&s.index, s.simhash.k).design().tables()
+        };
+        // The default expected size (2^24) gets the two-halves 6 tables.
+        assert_eq!(tables(&[]), 6);
+        assert_eq!(tables(&["index.expected_size_log2=20"]), 4);
+        for (name, t) in [("t4", 4), ("t6", 6), ("t8", 8), ("t10", 10), ("t16", 16), ("t20", 20)] {
+            assert_eq!(tables(&[&format!("index.design=\"{name}\"")]), t, "{name}");
+        }
+        let e = Settings::from_layers(&[], &["index.design=\"t7\"".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("index.design") && e.contains("t6"), "{e}");
     }
 
     #[test]

@@ -267,9 +267,10 @@ enum BenchKind {
         /// Queries.
         #[arg(long, default_value_t = 1_000_000)]
         queries: usize,
-        /// Tables (design for k = 3: 4, 10, 16 or 20).
-        #[arg(long, default_value_t = 10)]
-        tables: usize,
+        /// Tables: 4, 10, 16, 20 are the paper's k = 3 designs, 6 and 8 the
+        /// two-halves ones (default: the `index.design = "auto"` choice for n).
+        #[arg(long)]
+        tables: Option<usize>,
         /// Fingerprint distributions to run.
         #[arg(long, value_enum, default_value = "both")]
         workload: WorkloadArg,

@@ -202,8 +202,11 @@ pub struct Options {
     pub n: usize,
     /// Queries.
     pub queries: usize,
-    /// Tables (a k = 3 paper design: 4, 10, 16 or 20).
-    pub tables: usize,
+    /// Tables: 4, 10, 16 or 20 give the paper's k = 3 designs, 6 and 8 the
+    /// two-halves ones, other counts the longest prefix that fits
+    /// ([`Design::with_tables`]); `None` the `index.design = "auto"` choice
+    /// for n ([`Design::fastest_for`]).
+    pub tables: Option<usize>,
     /// Workloads to run.
     pub shapes: Vec<Shape>,
     /// Skip the BTreeSet baseline (for very large n).
@@ -235,12 +238,16 @@ fn human(x: f64) -> String {
 /// Runs `simcrawl bench index` and prints the report to `out`.
 pub fn run(opts: &Options, out: &mut impl Write) -> Result<()> {
     let k = 3;
-    let design = Design::paper_k3(opts.tables).ok_or_else(|| {
-        Error::InvalidInput(format!(
-            "--tables {}: expected a k = 3 paper design: 4, 10, 16 or 20",
-            opts.tables
-        ))
-    })?;
+    let design = match opts.tables {
+        Some(0) => {
+            return Err(Error::InvalidInput(
+                "--tables 0: a design needs at least one table".into(),
+            ));
+        }
+        Some(t) => Design::with_tables(k, t),
+        // What a crawl with `index.expected_size_log2` = log2 n would use.
+        None => Design::fastest_for(k, (opts.n.max(2) as f64).log2().round() as u32),
+    };
     let w = |out: &mut dyn Write, s: String| writeln!(out, "{s}").map_err(|e| Error::io("<stdout>", e));
     for &shape in &opts.shapes {
         let wl = Workload::new(shape, opts.n, opts.queries, k, 42);
@@ -951,7 +958,7 @@ mod tests {
         let opts = Options {
             n: 2000,
             queries: 500,
-            tables: 10,
+            tables: Some(10),
             shapes: vec![Shape::Random, Shape::Clustered],
             no_btree: false,
             brute_queries: 100,

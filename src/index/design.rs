@@ -184,47 +184,55 @@ impl Design {
         let k = k.min(32);
         let mut pmin = expected_log2.saturating_sub(3).clamp(1, 64);
         loop {
-            if let Some((t, _)) = cost(64, 0, k as usize, pmin as usize) {
+            if let Some((t, _)) = cost(64, 0, k as usize, pmin as usize, false) {
                 if t <= MAX_AUTO_TABLES || pmin <= 1 {
-                    let d = build_min_prefix(k, pmin);
-                    return d;
+                    return build_min_prefix(k, pmin, false);
                 }
             }
             pmin -= 1;
         }
     }
 
-    /// The design for an expected 2^`expected_log2` fingerprints that reads
-    /// the fewest cache lines per query, the `index.design = "auto"` choice.
+    /// The design for an expected 2^`expected_log2` fingerprints with the
+    /// cheapest query, the `index.design = "auto"` choice.
     ///
     /// Manku's rule ([`Design::for_k`]) keeps a probe to about 8 candidates;
-    /// in memory a query's cost is instead the random cache lines it reads
-    /// (`simcrawl bench index` measures both, and the ceiling they imply). A
-    /// table with minimum prefix p costs about one directory line plus one
-    /// more for bucket alignment, plus 2^(d − p) entries of ~6 bytes:
-    /// t × (2 + 2^(d − p) · 6 / 64) lines. Minimising that over p picks 4
-    /// tables (p = 16) up to 2^21 fingerprints, where Manku's rule already
-    /// takes 10, and agrees with it from 2^22 on (10 tables; 20 at 2^34).
+    /// in memory a query's cost is instead its random reads and, much less,
+    /// the entries it compares. Per table a probe makes two random reads (a
+    /// directory word, the start of its bucket) and compares the bucket's
+    /// entries, about max(5, 2^(d − p_i)) of them, read in sequence (the
+    /// prefetchers stream them). So a design costs
+    /// Σ_i (2 + c · max(5, 2^(d − p_i))) random reads, where c is the cost of
+    /// comparing one entry over that of a random read ([`entry_cost`]). Among
+    /// the designs for every minimum prefix (group splits allowed, see
+    /// [`Design::with_tables`]) the cheapest wins. For k = 3 this picks 4
+    /// tables (p = 16) up to 2^20 fingerprints, 6 tables (p = 21, two halves)
+    /// from 2^21 to 2^27, 8 (p = 24) from 2^28, more beyond.
     pub fn fastest_for(k: u32, expected_log2: u32) -> Design {
         let k = k.min(32);
         let d = expected_log2.min(64) as i32;
-        let mut best: Option<(f64, u32)> = None;
+        let c = entry_cost(expected_log2);
+        let mut best: Option<(f64, Design)> = None;
         for pmin in 1..=64u32 {
-            let Some((t, _)) = cost(64, 0, k as usize, pmin as usize) else {
+            let Some((t, _)) = cost(64, 0, k as usize, pmin as usize, true) else {
                 continue;
             };
             if t > MAX_AUTO_TABLES {
                 continue;
             }
-            let per_probe = 2f64.powi(d - pmin as i32);
-            let lines = t as f64 * (2.0 + per_probe * 6.0 / 64.0);
+            let design = build_min_prefix(k, pmin, true);
+            let reads: f64 = design
+                .tables
+                .iter()
+                .map(|s| 2.0 + c * 2f64.powi(d - s.prefix as i32).max(5.0))
+                .sum();
             // Ties go to the longer prefix (fewer candidates to compare).
-            if best.is_none_or(|(b, _)| lines <= b) {
-                best = Some((lines, pmin));
+            if best.as_ref().is_none_or(|(b, _)| reads <= *b) {
+                best = Some((reads, design));
             }
         }
         match best {
-            Some((_, pmin)) => build_min_prefix(k, pmin),
+            Some((_, design)) => design,
             None => Design::for_k(k, expected_log2),
         }
     }
@@ -232,6 +240,16 @@ impl Design {
     /// The design with the longest minimum prefix that needs at most
     /// `max_tables` tables (the paper's "alternately" question in §3.1.2);
     /// for k = 3 and a table count of the paper, the paper's design.
+    ///
+    /// Besides Manku's block splits this considers *group* splits: cut the
+    /// free bits into g groups; k differences leave at most ⌊k/g⌋ in some
+    /// group, so each group is covered on its own for that smaller distance.
+    /// For k = 3, two halves of 32 bits each hold at most one difference in
+    /// one of them, and a half split in r blocks for distance 1 gives r
+    /// tables whose prefix is r − 1 of its blocks: 2r tables in all, with
+    /// p = 16, 21, 24, 25.6 for 4, 6, 8, 10 tables. Manku's splits need 10
+    /// tables for p ≥ 17, so 6 tables at p = 21 and 8 at p = 24 are new
+    /// points between the paper's 4 and 10.
     pub fn with_tables(k: u32, max_tables: usize) -> Design {
         if k == 3 {
             if let Some(d) = Design::paper_k3(max_tables) {
@@ -241,14 +259,14 @@ impl Design {
         let k = k.min(32);
         let mut pmin = 64;
         while pmin > 1 {
-            if let Some((t, _)) = cost(64, 0, k as usize, pmin) {
+            if let Some((t, _)) = cost(64, 0, k as usize, pmin, true) {
                 if t <= max_tables.max(1) {
                     break;
                 }
             }
             pmin -= 1;
         }
-        build_min_prefix(k, pmin as u32)
+        build_min_prefix(k, pmin as u32, true)
     }
 
     /// Number of tables t.
@@ -341,7 +359,7 @@ fn hitting_set(member: &[Vec<bool>], left: usize, hit: &mut [u32]) -> bool {
 }
 
 /// Splits `free` (ordered source bits) into `r` near-equal blocks, larger first.
-fn split(free: &[u8], r: usize) -> Vec<&[u8]> {
+fn split_bits(free: &[u8], r: usize) -> Vec<&[u8]> {
     let m = free.len();
     let (q, rem) = (m / r, m % r);
     let mut out = Vec::with_capacity(r);
@@ -384,7 +402,7 @@ fn build_levels(k: usize, free: &[u8], fixed: Vec<u8>, levels: &[usize], out: &m
         "a level needs k < r <= free bits (r={r}, k={k}, bits={})",
         free.len()
     );
-    let blocks = split(free, r);
+    let blocks = split_bits(free, r);
     for chosen in combinations(r, r - k) {
         let mut pre = fixed.clone();
         let mut rest = Vec::new();
@@ -406,30 +424,64 @@ fn table_from(prefix_bits: &[u8], rest: &[u8]) -> TableSpec {
     TableSpec::new(order, prefix_bits.len() as u32).unwrap_or_else(|| unreachable!("design bits partition 0..64"))
 }
 
-/// Worst-case table count X and best first split r for `m` free bits of which
-/// `s` are already fixed, to reach prefixes of at least `pmin` (Manku's
-/// X(f, k, d) with τ = d − p_min). `None` if unreachable.
-fn cost(m: usize, s: usize, k: usize, pmin: usize) -> Option<(usize, usize)> {
-    let mut memo = std::collections::HashMap::new();
-    cost_memo(m, s, k, pmin, &mut memo)
+/// The cost of comparing one bucket entry, in random reads, for an index of
+/// 2^`d` fingerprints ([`Design::fastest_for`]).
+///
+/// Fitted to `simcrawl bench index` (session 11, docs/index.md): with 4, 6,
+/// 8 and 10 tables at 1M, 10M and 100M fingerprints, the batched one-thread
+/// query time was 2t random reads plus 1.3 ns per entry compared, within 3%
+/// for all nine runs, with a random read costing 23 ns at 1M, 38 ns at 10M
+/// and 87 ns at 100M (caches, then the TLB, stop covering the tables):
+/// about 23 ns · 2^(0.29 (d − 20)). Outside 2^20..=2^27 the nearest end
+/// is used rather than extrapolating.
+fn entry_cost(d: u32) -> f64 {
+    let d = f64::from(d.clamp(20, 27));
+    let random_read_ns = 23.0 * (0.29 * (d - 20.0)).exp2();
+    1.3 / random_read_ns
 }
 
-type Memo = std::collections::HashMap<(usize, usize), Option<(usize, usize)>>;
+/// How [`cost`] splits the free bits at one level of a design.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Split {
+    /// The prefix is long enough: one table, the free bits go to its tail.
+    Leaf,
+    /// Manku's split: `r` blocks, one table per choice of r − k of them as
+    /// more prefix, then the k left-over blocks split again with the same k.
+    Blocks(usize),
+    /// `g` groups: k differences leave some group with at most ⌊k/g⌋ of
+    /// them, so each group is split again, on its own, for distance ⌊k/g⌋
+    /// (the other groups' bits go to the tables' tails). For k = 3 and two
+    /// halves this gives 6 tables with p = 21 where Manku's split needs 10
+    /// for p = 25 and 4 give p = 16.
+    Groups(usize),
+}
 
-fn cost_memo(m: usize, s: usize, k: usize, pmin: usize, memo: &mut Memo) -> Option<(usize, usize)> {
-    if let Some(&v) = memo.get(&(m, s)) {
+/// Memo of [`cost`]: `(free bits, fixed bits, k)` to the best count and split.
+type Memo = std::collections::HashMap<(usize, usize, usize), Option<(usize, Split)>>;
+
+/// Worst-case table count and best split for `m` free bits of which `s` are
+/// already fixed, to reach prefixes of at least `pmin` at distance `k`
+/// (Manku's X(f, k, d) with τ = d − p_min, plus group splits when `groups`).
+/// `None` if unreachable.
+fn cost(m: usize, s: usize, k: usize, pmin: usize, groups: bool) -> Option<(usize, Split)> {
+    let mut memo = Memo::new();
+    cost_memo(m, s, k, pmin, groups, &mut memo)
+}
+
+fn cost_memo(m: usize, s: usize, k: usize, pmin: usize, groups: bool, memo: &mut Memo) -> Option<(usize, Split)> {
+    if let Some(&v) = memo.get(&(m, s, k)) {
         return v;
     }
-    let v = cost_uncached(m, s, k, pmin, memo);
-    memo.insert((m, s), v);
+    let v = cost_uncached(m, s, k, pmin, groups, memo);
+    memo.insert((m, s, k), v);
     v
 }
 
-fn cost_uncached(m: usize, s: usize, k: usize, pmin: usize, memo: &mut Memo) -> Option<(usize, usize)> {
+fn cost_uncached(m: usize, s: usize, k: usize, pmin: usize, groups: bool, memo: &mut Memo) -> Option<(usize, Split)> {
     if s >= pmin {
-        return Some((1, 0));
+        return Some((1, Split::Leaf));
     }
-    let mut best: Option<(usize, usize)> = None;
+    let mut best: Option<(usize, Split)> = None;
     for r in (k + 1)..=m.min(k + 12) {
         let ways = binomial(r, k);
         if ways > 4096 {
@@ -448,10 +500,29 @@ fn cost_uncached(m: usize, s: usize, k: usize, pmin: usize, memo: &mut Memo) -> 
         if gain == 0 {
             continue;
         }
-        if let Some((sub, _)) = cost_memo(m - gain, s + gain, k, pmin, memo) {
+        if let Some((sub, _)) = cost_memo(m - gain, s + gain, k, pmin, groups, memo) {
             let total = ways.saturating_mul(sub);
             if best.is_none_or(|(b, _)| total < b) {
-                best = Some((total, r));
+                best = Some((total, Split::Blocks(r)));
+            }
+        }
+    }
+    if groups && k > 0 {
+        // g = k + 1 groups with ⌊k/g⌋ = 0 is Manku's r = k + 1 split again.
+        for g in 2..=k.min(m) {
+            let (q, rem) = (m / g, m % g);
+            let kk = k / g;
+            let small = cost_memo(q, s, kk, pmin, groups, memo).map(|c| c.0);
+            let large = if rem > 0 {
+                cost_memo(q + 1, s, kk, pmin, groups, memo).map(|c| c.0)
+            } else {
+                Some(0)
+            };
+            if let (Some(a), Some(b)) = (small, large) {
+                let total = a.saturating_mul(g - rem).saturating_add(b.saturating_mul(rem));
+                if best.is_none_or(|(t, _)| total < t) {
+                    best = Some((total, Split::Groups(g)));
+                }
             }
         }
     }
@@ -468,33 +539,71 @@ fn binomial(n: usize, k: usize) -> usize {
 }
 
 /// Builds, level by level, the split chosen by [`cost`] for the actual sizes.
-fn build_min_prefix(k: u32, pmin: u32) -> Design {
-    fn go(k: usize, pmin: usize, free: &[u8], fixed: Vec<u8>, out: &mut Vec<TableSpec>) {
-        let r = match cost(free.len(), fixed.len(), k, pmin) {
-            Some((_, r)) if r > 0 => r,
-            _ => {
-                out.push(table_from(&fixed, free));
-                return;
+fn build_min_prefix(k: u32, pmin: u32, groups: bool) -> Design {
+    struct Build {
+        pmin: usize,
+        groups: bool,
+        out: Vec<TableSpec>,
+        /// The splits along the first table's path, for the design's name.
+        path: Vec<String>,
+    }
+    fn go(b: &mut Build, k: usize, free: &[u8], fixed: Vec<u8>, tail: Vec<u8>, first: bool) {
+        let split = cost(free.len(), fixed.len(), k, b.pmin, b.groups).map_or(Split::Leaf, |c| c.1);
+        match split {
+            Split::Leaf | Split::Blocks(0) | Split::Groups(0) => {
+                let mut rest = free.to_vec();
+                rest.extend_from_slice(&tail);
+                b.out.push(table_from(&fixed, &rest));
             }
-        };
-        let blocks = split(free, r);
-        for chosen in combinations(r, r - k) {
-            let mut pre = fixed.clone();
-            let mut rest = Vec::new();
-            for (i, b) in blocks.iter().enumerate() {
-                if chosen.contains(&i) {
-                    pre.extend_from_slice(b);
-                } else {
-                    rest.extend_from_slice(b);
+            Split::Blocks(r) => {
+                if first {
+                    b.path.push(format!("{r} blocks"));
+                }
+                let blocks = split_bits(free, r);
+                for (n, chosen) in combinations(r, r - k).into_iter().enumerate() {
+                    let mut pre = fixed.clone();
+                    let mut rest = Vec::new();
+                    for (i, blk) in blocks.iter().enumerate() {
+                        if chosen.contains(&i) {
+                            pre.extend_from_slice(blk);
+                        } else {
+                            rest.extend_from_slice(blk);
+                        }
+                    }
+                    go(b, k, &rest, pre, tail.clone(), first && n == 0);
                 }
             }
-            go(k, pmin, &rest, pre, out);
+            Split::Groups(g) => {
+                if first {
+                    b.path.push(format!("{g} groups (k={})", k / g));
+                }
+                let parts = split_bits(free, g);
+                for (j, part) in parts.iter().enumerate() {
+                    let mut t = tail.clone();
+                    for (i, other) in parts.iter().enumerate() {
+                        if i != j {
+                            t.extend_from_slice(other);
+                        }
+                    }
+                    go(b, k / g, part, fixed.clone(), t, first && j == 0);
+                }
+            }
         }
     }
-    let mut tables = Vec::new();
+    let mut b = Build {
+        pmin: pmin as usize,
+        groups,
+        out: Vec::new(),
+        path: Vec::new(),
+    };
     let all: Vec<u8> = (0..64).collect();
-    go(k as usize, pmin as usize, &all, Vec::new(), &mut tables);
-    Design::finish(tables, format!("k={k} X(64,k,d) p_min={pmin}"))
+    go(&mut b, k as usize, &all, Vec::new(), Vec::new(), true);
+    let what = if b.path.is_empty() {
+        "one block".to_string()
+    } else {
+        b.path.join(", ")
+    };
+    Design::finish(b.out, format!("k={k} p_min={pmin}: {what}"))
 }
 
 #[cfg(test)]
@@ -563,10 +672,16 @@ mod tests {
         // 16 candidates per probe in 4 tables read fewer lines than 10 tables.
         assert_eq!(Design::fastest_for(3, 20).tables(), 4);
         assert_eq!(Design::for_k(3, 20).tables(), 10);
-        assert_eq!(Design::fastest_for(3, 21).tables(), 4);
-        assert_eq!(Design::fastest_for(3, 22).tables(), 10);
-        assert_eq!(Design::fastest_for(3, 24).tables(), 10);
-        assert_eq!(Design::fastest_for(3, 34).tables(), 20);
+        // Then the two-halves designs: 6 tables (p = 21), 8 (p = 24).
+        for (d, t, p) in [(21, 6, 21), (24, 6, 21), (27, 6, 21), (28, 8, 24), (30, 8, 24)] {
+            let des = Design::fastest_for(3, d);
+            assert_eq!((des.tables(), des.min_prefix()), (t, p), "d={d}: {}", des.name());
+        }
+        assert!(Design::fastest_for(3, 34).min_prefix() >= 31);
+        // The entry cost falls as random reads get dearer, within the fit.
+        assert!(entry_cost(20) > entry_cost(24) && entry_cost(24) > entry_cost(27));
+        assert_eq!(entry_cost(10), entry_cost(20));
+        assert_eq!(entry_cost(40), entry_cost(27));
     }
 
     #[test]
@@ -598,6 +713,40 @@ mod tests {
                     let x = (1u64 << a) | (1u64 << b) | (1u64 << c);
                     assert!(d.specs().iter().any(|t| x & t.prefix_mask() == 0), "{a} {b} {c}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn two_halves_designs_cover_three_with_fewer_tables() {
+        for (t, lo, hi) in [(6, 21, 22), (8, 24, 24), (12, 26, 27)] {
+            let d = Design::with_tables(3, t);
+            assert_eq!(d.tables(), t, "{}", d.name());
+            assert_eq!((d.min_prefix(), d.max_prefix()), (lo, hi), "{}", d.name());
+            assert!(d.covers(3), "{}", d.name());
+            assert!(!d.covers(4), "{} should not cover k=4", d.name());
+            // The exact decision agrees with every placement of 3 bits.
+            for a in 0..64 {
+                for b in a + 1..64 {
+                    for c in b + 1..64 {
+                        let x = (1u64 << a) | (1u64 << b) | (1u64 << c);
+                        assert!(d.specs().iter().any(|s| x & s.prefix_mask() == 0), "{a} {b} {c}");
+                    }
+                }
+            }
+        }
+        // A missing table breaks the cover.
+        let six = Design::with_tables(3, 6);
+        for skip in 0..6 {
+            let mut specs = six.specs().to_vec();
+            specs.remove(skip);
+            assert!(!Design::from_tables(specs, "five of six").covers(3));
+        }
+        // Group splits are used for other k too, and stay covering.
+        for k in 1..=7 {
+            for t in [6, 8, 12, 24] {
+                let d = Design::with_tables(k, t);
+                assert!(d.covers(k), "k={k} t={t}: {}", d.name());
             }
         }
     }

@@ -1101,13 +1101,16 @@ impl LiveIndex {
     /// An empty index with the design chosen by `[index]` settings for `k`.
     pub fn from_settings(settings: &crate::config::IndexSettings, k: u32) -> LiveIndex {
         use crate::config::IndexDesign;
-        let paper = |t| Design::paper_k3(t).filter(|_| k == 3);
+        // 4, 10, 16 and 20 are the paper's designs; 6 and 8 the two-halves ones.
+        let named = |t| (k == 3).then(|| Design::with_tables(3, t));
         let design = match settings.design {
             IndexDesign::Auto => None,
-            IndexDesign::T4 => paper(4),
-            IndexDesign::T10 => paper(10),
-            IndexDesign::T16 => paper(16),
-            IndexDesign::T20 => paper(20),
+            IndexDesign::T4 => named(4),
+            IndexDesign::T6 => named(6),
+            IndexDesign::T8 => named(8),
+            IndexDesign::T10 => named(10),
+            IndexDesign::T16 => named(16),
+            IndexDesign::T20 => named(20),
         }
         .unwrap_or_else(|| Design::fastest_for(k, settings.expected_size_log2));
         LiveIndex::new(design, k)
@@ -1523,7 +1526,7 @@ mod tests {
         #[test]
         fn index_equals_brute_force(
             k in 0u32..=7,
-            which in 0usize..6,
+            which in 0usize..8,
             base in proptest::collection::vec(any::<u64>(), 1..40),
             ops in proptest::collection::vec((any::<bool>(), 0usize..1000, proptest::collection::vec(any::<u8>(), 0..10)), 1..120),
         ) {
@@ -1533,10 +1536,13 @@ mod tests {
                 2 => Design::paper_k3(16).unwrap(),
                 3 => Design::paper_k3(20).unwrap(),
                 4 => Design::for_k(k, 20),
-                _ => Design::with_tables(k, 6),
+                5 => Design::with_tables(k, 6),
+                // The two-halves designs for k = 3 (6 tables p = 21, 8 p = 24).
+                6 => Design::with_tables(3, 6),
+                _ => Design::with_tables(3, 8),
             };
-            // Paper designs cover k = 3 only; use them for k <= 3.
-            let k = if which < 4 { k.min(3) } else { k };
+            // The k = 3 designs cover k = 3 only; use them for k <= 3.
+            let k = if (4..6).contains(&which) { k } else { k.min(3) };
             let idx = LiveIndex::new(design, k);
             let mut items: Vec<(u64, u64)> = Vec::new();
             let mut next_id = 0u64;
@@ -1695,8 +1701,9 @@ mod tests {
     /// answer exactly.
     #[test]
     fn live_layers_agree_with_brute_force_across_merges() {
-        for t in [4usize, 10] {
-            let idx = LiveIndex::new(Design::paper_k3(t).expect("paper design"), 3);
+        // The paper's 4 and 10 tables, and the two-halves 6 tables (p = 21).
+        for t in [4usize, 10, 6] {
+            let idx = LiveIndex::new(Design::with_tables(3, t), 3);
             let mut seed = 5u64;
             let mut items: Vec<(u64, u64)> = Vec::new();
             let total = 3 * MIN_DELTA as u64 + 5000;
@@ -1894,17 +1901,19 @@ mod tests {
                 items.push((flip(centre, &bits), c * 1000 + j));
             }
         }
-        let idx = LiveIndex::new(Design::paper_k3(10).unwrap(), 3);
-        idx.bulk_load(items.iter().copied());
-        let mut worst = 0;
-        for &(fp, _) in items.iter().step_by(37) {
-            let mut out = Vec::new();
-            let st = idx.query_stats(fp ^ 1, &mut out);
-            worst = worst.max(st.examined);
-            out.sort_unstable();
-            assert_eq!(out, brute(&items, fp ^ 1, 3));
+        for t in [10, 6] {
+            let idx = LiveIndex::new(Design::with_tables(3, t), 3);
+            idx.bulk_load(items.iter().copied());
+            let mut worst = 0;
+            for &(fp, _) in items.iter().step_by(37) {
+                let mut out = Vec::new();
+                let st = idx.query_stats(fp ^ 1, &mut out);
+                worst = worst.max(st.examined);
+                out.sort_unstable();
+                assert_eq!(out, brute(&items, fp ^ 1, 3));
+            }
+            // A full scan would examine 32 000 entries per table.
+            assert!(worst < 32_000, "{t} tables: worst probe {worst}");
         }
-        // A full scan would examine 32 000 entries per table.
-        assert!(worst < 32_000, "worst probe {worst}");
     }
 }
