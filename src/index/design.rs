@@ -203,7 +203,7 @@ impl Design {
     /// entries, about max(5, 2^(d − p_i)) of them, read in sequence (the
     /// prefetchers stream them). So a design costs
     /// Σ_i (2 + c · max(5, 2^(d − p_i))) random reads, where c is the cost of
-    /// comparing one entry over that of a random read ([`entry_cost`]). Among
+    /// comparing one entry over that of a random read (`entry_cost`). Among
     /// the designs for every minimum prefix (group splits allowed, see
     /// [`Design::with_tables`]) the cheapest wins. For k = 3 this picks 4
     /// tables (p = 16) up to 2^20 fingerprints, 6 tables (p = 21, two halves)
@@ -429,8 +429,8 @@ fn table_from(prefix_bits: &[u8], rest: &[u8]) -> TableSpec {
 ///
 /// Fitted to `simcrawl bench index` (session 11, docs/index.md): with 4, 6,
 /// 8 and 10 tables at 1M, 10M and 100M fingerprints, the batched one-thread
-/// query time was 2t random reads plus 1.3 ns per entry compared, within 3%
-/// for all nine runs, with a random read costing 23 ns at 1M, 38 ns at 10M
+/// query time was 2t random reads plus 1.3 ns per entry compared, within 5%
+/// for all nine (size, design) pairs, with a random read costing 23 ns at 1M, 38 ns at 10M
 /// and 87 ns at 100M (caches, then the TLB, stop covering the tables):
 /// about 23 ns · 2^(0.29 (d − 20)). Outside 2^20..=2^27 the nearest end
 /// is used rather than extrapolating.
