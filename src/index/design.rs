@@ -404,17 +404,24 @@ fn build_levels(k: usize, free: &[u8], fixed: Vec<u8>, levels: &[usize], out: &m
     );
     let blocks = split_bits(free, r);
     for chosen in combinations(r, r - k) {
-        let mut pre = fixed.clone();
-        let mut rest = Vec::new();
-        for (i, b) in blocks.iter().enumerate() {
-            if chosen.contains(&i) {
-                pre.extend_from_slice(b);
-            } else {
-                rest.extend_from_slice(b);
-            }
-        }
+        let (pre, rest) = take_blocks(&blocks, &chosen, &fixed);
         build_levels(k, &rest, pre, rest_levels, out);
     }
+}
+
+/// `fixed` followed by the `chosen` blocks (the longer prefix), and the
+/// other blocks in order (still free).
+fn take_blocks(blocks: &[&[u8]], chosen: &[usize], fixed: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let mut pre = fixed.to_vec();
+    let mut rest = Vec::new();
+    for (i, b) in blocks.iter().enumerate() {
+        if chosen.contains(&i) {
+            pre.extend_from_slice(b);
+        } else {
+            rest.extend_from_slice(b);
+        }
+    }
+    (pre, rest)
 }
 
 fn table_from(prefix_bits: &[u8], rest: &[u8]) -> TableSpec {
@@ -561,15 +568,7 @@ fn build_min_prefix(k: u32, pmin: u32, groups: bool) -> Design {
                 }
                 let blocks = split_bits(free, r);
                 for (n, chosen) in combinations(r, r - k).into_iter().enumerate() {
-                    let mut pre = fixed.clone();
-                    let mut rest = Vec::new();
-                    for (i, blk) in blocks.iter().enumerate() {
-                        if chosen.contains(&i) {
-                            pre.extend_from_slice(blk);
-                        } else {
-                            rest.extend_from_slice(blk);
-                        }
-                    }
+                    let (pre, rest) = take_blocks(&blocks, &chosen, &fixed);
                     go(b, k, &rest, pre, tail.clone(), first && n == 0);
                 }
             }
