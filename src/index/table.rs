@@ -195,14 +195,17 @@ impl Table {
     /// shifted by a running count. `ids` (table 0 only): this table's ids and
     /// those of `add`, merged in the same order. `None` when the directory
     /// bits change (the table crossed a power of two) or this table is empty.
-    fn merged_runs(&self, add: &[u64], prefix: u32, ids: Option<(&[u64], &[u64])>) -> Option<(Table, Vec<u64>)> {
+    fn merged_runs(&self, add: &[u64], prefix: u32, ids: Option<(&Ids, &[u64])>) -> Option<(Table, Ids)> {
         let n = self.len + add.len();
         if self.len == 0 || TableBuilder::bits_for(n, prefix) != self.bits {
             return None;
         }
         let w = self.width;
         let mut data: Vec<u8> = huge_vec(n * w + PAD);
-        let mut out_ids: Vec<u64> = if ids.is_some() { huge_vec(n) } else { Vec::new() };
+        let mut out_ids = match ids {
+            Some((old, new)) => Ids::with_width(n, old.is_wide() || new.iter().any(|&id| Ids::too_wide(id))),
+            None => Ids::default(),
+        };
         let mut from = 0usize;
         for (j, &k) in add.iter().enumerate() {
             let (lo, hi) = self.bucket(k);
@@ -213,7 +216,7 @@ impl Table {
             data.extend_from_slice(&self.data[from * w..pos * w]);
             data.extend_from_slice(&k.to_le_bytes()[..w]);
             if let Some((old, new)) = ids {
-                out_ids.extend_from_slice(&old[from..pos]);
+                out_ids.extend_from(old, from..pos);
                 out_ids.push(new[j]);
             }
             from = pos;
@@ -221,7 +224,7 @@ impl Table {
         data.extend_from_slice(&self.data[from * w..self.len * w]);
         data.resize(n * w + PAD, 0);
         if let Some((old, _)) = ids {
-            out_ids.extend_from_slice(&old[from..self.len]);
+            out_ids.extend_from(old, from..self.len);
         }
         let mut dir: Vec<u32> = huge_vec(self.dir.len());
         let mut before = 0usize;
@@ -390,12 +393,126 @@ impl Geometry {
 /// Tables probed together in one prefetch round (bounds stack arrays).
 const ROUND: usize = 16;
 
+/// The page ids of a run, parallel to table 0: 4 bytes each while every id
+/// fits in 32 bits (a crawl numbers its pages densely from 0), 8 bytes once
+/// one does not. [`Ids::push`] widens on the first id that needs it.
+#[derive(Debug, Clone)]
+pub(crate) enum Ids {
+    /// Every id < 2^32.
+    Narrow(Vec<u32>),
+    /// Any id.
+    Wide(Vec<u64>),
+}
+
+impl Default for Ids {
+    fn default() -> Ids {
+        Ids::Narrow(Vec::new())
+    }
+}
+
+impl PartialEq for Ids {
+    fn eq(&self, other: &Ids) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl Ids {
+    /// Room for `cap` ids (on huge pages when large), narrow.
+    fn with_capacity(cap: usize) -> Ids {
+        Ids::Narrow(huge_vec(cap))
+    }
+
+    /// Room for `cap` ids, wide from the start if `wide`.
+    fn with_width(cap: usize, wide: bool) -> Ids {
+        if wide {
+            Ids::Wide(huge_vec(cap))
+        } else {
+            Ids::with_capacity(cap)
+        }
+    }
+
+    /// Whether `id` needs the wide form.
+    fn too_wide(id: u64) -> bool {
+        id > u64::from(u32::MAX)
+    }
+
+    #[inline]
+    fn push(&mut self, id: u64) {
+        match self {
+            Ids::Narrow(v) if !Ids::too_wide(id) => v.push(id as u32),
+            Ids::Narrow(v) => {
+                let mut w: Vec<u64> = huge_vec(v.capacity().max(v.len() + 1));
+                w.extend(v.iter().map(|&x| u64::from(x)));
+                w.push(id);
+                *self = Ids::Wide(w);
+            }
+            Ids::Wide(v) => v.push(id),
+        }
+    }
+
+    /// Appends `src[range]` (`self` must be wide if `src` is).
+    fn extend_from(&mut self, src: &Ids, range: std::ops::Range<usize>) {
+        match (self, src) {
+            (Ids::Narrow(d), Ids::Narrow(s)) => d.extend_from_slice(&s[range]),
+            (Ids::Wide(d), Ids::Wide(s)) => d.extend_from_slice(&s[range]),
+            (Ids::Wide(d), Ids::Narrow(s)) => d.extend(s[range].iter().map(|&x| u64::from(x))),
+            (this @ Ids::Narrow(_), Ids::Wide(s)) => {
+                for &id in &s[range] {
+                    this.push(id);
+                }
+            }
+        }
+    }
+
+    /// Whether `self` is the wide form.
+    fn is_wide(&self) -> bool {
+        matches!(self, Ids::Wide(_))
+    }
+
+    /// Id `j`.
+    #[inline(always)]
+    pub(crate) fn get(&self, j: usize) -> u64 {
+        match self {
+            Ids::Narrow(v) => u64::from(v[j]),
+            Ids::Wide(v) => v[j],
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Ids::Narrow(v) => v.len(),
+            Ids::Wide(v) => v.len(),
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The ids in order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+        let (narrow, wide) = match self {
+            Ids::Narrow(v) => (&v[..], &[][..]),
+            Ids::Wide(v) => (&[][..], &v[..]),
+        };
+        narrow.iter().map(|&x| u64::from(x)).chain(wide.iter().copied())
+    }
+
+    /// Bytes held (capacity).
+    fn bytes(&self) -> usize {
+        match self {
+            Ids::Narrow(v) => v.capacity() * 4,
+            Ids::Wide(v) => v.capacity() * 8,
+        }
+    }
+}
+
 /// A sealed, immutable set of t tables over the same distinct fingerprints,
 /// with the page id of each fingerprint parallel to table 0.
 #[derive(Debug, Default)]
 pub(crate) struct Run {
     pub(crate) tables: Vec<Table>,
-    pub(crate) ids: Vec<u64>,
+    pub(crate) ids: Ids,
 }
 
 impl Run {
@@ -432,7 +549,7 @@ impl Run {
             (new.into(), dups)
         };
         let n = self.len() + more.len();
-        let tables: Vec<(Table, Vec<u64>)> = geo
+        let tables: Vec<(Table, Ids)> = geo
             .specs
             .par_iter()
             .enumerate()
@@ -449,8 +566,8 @@ impl Run {
                     }
                     let old_keys = old.into_iter().flat_map(|t| t.iter());
                     let mut out = TableBuilder::new(n, spec.prefix());
-                    let mut ids = huge_vec(n);
-                    let old = old_keys.zip(self.ids.iter().copied());
+                    let mut ids = Ids::with_width(n, self.ids.is_wide());
+                    let old = old_keys.zip(self.ids.iter());
                     merge_sorted(old, add.into_iter(), |k, id| {
                         out.push(k);
                         ids.push(id);
@@ -460,17 +577,17 @@ impl Run {
                     let mut add: Vec<u64> = more.iter().map(|&(fp, _)| spec.permute(fp)).collect();
                     add.par_sort_unstable();
                     if let Some((t, _)) = old.and_then(|t| t.merged_runs(&add, spec.prefix(), None)) {
-                        return (t, Vec::new());
+                        return (t, Ids::default());
                     }
                     let old_keys = old.into_iter().flat_map(|t| t.iter());
                     let mut out = TableBuilder::new(n, spec.prefix());
                     let old = old_keys.map(|k| (k, ()));
                     merge_sorted(old, add.into_iter().map(|k| (k, ())), |k, ()| out.push(k));
-                    (out.finish(), Vec::new())
+                    (out.finish(), Ids::default())
                 }
             })
             .collect();
-        let mut ids = Vec::new();
+        let mut ids = Ids::default();
         let mut out = Vec::with_capacity(tables.len());
         for (i, (t, v)) in tables.into_iter().enumerate() {
             if i == 0 {
@@ -573,10 +690,10 @@ impl Run {
             return;
         }
         let id = if i == 0 {
-            self.ids[j]
+            self.ids.get(j)
         } else {
             match self.find(geo, c) {
-                Some(p) => self.ids[p],
+                Some(p) => self.ids.get(p),
                 None => return,
             }
         };
@@ -694,7 +811,7 @@ impl Run {
     }
 
     pub(crate) fn bytes(&self) -> usize {
-        self.tables.iter().map(Table::bytes).sum::<usize>() + self.ids.capacity() * 8
+        self.tables.iter().map(Table::bytes).sum::<usize>() + self.ids.bytes()
     }
 
     /// Every `(fp, id)` of the run (first ids only).
@@ -702,8 +819,8 @@ impl Run {
         match self.tables.first() {
             Some(t) => t
                 .iter()
-                .zip(&self.ids)
-                .map(|(k, &id)| (geo.specs[0].unpermute(k), id))
+                .zip(self.ids.iter())
+                .map(|(k, id)| (geo.specs[0].unpermute(k), id))
                 .collect(),
             None => Vec::new(),
         }
@@ -1446,7 +1563,7 @@ impl LiveIndex {
         for t in &st.main.tables {
             t.write(&mut w)?;
         }
-        w.u64s(st.main.ids.iter().copied())?;
+        w.u64s(st.main.ids.iter())?;
         w.u64s(delta.iter().flat_map(|&(fp, id)| [fp, id]))?;
         w.u64s(
             st.extras
@@ -1475,7 +1592,7 @@ impl LiveIndex {
             tables.push(Table::read(&mut r, n, spec.prefix())?);
         }
         r.has(h.distinct * 8)?;
-        let mut ids = huge_vec(n);
+        let mut ids = Ids::with_capacity(n);
         r.u64s(h.distinct, |id| ids.push(id))?;
         let pairs = |r: &mut SnapReader, count: u64| -> Result<Vec<(u64, u64)>, SnapshotError> {
             r.has(count.saturating_mul(16))?;
@@ -1585,39 +1702,84 @@ mod tests {
     fn run_by_run_merge_equals_a_rebuild() {
         // Table::merged_runs (copying old entries in runs) must produce the
         // very tables and ids a full rebuild of the union does, including new
-        // keys next to old ones in the same bucket.
+        // keys next to old ones in the same bucket; with 32-bit ids, with new
+        // ids that need 64 bits, and with an old run already wide.
         let geo = Geometry::new(&Design::paper_k3(10).unwrap(), 3);
-        let mut seed = 11;
-        let old: Vec<(u64, u64)> = (0..100_000).map(|i| (lcg(&mut seed), i)).collect();
-        let mut more: Vec<(u64, u64)> = (0..5_000).map(|i| (lcg(&mut seed), 1_000_000 + i)).collect();
-        more.extend(old.iter().step_by(50).map(|&(fp, id)| (fp ^ 1, 2_000_000 + id)));
-        more.extend(
-            old.iter()
-                .skip(7)
-                .step_by(50)
-                .map(|&(fp, id)| (fp ^ (1 << 40), 3_000_000 + id)),
-        );
-        let held: std::collections::HashSet<u64> = old.iter().map(|p| p.0).collect();
-        more.retain(|p| !held.contains(&p.0));
-        more.sort_unstable();
-        more.dedup_by_key(|p| p.0);
-        let base = Run::build(&geo, &old);
-        let (merged, dups) = base.merged(&geo, &more);
-        assert!(dups.is_empty());
-        let all: Vec<(u64, u64)> = old.iter().chain(&more).copied().collect();
-        let rebuilt = Run::build(&geo, &all);
-        for (i, (a, b)) in merged.tables.iter().zip(&rebuilt.tables).enumerate() {
-            // The same geometry, so this merge took the run-copying path.
-            assert_eq!(a.bits, base.tables[i].bits, "table {i}");
-            assert_eq!(a.dir, b.dir, "table {i} directory");
-            assert_eq!(a.len, b.len);
-            assert_eq!(
-                a.data[..a.len * a.width],
-                b.data[..b.len * b.width],
-                "table {i} entries"
+        for (old_base, new_base, wide) in [
+            (0u64, 1_000_000u64, false),
+            (0, 1 << 40, true),
+            (1 << 33, 1_000_000, true),
+        ] {
+            let mut seed = 11;
+            let old: Vec<(u64, u64)> = (0..100_000).map(|i| (lcg(&mut seed), old_base + i)).collect();
+            let mut more: Vec<(u64, u64)> = (0..5_000).map(|i| (lcg(&mut seed), new_base + i)).collect();
+            more.extend(
+                old.iter()
+                    .step_by(50)
+                    .map(|&(fp, id)| (fp ^ 1, new_base + 2_000_000 + id)),
             );
+            more.extend(
+                old.iter()
+                    .skip(7)
+                    .step_by(50)
+                    .map(|&(fp, id)| (fp ^ (1 << 40), new_base + 3_000_000 + id)),
+            );
+            let held: std::collections::HashSet<u64> = old.iter().map(|p| p.0).collect();
+            more.retain(|p| !held.contains(&p.0));
+            more.sort_unstable();
+            more.dedup_by_key(|p| p.0);
+            let base = Run::build(&geo, &old);
+            assert_eq!(base.ids.is_wide(), old_base > 0);
+            let (merged, dups) = base.merged(&geo, &more);
+            assert!(dups.is_empty());
+            let all: Vec<(u64, u64)> = old.iter().chain(&more).copied().collect();
+            let rebuilt = Run::build(&geo, &all);
+            for (i, (a, b)) in merged.tables.iter().zip(&rebuilt.tables).enumerate() {
+                // The same geometry, so this merge took the run-copying path.
+                assert_eq!(a.bits, base.tables[i].bits, "table {i}");
+                assert_eq!(a.dir, b.dir, "table {i} directory");
+                assert_eq!(a.len, b.len);
+                assert_eq!(
+                    a.data[..a.len * a.width],
+                    b.data[..b.len * b.width],
+                    "table {i} entries"
+                );
+            }
+            assert_eq!(merged.ids, rebuilt.ids);
+            assert_eq!((merged.ids.is_wide(), rebuilt.ids.is_wide()), (wide, wide));
+            let mut got = merged.items(&geo);
+            got.sort_unstable();
+            let mut want = all.clone();
+            want.sort_unstable();
+            assert_eq!(got, want);
         }
-        assert_eq!(merged.ids, rebuilt.ids);
+    }
+
+    #[test]
+    fn ids_stay_narrow_until_an_id_needs_64_bits() {
+        let mut ids = Ids::with_capacity(4);
+        for id in [7, u64::from(u32::MAX), 0] {
+            ids.push(id);
+        }
+        assert!(!ids.is_wide());
+        assert_eq!(ids.bytes(), 4 * 4);
+        ids.push(1 << 32);
+        assert!(ids.is_wide());
+        assert_eq!(ids.iter().collect::<Vec<_>>(), [7, u64::from(u32::MAX), 0, 1 << 32]);
+        assert_eq!((ids.get(1), ids.get(3), ids.len()), (u64::from(u32::MAX), 1 << 32, 4));
+        // Copying between the forms keeps the values.
+        let mut narrow = Ids::with_capacity(2);
+        narrow.push(5);
+        let mut wide = Ids::with_width(8, true);
+        wide.extend_from(&narrow, 0..1);
+        wide.extend_from(&ids, 2..4);
+        assert_eq!(wide.iter().collect::<Vec<_>>(), [5, 0, 1 << 32]);
+        let mut n2 = Ids::with_capacity(8);
+        n2.extend_from(&ids, 0..3);
+        assert!(!n2.is_wide(), "values that fit stay narrow");
+        n2.extend_from(&ids, 3..4);
+        assert!(n2.is_wide());
+        assert_eq!(n2, ids);
     }
 
     /// The delta alone, from a tiny set and hash so that both grow many
