@@ -1055,6 +1055,12 @@ mod tests {
         Settings::from_layers(&[("my.toml".into(), text)], &[])
     }
 
+    /// The defaults with `--set` overrides.
+    fn set(overrides: &[&str]) -> Result<Settings, ConfigError> {
+        let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+        Settings::from_layers(&[], &o)
+    }
+
     #[test]
     fn defaults_load() {
         let s = Settings::default();
@@ -1095,9 +1101,7 @@ mod tests {
     fn k_above_range_is_rejected() {
         let e = layer("[simhash]\nk = 65\n").unwrap_err().to_string();
         assert!(e.contains("simhash.k") && e.contains("0..=10"), "{e}");
-        let e = Settings::from_layers(&[], &["simhash.k=99".into()])
-            .unwrap_err()
-            .to_string();
+        let e = set(&["simhash.k=99"]).unwrap_err().to_string();
         assert!(e.contains("--set") && e.contains("simhash.k"), "{e}");
     }
 
@@ -1109,13 +1113,8 @@ mod tests {
             [1, 2, 3, 4, 8, 9, 64].map(|cores| auto.io_threads(cores)),
             [1, 1, 1, 1, 2, 2, 16]
         );
-        let set = Settings::from_layers(&[], &["crawl.io_threads=3".into()])
-            .unwrap()
-            .crawl;
-        assert_eq!(set.io_threads(2), 3);
-        let e = Settings::from_layers(&[], &["crawl.io_threads=257".into()])
-            .unwrap_err()
-            .to_string();
+        assert_eq!(set(&["crawl.io_threads=3"]).unwrap().crawl.io_threads(2), 3);
+        let e = set(&["crawl.io_threads=257"]).unwrap_err().to_string();
         assert!(e.contains("crawl.io_threads") && e.contains("0..=256"), "{e}");
     }
 
@@ -1123,8 +1122,7 @@ mod tests {
     fn index_designs_are_named_or_chosen_by_size() {
         use crate::index::LiveIndex;
         let tables = |overrides: &[&str]| {
-            let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
-            let s = Settings::from_layers(&[], &o).unwrap();
+            let s = set(overrides).unwrap();
             LiveIndex::from_settings(&s.index, s.simhash.k).design().tables()
         };
         // The default expected size (2^24) gets the two-halves 6 tables.
@@ -1133,9 +1131,7 @@ mod tests {
         for (name, t) in [("t4", 4), ("t6", 6), ("t8", 8), ("t10", 10), ("t16", 16), ("t20", 20)] {
             assert_eq!(tables(&[&format!("index.design=\"{name}\"")]), t, "{name}");
         }
-        let e = Settings::from_layers(&[], &["index.design=\"t7\"".into()])
-            .unwrap_err()
-            .to_string();
+        let e = set(&["index.design=\"t7\""]).unwrap_err().to_string();
         assert!(e.contains("index.design") && e.contains("t6"), "{e}");
     }
 

@@ -110,7 +110,7 @@ fn main() {
 
     // simcrawl: the paper's 10-table design, its 4-table design (p = 16,
     // what `index.design = "auto"` picks up to 2^20 fingerprints) and the
-    // two-halves 6-table design (p = 21, picked from 2^21 to 2^25)
+    // two-halves 6-table design (p = 21, picked from 2^21 to 2^27)
     let designs = [
         (10, "simcrawl (10 tables)"),
         (4, "simcrawl (4 tables)"),
