@@ -257,6 +257,9 @@ pub enum Verify {
     None,
     /// Require an estimated min-hash resemblance above the threshold.
     Minhash,
+    /// Require a content-shingle resemblance (bottom-k sketch of the
+    /// weighted blocks; exact on short pages) above the threshold.
+    Shingles,
 }
 
 /// `[crawl]`: what to crawl and how much.
@@ -952,7 +955,11 @@ impl RawConfig {
             verify: c.choice(
                 "dedup.verify",
                 &dedup.verify,
-                &[("none", Verify::None), ("minhash", Verify::Minhash)],
+                &[
+                    ("none", Verify::None),
+                    ("minhash", Verify::Minhash),
+                    ("shingles", Verify::Shingles),
+                ],
             )?,
             verify_threshold: c.float("dedup.verify_threshold", dedup.verify_threshold, 0.0, 1.0)?,
         };

@@ -51,6 +51,7 @@ use url::Url;
 use crate::canon::{self, Canonicalizer};
 use crate::config::{DedupPolicy, Settings};
 use crate::crawllog::{self, CrawlLogWriter, PageRecord};
+use crate::dedup::Sketch;
 use crate::dedup::{self, ContentHashes, Decision, DedupPolicyEngine, ExactIndex, NearMatch, ParentDup, Verdict};
 use crate::error::{Error, Result};
 use crate::extract::{self, Extracted};
@@ -63,7 +64,8 @@ use crate::mirror::OnlineMirrors;
 use crate::politeness::{NotReady, Politeness, RequestOutcome, RetryPolicy, RobotsVerdict};
 use crate::report::{self, CrawlStats, ReportPaths};
 use crate::simhash;
-use crate::sketch::minhash::{MinHashSketch, MinHasher};
+use crate::sketch::minhash::MinHasher;
+use crate::sketch::ContentSketch;
 use crate::store::QueuedUrl;
 use crate::store::{PageId, SledStore, Store, StoredPage, UrlState};
 
@@ -232,8 +234,9 @@ struct Analysis {
     /// and their anchor text's topic relevance (0 without focus).
     links: Vec<(Url, String, f64)>,
     relevance: Option<f64>,
-    /// Min-hash sketch of the page's shingles (`[dedup] verify = "minhash"`).
-    sketch: Option<MinHashSketch>,
+    /// Sketch of the page's shingles (`[dedup] verify`), for a page not
+    /// known to be an exact duplicate.
+    sketch: Option<Sketch>,
     body: Option<Vec<u8>>,
 }
 
@@ -357,7 +360,7 @@ pub async fn run(
     // the store open.
     let loaded = loader.join();
     let (frontier, previous) = setup?;
-    let dedup_state = loaded.map_err(|_| Error::InvalidInput("the loader thread panicked".into()))??;
+    let mut dedup_state = loaded.map_err(|_| Error::InvalidInput("the loader thread panicked".into()))??;
 
     let fetcher: Arc<dyn Fetcher> = match opts.fetcher.clone() {
         Some(f) => f,
@@ -374,10 +377,9 @@ pub async fn run(
         politeness: Politeness::new(&settings),
         retry: RetryPolicy::new(&settings.politeness),
         fetcher,
-        fx: FeatureExtractor::new(&settings.features),
-        templates: TemplateLearner::new(&settings.features),
-        verifier: (settings.dedup.verify == crate::config::Verify::Minhash)
-            .then(|| MinHasher::from_settings(&settings.sketch)),
+        fx: feature_extractor(&settings),
+        templates: std::mem::replace(&mut dedup_state.templates, TemplateLearner::new(&settings.features)),
+        verifier: verifier(&settings),
         canon,
         rate: std::num::NonZeroU32::new(settings.politeness.max_requests_per_sec)
             .map(|n| governor::RateLimiter::direct(governor::Quota::per_second(n))),
@@ -850,11 +852,7 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
     let s = &shared.settings;
     let (text, _encoding) = resp.text();
     let max = s.features.max_text_bytes;
-    let doc: Extracted = if resp.content_type.as_deref() == Some("text/plain") {
-        extract::extract_plain(&text, max)
-    } else {
-        extract::extract_html(&text, max)
-    };
+    let doc = extract_body(&text, resp.content_type.as_deref() == Some("text/plain"), max);
     let mut meta = doc.meta_robots;
     if let Some(x) = &resp.x_robots_tag {
         meta = meta.merge(extract::parse_x_robots_tag_for(x, &s.crawl.user_agent));
@@ -875,12 +873,13 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
     } else {
         None
     };
-    let (fp, relevance) = match known {
-        Some(fp) => (fp, None),
+    let (fp, relevance, sketch) = match known {
+        Some(fp) => (fp, None, None),
         None => {
             let features = shared.fx.features_hashed(&doc, &blocks, template.as_deref());
             let relevance = shared.focus.as_ref().map(|f| f.page_relevance(&features));
-            (simhash::simhash(&features), relevance)
+            let sketch = page_sketch(&shared.fx, shared.verifier.as_ref(), &doc, &features);
+            (simhash::simhash(&features), relevance, sketch)
         }
     };
     let mut link_text = String::new();
@@ -918,10 +917,6 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
             links.push((c, doc.canonical.clone().unwrap_or_default(), 0.0));
         }
     }
-    let sketch = match (&shared.verifier, known) {
-        (Some(v), None) => Some(v.sketch(&shared.fx.tokens(&doc))),
-        _ => None,
-    };
     let young = ((shared.templates.pages(&host) as usize) <= PROVISIONAL_PER_HOST).then(|| {
         let member = in_template(&blocks, template.as_deref());
         (doc, blocks, member)
@@ -939,6 +934,43 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
         relevance,
         sketch,
         body: s.output.store_bodies.then_some(resp.body),
+    }
+}
+
+/// The crawl's feature extractor: it keeps content words when candidates
+/// are confirmed by content shingles.
+fn feature_extractor(settings: &Settings) -> FeatureExtractor {
+    FeatureExtractor::new(&settings.features).with_words(settings.dedup.verify == crate::config::Verify::Shingles)
+}
+
+/// The min-hash sketcher, when candidates are confirmed by min-hash.
+fn verifier(settings: &Settings) -> Option<MinHasher> {
+    (settings.dedup.verify == crate::config::Verify::Minhash).then(|| MinHasher::from_settings(&settings.sketch))
+}
+
+/// The sketch a page's near-duplicate candidates are confirmed with
+/// (`[dedup] verify`): min-hash over its tokens when `verifier` is set, the
+/// content shingles of its features when the extractor keeps their words,
+/// else none.
+fn page_sketch(
+    fx: &FeatureExtractor,
+    verifier: Option<&MinHasher>,
+    doc: &Extracted,
+    features: &crate::features::Features,
+) -> Option<Sketch> {
+    match verifier {
+        Some(v) => Some(Sketch::MinHash(v.sketch(&fx.tokens(doc)))),
+        None if fx.keeps_words() => Some(Sketch::Content(ContentSketch::from_words(&features.words))),
+        None => None,
+    }
+}
+
+/// The extracted document of a fetched body (HTML, or plain text).
+fn extract_body(text: &str, plain: bool, max_text_bytes: usize) -> Extracted {
+    if plain {
+        extract::extract_plain(text, max_text_bytes)
+    } else {
+        extract::extract_html(text, max_text_bytes)
     }
 }
 
@@ -1026,8 +1058,8 @@ struct Decider {
     exact: ExactIndex,
     policy: DedupPolicyEngine,
     mirrors: OnlineMirrors,
-    /// Min-hash sketches of new pages (only with `[dedup] verify = "minhash"`).
-    sketches: HashMap<PageId, MinHashSketch>,
+    /// Sketches of new pages (only with `[dedup] verify`).
+    sketches: HashMap<PageId, Sketch>,
     /// Young hosts' new pages, re-fingerprinted when the host template changes.
     provisional: HashMap<String, Vec<Provisional>>,
     provisional_len: usize,
@@ -1112,7 +1144,9 @@ impl Decided {
 impl Decider {
     fn new(shared: Arc<Shared>, log_path: &Path, previous: &[PageRecord], loaded: DedupState) -> Result<Self> {
         let s = &shared.settings;
-        let DedupState { index, exact } = loaded;
+        let DedupState {
+            index, exact, sketches, ..
+        } = loaded;
         let mut mirrors = OnlineMirrors::new(&s.mirror);
         let mut redirects = HashMap::new();
         for r in previous {
@@ -1134,7 +1168,7 @@ impl Decider {
             policy: DedupPolicyEngine::new(s),
             mirrors,
             redirects,
-            sketches: HashMap::new(),
+            sketches,
             provisional: HashMap::new(),
             provisional_len: 0,
             hops: HashMap::new(),
@@ -1409,12 +1443,18 @@ impl Decider {
         if let Some(sk) = &a.sketch {
             // Verification: a simhash candidate must also have an estimated
             // shingle resemblance of at least `verify_threshold`.
+            // Of those, the most resembling one is the original.
             let threshold = self.shared.settings.dedup.verify_threshold;
-            near.retain(|m| {
-                self.sketches
-                    .get(&m.page)
-                    .is_some_and(|other| sk.resemblance(other) >= threshold)
-            });
+            let best = near
+                .iter()
+                .filter_map(|m| Some((self.sketches.get(&m.page)?.resemblance(sk), *m)))
+                .filter(|(r, _)| *r >= threshold)
+                .max_by(|(r1, m1), (r2, m2)| {
+                    r1.total_cmp(r2)
+                        .then_with(|| (m2.distance, m2.page).cmp(&(m1.distance, m1.page)))
+                });
+            near.clear();
+            near.extend(best.map(|(_, m)| m));
         }
         let v = dedup::decide(None, None, &near, k);
         if v.decision == Decision::New {
@@ -1449,7 +1489,12 @@ impl Decider {
                 continue;
             }
             p.member = member;
-            let fp = simhash::simhash(&shared.fx.features_hashed(&p.doc, &p.blocks, template.as_deref()));
+            let features = shared.fx.features_hashed(&p.doc, &p.blocks, template.as_deref());
+            if let Some(Sketch::Content(_)) = self.sketches.get(&p.id) {
+                self.sketches
+                    .insert(p.id, Sketch::Content(ContentSketch::from_words(&features.words)));
+            }
+            let fp = simhash::simhash(&features);
             if fp != p.fp {
                 self.index.insert(fp, p.id);
                 p.fp = fp;
@@ -1529,6 +1574,10 @@ pub(crate) struct DedupState {
     pub(crate) index: LiveIndex,
     /// The first page of each body hash and text hash.
     pub(crate) exact: ExactIndex,
+    /// The per-host template learner as the recorded pages left it.
+    pub(crate) templates: TemplateLearner,
+    /// The verification sketches of the recorded new pages.
+    pub(crate) sketches: HashMap<PageId, Sketch>,
 }
 
 impl DedupState {
@@ -1552,9 +1601,13 @@ impl DedupState {
         };
         let mut exact = ExactIndex::new();
         let mut fps = Vec::new();
+        let mut analysed = Vec::new();
         for r in store.iter_pages() {
             let page = r?;
             exact.insert(page.content_hash.as_ref(), page.text_hash.as_ref(), page.id);
+            if page.simhash.is_some() || page.decision == Decision::Noindex {
+                analysed.push((page.id, page.canonical, page.decision));
+            }
             if let (Decision::New, Some(fp), true) = (page.decision, page.simhash, page.id >= first) {
                 fps.push((fp, page.id));
             }
@@ -1574,8 +1627,86 @@ impl DedupState {
                 started.elapsed().as_secs_f64()
             );
         }
-        Ok(DedupState { index, exact })
+        let (templates, sketches) = replay_analysis(store, s, &analysed)?;
+        Ok(DedupState {
+            index,
+            exact,
+            templates,
+            sketches,
+        })
     }
+}
+
+/// Pages parsed at once by [`replay_analysis`] (in parallel, then observed
+/// in id order).
+const REPLAY_CHUNK: usize = 512;
+
+/// The template learner and verification sketches that the analysis of the
+/// recorded pages built, rebuilt from their stored bodies: every analysed
+/// page (`pages`, in id order: the order the decider recorded them) is
+/// parsed again, its blocks are observed by a fresh learner, and each new
+/// page's sketch is taken under the template as it stood at that page. A
+/// resumed crawl then weighs and confirms like one that was never stopped.
+/// Without stored bodies (`output.store_bodies = false`) both start empty,
+/// with a warning.
+fn replay_analysis(
+    store: &dyn Store,
+    s: &Settings,
+    pages: &[(PageId, String, Decision)],
+) -> Result<(TemplateLearner, HashMap<PageId, Sketch>)> {
+    use rayon::prelude::*;
+    let templates = TemplateLearner::new(&s.features);
+    let mut sketches = HashMap::new();
+    let (fx, verifier) = (feature_extractor(s), verifier(s));
+    let sketching = verifier.is_some() || fx.keeps_words();
+    if pages.is_empty() || (!s.features.template_learning && !sketching) {
+        return Ok((templates, sketches));
+    }
+    let started = std::time::Instant::now();
+    let mut missing = 0u64;
+    for chunk in pages.chunks(REPLAY_CHUNK) {
+        let bodies = chunk
+            .iter()
+            .map(|(id, _, _)| store.body(*id))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let docs: Vec<Option<(Extracted, Vec<u64>)>> = bodies
+            .par_iter()
+            .map(|body| {
+                let body = body.as_deref()?;
+                let (text, _) = crate::fetch::decode_text(body, None);
+                let doc = extract_body(&text, !extract::looks_like_html(body), s.features.max_text_bytes);
+                let blocks = crate::features::block_hashes(&doc);
+                Some((doc, blocks))
+            })
+            .collect();
+        for ((id, canonical, decision), doc) in chunk.iter().zip(docs) {
+            let Some((doc, blocks)) = doc else {
+                missing += 1;
+                continue;
+            };
+            let host = crate::frontier::scope::host_key_of_serialized(canonical).unwrap_or_default();
+            templates.observe_hashes(host, &blocks);
+            if sketching && *decision == Decision::New {
+                let template = templates.template_shared(host);
+                let features = fx.features_hashed(&doc, &blocks, template.as_deref());
+                if let Some(sk) = page_sketch(&fx, verifier.as_ref(), &doc, &features) {
+                    sketches.insert(*id, sk);
+                }
+            }
+        }
+    }
+    if missing > 0 {
+        tracing::warn!(
+            "{missing} of {} recorded pages have no stored body (output.store_bodies = false?): host templates and near-duplicate sketches resume without them",
+            pages.len()
+        );
+    }
+    tracing::info!(
+        "host templates and sketches of {} recorded pages rebuilt in {:.2} s",
+        pages.len(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok((templates, sketches))
 }
 
 /// Writes the index snapshot; a failure only costs a rebuild at the next start.

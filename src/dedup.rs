@@ -78,6 +78,28 @@ pub struct NearMatch {
     pub distance: u32,
 }
 
+/// The sketch a near-duplicate candidate is confirmed with
+/// (`[dedup] verify`): both pages of a comparison have the same kind.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Sketch {
+    /// Broder min-hash (`verify = "minhash"`).
+    MinHash(crate::sketch::MinHashSketch),
+    /// Bottom-k content shingles (`verify = "shingles"`).
+    Content(crate::sketch::ContentSketch),
+}
+
+impl Sketch {
+    /// Estimated shingle resemblance of the two pages (0 for sketches of
+    /// different kinds).
+    pub fn resemblance(&self, other: &Sketch) -> f64 {
+        match (self, other) {
+            (Sketch::MinHash(a), Sketch::MinHash(b)) => a.resemblance(b),
+            (Sketch::Content(a), Sketch::Content(b)) => a.resemblance(b),
+            _ => 0.0,
+        }
+    }
+}
+
 /// A content decision with what it points at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Verdict {

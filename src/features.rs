@@ -289,6 +289,12 @@ pub struct Features {
     pub items: Vec<(u64, f32)>,
     /// The feature text of each item (unigram stem or "stem stem"), if asked for.
     pub labels: Option<Vec<String>>,
+    /// The case-folded word keys of the weighted blocks, in order, stop
+    /// words included, words without a letter left out as they are from
+    /// the features (the content a
+    /// [`crate::sketch::ContentSketch`] shingles), when the extractor was
+    /// built [`FeatureExtractor::with_words`]; empty otherwise.
+    pub words: Vec<u64>,
 }
 
 impl Features {
@@ -334,6 +340,7 @@ struct Shared {
 pub struct FeatureExtractor {
     shared: Arc<Shared>,
     labels: bool,
+    words: bool,
 }
 
 impl std::fmt::Debug for FeatureExtractor {
@@ -341,6 +348,7 @@ impl std::fmt::Debug for FeatureExtractor {
         f.debug_struct("FeatureExtractor")
             .field("settings", &self.shared.settings)
             .field("labels", &self.labels)
+            .field("words", &self.words)
             .finish()
     }
 }
@@ -372,7 +380,15 @@ impl FeatureExtractor {
                 stop,
             }),
             labels: false,
+            words: false,
         }
+    }
+
+    /// Keep the word keys of the weighted blocks in [`Features::words`]
+    /// (for content sketches).
+    pub fn with_words(mut self, words: bool) -> Self {
+        self.words = words;
+        self
     }
 
     /// Keep each feature's text in [`Features::labels`] (for
@@ -380,6 +396,11 @@ impl FeatureExtractor {
     pub fn with_labels(mut self, labels: bool) -> Self {
         self.labels = labels;
         self
+    }
+
+    /// Whether [`Features::words`] is filled ([`FeatureExtractor::with_words`]).
+    pub fn keeps_words(&self) -> bool {
+        self.words
     }
 
     /// `features.max_text_bytes`.
@@ -511,6 +532,9 @@ impl FeatureExtractor {
         }
         let bytes = doc.blocks.iter().map(|b| b.text.len()).sum();
         let mut acc = Accumulator::with_capacity(self.labels, bytes);
+        if self.words {
+            acc.words = Some(Vec::with_capacity(bytes / 5));
+        }
         if any {
             for (i, b) in doc.blocks.iter().enumerate() {
                 let m = mult(i, b.kind, structural);
@@ -584,6 +608,9 @@ impl FeatureExtractor {
                     }
                     WordInfo::new(&fold, stemmer, stop)
                 });
+                if let (Some(words), true) = (&mut acc.words, info.letter) {
+                    words.push(key);
+                }
                 if (s.stop_words && info.stop) || !info.letter {
                     return;
                 }
@@ -688,6 +715,8 @@ struct Accumulator {
     /// `(feature hash, multiplier)` of every occurrence, in text order.
     occ: Vec<(u64, f32)>,
     labels: Option<FastMap<u64, String>>,
+    /// Word keys of the text added, when asked for.
+    words: Option<Vec<u64>>,
 }
 
 /// `(feature hash, multiplier)` occurrences.
@@ -721,6 +750,7 @@ impl Accumulator {
         Accumulator {
             occ,
             labels: labels.then(FastMap::default),
+            words: None,
         }
     }
 
@@ -733,7 +763,7 @@ impl Accumulator {
     }
 
     fn finish(self) -> Features {
-        let Accumulator { mut occ, labels } = self;
+        let Accumulator { mut occ, labels, words } = self;
         let (mut tmp, mut counts) = OCC_BUFS.with(|b| {
             let mut b = b.borrow_mut();
             (std::mem::take(&mut b.1), std::mem::take(&mut b.2))
@@ -766,7 +796,11 @@ impl Accumulator {
                 .map(|(h, _)| l.get(h).cloned().unwrap_or_default())
                 .collect()
         });
-        Features { items, labels }
+        Features {
+            items,
+            labels,
+            words: words.unwrap_or_default(),
+        }
     }
 }
 

@@ -9,17 +9,20 @@
 //! containment of shingle sets (the ground truth of `simcrawl eval`), and a
 //! union-find for clustering accepted pairs.
 //!
+//! - [`content`]: bottom-k sketches of a page's content shingles, the crawl's check of simhash candidates.
 //! - [`minhash`]: shingles → k·s min-hashes → k super-shingle features (Broder §3).
 //! - [`bloom`]: Rabin content-defined chunks → Bloom filter; similarity and containment (Jain et al. §2).
 //! - [`near`]: a corpus's pages sketched once; pairs and clusters by each method (`simcrawl near`).
 //! - [`corpus`]: documents from a directory through the shared pipeline; the `near` and `eval` runners.
 
 pub mod bloom;
+pub mod content;
 pub mod corpus;
 pub mod minhash;
 pub mod near;
 
 pub use bloom::{BloomFilter, BloomSketcher, Chunker};
+pub use content::ContentSketch;
 pub use minhash::{MinHashSketch, MinHasher, SuperShingles};
 
 /// The fixed 64-bit hash used for shingles, chunks and super-shingles:
