@@ -1059,7 +1059,7 @@ struct Decider {
     policy: DedupPolicyEngine,
     mirrors: OnlineMirrors,
     /// Sketches of new pages (only with `[dedup] verify`).
-    sketches: HashMap<PageId, Sketch>,
+    sketches: dedup::SketchIndex,
     /// Young hosts' new pages, re-fingerprinted when the host template changes.
     provisional: HashMap<String, Vec<Provisional>>,
     provisional_len: usize,
@@ -1326,6 +1326,7 @@ impl Decider {
                 };
                 rec.decision = verdict.decision;
                 rec.distance = verdict.distance;
+                rec.resemblance = verdict.resemblance;
                 page.decision = verdict.decision;
                 page.dup_of = verdict.dup_of;
                 page.distance = verdict.distance;
@@ -1432,7 +1433,7 @@ impl Decider {
         let k = self.shared.settings.simhash.k;
         self.matches.clear();
         self.index.query(a.simhash, &mut self.matches);
-        let mut near: Vec<NearMatch> = self
+        let near: Vec<NearMatch> = self
             .matches
             .iter()
             .map(|m| NearMatch {
@@ -1440,27 +1441,27 @@ impl Decider {
                 distance: m.distance,
             })
             .collect();
-        if let Some(sk) = &a.sketch {
-            // Verification: a simhash candidate must also have an estimated
-            // shingle resemblance of at least `verify_threshold`.
-            // Of those, the most resembling one is the original.
-            let threshold = self.shared.settings.dedup.verify_threshold;
-            let best = near
-                .iter()
-                .filter_map(|m| Some((self.sketches.get(&m.page)?.resemblance(sk), *m)))
-                .filter(|(r, _)| *r >= threshold)
-                .max_by(|(r1, m1), (r2, m2)| {
-                    r1.total_cmp(r2)
-                        .then_with(|| (m2.distance, m2.page).cmp(&(m1.distance, m1.page)))
-                });
-            near.clear();
-            near.extend(best.map(|(_, m)| m));
-        }
-        let v = dedup::decide(None, None, &near, k);
+        let v = match &a.sketch {
+            // Verification: a candidate (within k, or sharing a band key)
+            // must have a shingle resemblance of at least `verify_threshold`.
+            Some(sk) => {
+                let threshold = self.shared.settings.dedup.verify_threshold;
+                match self.sketches.confirm(sk, a.simhash, &near, threshold) {
+                    Some((m, r)) => Verdict {
+                        decision: Decision::NearDuplicate,
+                        dup_of: Some(m.page),
+                        distance: Some(m.distance),
+                        resemblance: Some(r),
+                    },
+                    None => Verdict::plain(Decision::New),
+                }
+            }
+            None => dedup::decide(None, None, &near, k),
+        };
         if v.decision == Decision::New {
             self.index.insert(a.simhash, id);
             if let Some(sk) = &a.sketch {
-                self.sketches.insert(id, sk.clone());
+                self.sketches.insert(id, sk.clone(), a.simhash);
             }
         }
         v
@@ -1490,11 +1491,10 @@ impl Decider {
             }
             p.member = member;
             let features = shared.fx.features_hashed(&p.doc, &p.blocks, template.as_deref());
-            if let Some(Sketch::Content(_)) = self.sketches.get(&p.id) {
-                self.sketches
-                    .insert(p.id, Sketch::Content(ContentSketch::from_words(&features.words)));
-            }
             let fp = simhash::simhash(&features);
+            if let Some(sk) = page_sketch(&shared.fx, shared.verifier.as_ref(), &p.doc, &features) {
+                self.sketches.update(p.id, sk, fp);
+            }
             if fp != p.fp {
                 self.index.insert(fp, p.id);
                 p.fp = fp;
@@ -1577,7 +1577,7 @@ pub(crate) struct DedupState {
     /// The per-host template learner as the recorded pages left it.
     pub(crate) templates: TemplateLearner,
     /// The verification sketches of the recorded new pages.
-    pub(crate) sketches: HashMap<PageId, Sketch>,
+    pub(crate) sketches: dedup::SketchIndex,
 }
 
 impl DedupState {
@@ -1606,7 +1606,7 @@ impl DedupState {
             let page = r?;
             exact.insert(page.content_hash.as_ref(), page.text_hash.as_ref(), page.id);
             if page.simhash.is_some() || page.decision == Decision::Noindex {
-                analysed.push((page.id, page.canonical, page.decision));
+                analysed.push((page.id, page.canonical, page.decision, page.simhash.unwrap_or(0)));
             }
             if let (Decision::New, Some(fp), true) = (page.decision, page.simhash, page.id >= first) {
                 fps.push((fp, page.id));
@@ -1652,11 +1652,11 @@ const REPLAY_CHUNK: usize = 512;
 fn replay_analysis(
     store: &dyn Store,
     s: &Settings,
-    pages: &[(PageId, String, Decision)],
-) -> Result<(TemplateLearner, HashMap<PageId, Sketch>)> {
+    pages: &[(PageId, String, Decision, u64)],
+) -> Result<(TemplateLearner, dedup::SketchIndex)> {
     use rayon::prelude::*;
     let templates = TemplateLearner::new(&s.features);
-    let mut sketches = HashMap::new();
+    let mut sketches = dedup::SketchIndex::new();
     let (fx, verifier) = (feature_extractor(s), verifier(s));
     let sketching = verifier.is_some() || fx.keeps_words();
     if pages.is_empty() || (!s.features.template_learning && !sketching) {
@@ -1667,7 +1667,7 @@ fn replay_analysis(
     for chunk in pages.chunks(REPLAY_CHUNK) {
         let bodies = chunk
             .iter()
-            .map(|(id, _, _)| store.body(*id))
+            .map(|(id, ..)| store.body(*id))
             .collect::<std::result::Result<Vec<_>, _>>()?;
         let docs: Vec<Option<(Extracted, Vec<u64>)>> = bodies
             .par_iter()
@@ -1679,7 +1679,7 @@ fn replay_analysis(
                 Some((doc, blocks))
             })
             .collect();
-        for ((id, canonical, decision), doc) in chunk.iter().zip(docs) {
+        for ((id, canonical, decision, simhash), doc) in chunk.iter().zip(docs) {
             let Some((doc, blocks)) = doc else {
                 missing += 1;
                 continue;
@@ -1690,7 +1690,7 @@ fn replay_analysis(
                 let template = templates.template_shared(host);
                 let features = fx.features_hashed(&doc, &blocks, template.as_deref());
                 if let Some(sk) = page_sketch(&fx, verifier.as_ref(), &doc, &features) {
-                    sketches.insert(*id, sk);
+                    sketches.insert(*id, sk, *simhash);
                 }
             }
         }

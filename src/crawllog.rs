@@ -63,6 +63,10 @@ pub struct PageRecord {
     pub dup_of: Option<String>,
     /// Hamming distance to `dup_of` (0 for exact duplicates).
     pub distance: Option<u32>,
+    /// Content-shingle resemblance to `dup_of` that confirmed a near
+    /// duplicate (`[dedup] verify`), 0..=1.
+    #[serde(default)]
+    pub resemblance: Option<f64>,
     /// Priority the URL had when it was taken from the frontier.
     pub priority: f64,
     /// The priority's parts.

@@ -100,8 +100,102 @@ impl Sketch {
     }
 }
 
+/// Verification sketches of the new pages, with their fingerprints, and a
+/// candidate index over the smallest shingle hashes of content sketches.
+///
+/// Simhash finds candidates within k bits. Pages whose shingles mostly
+/// agree can still lie further apart: a short page whose title differs, a
+/// copy inside translated navigation. Two content sketches whose sets have
+/// resemblance r share their smallest hash with probability r, so every
+/// page is also filed under its [`ContentSketch::band_keys`], and the pages
+/// sharing one are candidates too. Every candidate, from either source, is
+/// confirmed by its resemblance.
+///
+/// [`ContentSketch::band_keys`]: crate::sketch::ContentSketch::band_keys
+#[derive(Debug, Default)]
+pub struct SketchIndex {
+    pages: HashMap<PageId, (Sketch, u64)>,
+    buckets: HashMap<u32, Vec<PageId>>,
+}
+
+/// Pages kept per band key: the first ones filed (the originals). A key
+/// shared by more pages is a phrase of many pages, not evidence of a copy.
+const BUCKET_MAX: usize = 32;
+
+impl SketchIndex {
+    /// An empty index.
+    pub fn new() -> Self {
+        SketchIndex::default()
+    }
+
+    /// Record a new page's sketch and fingerprint.
+    pub fn insert(&mut self, page: PageId, sketch: Sketch, simhash: u64) {
+        if let Sketch::Content(c) = &sketch {
+            for &key in c.band_keys() {
+                let b = self.buckets.entry(key).or_default();
+                if b.len() < BUCKET_MAX && !b.contains(&page) {
+                    b.push(page);
+                }
+            }
+        }
+        self.pages.insert(page, (sketch, simhash));
+    }
+
+    /// Replace a recorded page's sketch and fingerprint (its template
+    /// changed); its band keys stay filed.
+    pub fn update(&mut self, page: PageId, sketch: Sketch, simhash: u64) {
+        if self.pages.contains_key(&page) {
+            self.insert(page, sketch, simhash);
+        }
+    }
+
+    /// Pages recorded.
+    pub fn len(&self) -> usize {
+        self.pages.len()
+    }
+
+    /// Whether no page is recorded.
+    pub fn is_empty(&self) -> bool {
+        self.pages.is_empty()
+    }
+
+    /// The best confirmed original for a page with this sketch and
+    /// fingerprint among `near` (simhash matches) and the pages sharing a
+    /// band key: the highest resemblance at or above `threshold`, then the
+    /// nearest fingerprint, then the earliest page.
+    pub fn confirm(
+        &self,
+        sketch: &Sketch,
+        simhash: u64,
+        near: &[NearMatch],
+        threshold: f64,
+    ) -> Option<(NearMatch, f64)> {
+        let mut ids: Vec<PageId> = near.iter().map(|m| m.page).collect();
+        if let Sketch::Content(c) = sketch {
+            for key in c.band_keys() {
+                if let Some(b) = self.buckets.get(key) {
+                    ids.extend_from_slice(b);
+                }
+            }
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        ids.into_iter()
+            .filter_map(|page| {
+                let (other, fp) = self.pages.get(&page)?;
+                let r = sketch.resemblance(other);
+                let distance = crate::simhash::hamming(simhash, *fp);
+                (r >= threshold).then_some((NearMatch { page, distance }, r))
+            })
+            .max_by(|(m1, r1), (m2, r2)| {
+                r1.total_cmp(r2)
+                    .then_with(|| (m2.distance, m2.page).cmp(&(m1.distance, m1.page)))
+            })
+    }
+}
+
 /// A content decision with what it points at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Verdict {
     /// New, exact duplicate or near duplicate (or a non-content outcome).
     pub decision: Decision,
@@ -109,6 +203,9 @@ pub struct Verdict {
     pub dup_of: Option<PageId>,
     /// Hamming distance to `dup_of` (0 for exact duplicates).
     pub distance: Option<u32>,
+    /// The confirmed shingle resemblance to `dup_of` (near duplicates
+    /// decided with `[dedup] verify`).
+    pub resemblance: Option<f64>,
 }
 
 impl Verdict {
@@ -118,10 +215,13 @@ impl Verdict {
             decision,
             dup_of: None,
             distance: None,
+            resemblance: None,
         }
     }
 
-    /// The duplicate status this page passes to its out-links.
+    /// The duplicate status this page passes to its out-links (a confirmed
+    /// near duplicate whose fingerprint lies beyond k counts as at k in
+    /// [`parent_dup_penalty`]).
     pub fn parent_dup(&self) -> ParentDup {
         match (self.decision, self.distance) {
             (Decision::ExactDuplicate, _) => ParentDup::Exact,
@@ -154,6 +254,7 @@ pub fn decide(body_match: Option<PageId>, text_match: Option<PageId>, near: &[Ne
             decision: Decision::ExactDuplicate,
             dup_of: Some(of),
             distance: Some(0),
+            resemblance: None,
         };
     }
     match near
@@ -165,12 +266,14 @@ pub fn decide(body_match: Option<PageId>, text_match: Option<PageId>, near: &[Ne
             decision: Decision::NearDuplicate,
             dup_of: Some(m.page),
             distance: Some(m.distance),
+            resemblance: None,
         },
         None => Verdict::plain(Decision::New),
     }
 }
 
-/// Priority penalty (≥ 0) passed to the out-links of a page with this status:
+/// Priority penalty (≥ 0) passed to the out-links of a page with this status
+/// (a distance above k counts as k: the page was confirmed a near duplicate):
 /// `exact_penalty` for an exact duplicate, `near_penalty × (k + 1 − d) / (k + 1)`
 /// for a near duplicate at distance d ≤ k (the closer the copy, the larger).
 pub fn parent_dup_penalty(dup: ParentDup, k: u32, s: &DedupSettings) -> f64 {
@@ -178,7 +281,7 @@ pub fn parent_dup_penalty(dup: ParentDup, k: u32, s: &DedupSettings) -> f64 {
         ParentDup::None => 0.0,
         ParentDup::Exact => s.exact_penalty,
         ParentDup::Near(d) => {
-            let d = d.min(k + 1);
+            let d = d.min(k);
             s.near_penalty * f64::from(k + 1 - d) / f64::from(k + 1)
         }
     }
@@ -416,6 +519,7 @@ mod policy_tests {
             decision: Decision::NearDuplicate,
             dup_of: Some(1),
             distance: Some(2),
+            resemblance: None,
         };
         let new = Verdict::plain(Decision::New);
         let engine =

@@ -40,6 +40,9 @@ pub const SKETCH_SIZE: usize = 128;
 /// Words per shingle.
 pub const SHINGLE_WORDS: usize = 5;
 
+/// Smallest hashes a page is filed under for candidate search.
+pub const BAND_KEYS: usize = 4;
+
 /// A bottom-k sketch of a page's content shingles.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ContentSketch {
@@ -121,6 +124,14 @@ impl ContentSketch {
             self.shingles.max(other.shingles) as f64,
         );
         estimate.min(small / large)
+    }
+
+    /// The keys a page is filed under for candidate search: its
+    /// [`BAND_KEYS`] smallest shingle hashes. Two pages of resemblance r
+    /// share the smallest with probability r, and some of the first few
+    /// almost surely when r is high.
+    pub fn band_keys(&self) -> &[u32] {
+        &self.mins[..self.mins.len().min(BAND_KEYS)]
     }
 
     /// The sketch as bytes: shingle count then the hashes, little-endian u32s.
