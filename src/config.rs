@@ -171,7 +171,7 @@ raw_section!(
 );
 raw_section!(
     /// `[mirror]` as written.
-    RawMirror { online: bool, min_sample: i64, min_score: f64, penalty: f64 }
+    RawMirror { online: bool, min_sample: i64, min_score: f64, min_coverage: f64, penalty: f64 }
 );
 raw_section!(
     /// `[sketch]` as written.
@@ -446,6 +446,7 @@ pub struct MirrorSettings {
     pub online: bool,
     pub min_sample: u32,
     pub min_score: f64,
+    pub min_coverage: f64,
     pub penalty: f64,
 }
 
@@ -997,6 +998,7 @@ impl RawConfig {
             online: mirror.online,
             min_sample: c.uint("mirror.min_sample", mirror.min_sample, 1, 1_000_000)?,
             min_score: c.float("mirror.min_score", mirror.min_score, 0.0, 1.0)?,
+            min_coverage: c.float("mirror.min_coverage", mirror.min_coverage, 0.0, 1.0)?,
             penalty: c.float("mirror.penalty", mirror.penalty, 0.0, 1000.0)?,
         };
 

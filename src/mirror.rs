@@ -116,7 +116,8 @@ pub struct MirrorPair {
     pub only_b: u64,
     /// (exact + near) / compared.
     pub score: f64,
-    /// compared / (pages in scope on the smaller side).
+    /// compared / (pages in scope on the larger side): how much of both
+    /// sides the comparison covers.
     pub coverage: f64,
     /// Duplicate matches that proposed this pair (its evidence).
     pub support: u64,
@@ -148,6 +149,10 @@ pub struct ImpliedPair {
 pub struct MirrorSet {
     /// Member hosts, sorted.
     pub hosts: Vec<String>,
+    /// The lowest score of the mirror pairs joining the members: a set is
+    /// only as good as its weakest pair.
+    #[serde(default)]
+    pub score: f64,
     /// The suggested canonical host (see [`CANONICAL_RULE`]).
     pub canonical: String,
     /// In-links from other hosts per member, same order as `hosts`.
@@ -166,8 +171,11 @@ pub const MAX_EXAMPLES: usize = 5;
 pub struct MirrorReport {
     /// Thresholds used (from `[mirror]`).
     pub min_sample: u32,
-    /// Score (and coverage) threshold used.
+    /// Score threshold used.
     pub min_score: f64,
+    /// Coverage threshold used (of each side).
+    #[serde(default)]
+    pub min_coverage: f64,
     /// Pages with content that took part (2xx with a hash or fingerprint).
     pub pages: u64,
     /// Distinct hosts with content.
@@ -531,9 +539,11 @@ fn classify(v: &Verified, c: &Candidate, s: &MirrorSettings) -> (MirrorKind, f64
     } else {
         matched as f64 / v.compared as f64
     };
-    let smaller = v.n_a.min(v.n_b).max(1);
-    let coverage = v.compared as f64 / smaller as f64;
-    let mirror = v.compared >= u64::from(s.min_sample) && score >= s.min_score && coverage >= s.min_score;
+    // Coverage of the larger side: a site that holds the other and much
+    // more besides (a newer version, a superset) is not its mirror.
+    let larger = v.n_a.max(v.n_b).max(1);
+    let coverage = v.compared as f64 / larger as f64;
+    let mirror = v.compared >= u64::from(s.min_sample) && score >= s.min_score && coverage >= s.min_coverage;
     let kind = match (mirror, c.prefix_a == "/" && c.prefix_b == "/") {
         (false, _) => MirrorKind::Overlap,
         (true, true) => MirrorKind::Full,
@@ -640,6 +650,7 @@ pub fn detect(records: &[PageRecord], settings: &MirrorSettings) -> MirrorReport
     MirrorReport {
         min_sample: settings.min_sample,
         min_score: settings.min_score,
+        min_coverage: settings.min_coverage,
         pages: table.pages.len() as u64,
         hosts: table.host_names.len() as u64,
         matches,
@@ -694,14 +705,44 @@ fn swap_sides(p: &mut MirrorPair) {
     }
 }
 
-/// Union-find over the hosts of mirror pairs; canonical host per set.
+/// Mirror sets from the mirror pairs, strongest pair first; canonical host
+/// per set. Two sets are joined by a pair only when no verified pair between
+/// their members says "not a mirror" (overlap): X mirrors Y and Y mirrors Z
+/// does not make X and Z one set when X and Z were compared and differ.
 fn mirror_sets(records: &[PageRecord], pairs: &[MirrorPair]) -> Vec<MirrorSet> {
     let mut ids: HashMap<&str, usize> = HashMap::new();
     let mut uf = UnionFind::default();
-    for p in pairs.iter().filter(|p| p.kind.is_mirror()) {
-        let a = *ids.entry(p.host_a.as_str()).or_insert_with(|| uf.push());
-        let b = *ids.entry(p.host_b.as_str()).or_insert_with(|| uf.push());
+    let mut mirrors: Vec<&MirrorPair> = pairs.iter().filter(|p| p.kind.is_mirror()).collect();
+    mirrors.sort_by(|x, y| y.score.total_cmp(&x.score));
+    for p in &mirrors {
+        ids.entry(p.host_a.as_str()).or_insert_with(|| uf.push());
+        ids.entry(p.host_b.as_str()).or_insert_with(|| uf.push());
+    }
+    // Host pairs that were compared and found not to mirror each other.
+    let apart: Vec<(usize, usize)> = pairs
+        .iter()
+        .filter(|p| !p.kind.is_mirror())
+        .filter_map(|p| Some((*ids.get(p.host_a.as_str())?, *ids.get(p.host_b.as_str())?)))
+        .collect();
+    let mut weakest: HashMap<usize, f64> = HashMap::new();
+    for p in &mirrors {
+        let (a, b) = (uf.find(ids[p.host_a.as_str()]), uf.find(ids[p.host_b.as_str()]));
+        if a == b {
+            continue;
+        }
+        let conflict = apart.iter().any(|&(x, y)| {
+            let (x, y) = (uf.find(x), uf.find(y));
+            (x == a && y == b) || (x == b && y == a)
+        });
+        if conflict {
+            continue;
+        }
+        let score = [weakest.get(&a), weakest.get(&b), Some(&p.score)]
+            .into_iter()
+            .flatten()
+            .fold(f64::INFINITY, |m, &s| m.min(s));
         uf.union(a, b);
+        weakest.insert(uf.find(a), score);
     }
     if ids.is_empty() {
         return Vec::new();
@@ -733,8 +774,9 @@ fn mirror_sets(records: &[PageRecord], pairs: &[MirrorPair]) -> Vec<MirrorSet> {
         groups.entry(uf.find(i)).or_default().push(h);
     }
     let mut sets: Vec<MirrorSet> = groups
-        .into_values()
-        .map(|hosts| {
+        .into_iter()
+        .filter(|(_, hosts)| hosts.len() > 1)
+        .map(|(root, hosts)| {
             let links: Vec<u64> = hosts.iter().map(|h| inlinks.get(h).copied().unwrap_or(0)).collect();
             let canonical = hosts
                 .iter()
@@ -749,6 +791,7 @@ fn mirror_sets(records: &[PageRecord], pairs: &[MirrorPair]) -> Vec<MirrorSet> {
                 .unwrap_or_default();
             MirrorSet {
                 hosts: hosts.iter().map(|h| h.to_string()).collect(),
+                score: weakest.get(&root).copied().unwrap_or(0.0),
                 canonical,
                 inlinks: links,
             }

@@ -295,6 +295,7 @@ fn mirrors_need_sample_and_score() {
     assert!(kinds.contains(&("c.test", MirrorKind::Overlap)), "{kinds:?}");
     let lax = MirrorSettings {
         min_score: 0.2,
+        min_coverage: 0.1,
         min_sample: 1,
         ..settings()
     };
@@ -632,4 +633,53 @@ fn stored_fixture_is_current() {
         stored == fresh,
         "tests/data/mirror-fixture/pages.jsonl is stale: rerun with UPDATE_FIXTURES=1"
     );
+}
+
+/// Two versions of one documentation site: the same paths, most pages the
+/// same, some rewritten. Issue 22: versions are not mirrors.
+#[test]
+fn versions_of_one_site_are_not_mirrors() {
+    let mut f = Fixture::default();
+    for i in 0..40 {
+        f.page(&format!("http://v1.test/p{i}.html"), &format!("v1/p{i}"));
+    }
+    for i in 0..40 {
+        // 34 of 40 pages unchanged (85 %), 6 rewritten.
+        let content = if i % 7 == 3 {
+            format!("v2/p{i}")
+        } else {
+            format!("v1/p{i}")
+        };
+        f.page(&format!("http://v2.test/p{i}.html"), &content);
+    }
+    let r = mirror::detect(&f.records, &settings());
+    assert!(r.pairs.iter().all(|p| !p.kind.is_mirror()), "{:#?}", r.pairs);
+    assert!(r.sets.is_empty(), "{:#?}", r.sets);
+}
+
+/// A site that holds all of another one's pages and many more besides is
+/// not its mirror: coverage counts on both sides.
+#[test]
+fn a_superset_is_not_a_mirror() {
+    let mut f = Fixture::default();
+    for i in 0..10 {
+        f.page(&format!("http://small.test/p{i}.html"), &format!("p{i}"));
+    }
+    for i in 0..10 {
+        f.page(&format!("http://big.test/p{i}.html"), &format!("p{i}"));
+    }
+    for i in 10..40 {
+        f.page(&format!("http://big.test/p{i}.html"), &format!("big/p{i}"));
+    }
+    let r = mirror::detect(&f.records, &settings());
+    assert!(r.sets.is_empty(), "{:#?}", r.pairs);
+    // Both sides whole: a mirror, in a set whose score is its pair's.
+    let mut f = Fixture::default();
+    for i in 0..10 {
+        f.page(&format!("http://small.test/p{i}.html"), &format!("p{i}"));
+        f.page(&format!("http://copy.test/p{i}.html"), &format!("p{i}"));
+    }
+    let r = mirror::detect(&f.records, &settings());
+    assert_eq!(r.sets.len(), 1, "{:#?}", r.pairs);
+    assert_eq!(r.sets[0].score, 1.0);
 }
