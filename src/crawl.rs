@@ -857,7 +857,7 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
     if let Some(x) = &resp.x_robots_tag {
         meta = meta.merge(extract::parse_x_robots_tag_for(x, &s.crawl.user_agent));
     }
-    let host = crate::frontier::scope::host_key(url);
+    let host = crate::features::template_key(&crate::frontier::scope::host_key(url), url.path(), doc.lang.as_deref());
     // Each block hashed once: for template learning, the features and, on a
     // young host, the page's template membership.
     let blocks = crate::features::block_hashes(&doc);
@@ -1685,9 +1685,11 @@ fn replay_analysis(
                 continue;
             };
             let host = crate::frontier::scope::host_key_of_serialized(canonical).unwrap_or_default();
-            templates.observe_hashes(host, &blocks);
+            let path = crate::mirror::split_url(canonical).map_or("/", |(_, p)| p);
+            let host = crate::features::template_key(host, path, doc.lang.as_deref());
+            templates.observe_hashes(&host, &blocks);
             if sketching && *decision == Decision::New {
-                let template = templates.template_shared(host);
+                let template = templates.template_shared(&host);
                 let features = fx.features_hashed(&doc, &blocks, template.as_deref());
                 if let Some(sk) = page_sketch(&fx, verifier.as_ref(), &doc, &features) {
                     sketches.insert(*id, sk, *simhash);

@@ -503,12 +503,16 @@ mod policy_tests {
     fn near_penalty_grows_as_distance_shrinks() {
         let s = Settings::default();
         let k = s.simhash.k;
-        let p: Vec<f64> = (0..=k + 1)
+        let p: Vec<f64> = (0..=k)
             .map(|d| parent_dup_penalty(ParentDup::Near(d), k, &s.dedup))
             .collect();
         assert_eq!(p[0], s.dedup.near_penalty);
         assert!(p.windows(2).all(|w| w[0] > w[1]), "{p:?}");
-        assert_eq!(p[k as usize + 1], 0.0);
+        // A confirmed near duplicate beyond k (found through its shingles)
+        // still passes on the smallest near penalty.
+        let beyond = parent_dup_penalty(ParentDup::Near(k + 5), k, &s.dedup);
+        assert_eq!(beyond, p[k as usize]);
+        assert!(beyond > 0.0);
         assert_eq!(parent_dup_penalty(ParentDup::Exact, k, &s.dedup), s.dedup.exact_penalty);
         assert_eq!(parent_dup_penalty(ParentDup::None, k, &s.dedup), 0.0);
     }

@@ -58,7 +58,9 @@ pub enum BlockKind {
     /// Ordinary visible text.
     Body,
     /// Text inside `nav`, `header`, `footer`, `aside` (or the ARIA roles
-    /// navigation, banner, contentinfo, complementary).
+    /// navigation, banner, contentinfo, complementary, or an ad or
+    /// navigation class name), or a block whose text is at least half
+    /// link text (a table of contents, a menu, prev/next links).
     Boilerplate,
 }
 
@@ -1119,6 +1121,8 @@ struct Walker {
     /// Links of the current block: (index in `out.links`, offset in `buf`
     /// where the anchor starts, where it ends once closed), for contexts.
     spans: Vec<(usize, usize, Option<usize>)>,
+    /// Alphanumeric characters of the current block inside links.
+    link_chars: usize,
     /// Per open element: what `open` did (F_* bits), undone by `close`.
     open_flags: Vec<u8>,
 }
@@ -1144,6 +1148,7 @@ impl Walker {
             anchor: None,
             anchor_pending_space: false,
             spans: Vec::new(),
+            link_chars: 0,
             open_flags: Vec::with_capacity(64),
         }
     }
@@ -1268,6 +1273,7 @@ impl Walker {
                     push_collapsed(&mut link.anchor, text, &mut self.anchor_pending_space);
                 }
             }
+            self.link_chars += text.chars().filter(|c| c.is_alphanumeric()).count();
         }
         if self.out.truncated {
             return;
@@ -1294,12 +1300,17 @@ impl Walker {
                 }
             }
         }
+        let link_chars = std::mem::take(&mut self.link_chars);
         let t = self.buf.trim();
         if t.is_empty() {
             self.buf.clear();
             return;
         }
-        let kind = if self.boilerplate > 0 {
+        // A block whose text is mostly link text is a list of links — a
+        // table of contents, a menu, prev/next navigation — wherever it
+        // sits in the markup.
+        let linked = link_chars > 0 && 2 * link_chars >= t.chars().filter(|c| c.is_alphanumeric()).count();
+        let kind = if self.boilerplate > 0 || linked {
             BlockKind::Boilerplate
         } else if self.heading > 0 {
             BlockKind::Heading

@@ -289,9 +289,9 @@ pub struct Features {
     pub items: Vec<(u64, f32)>,
     /// The feature text of each item (unigram stem or "stem stem"), if asked for.
     pub labels: Option<Vec<String>>,
-    /// The case-folded word keys of the weighted blocks, in order, stop
-    /// words included, words without a letter left out as they are from
-    /// the features (the content a
+    /// The case-folded word keys of the page's blocks but the title and
+    /// structural boilerplate (template blocks included), in order, stop
+    /// words and numbers included (the content a
     /// [`crate::sketch::ContentSketch`] shingles), when the extractor was
     /// built [`FeatureExtractor::with_words`]; empty otherwise.
     pub words: Vec<u64>,
@@ -538,8 +538,21 @@ impl FeatureExtractor {
         if any {
             for (i, b) in doc.blocks.iter().enumerate() {
                 let m = mult(i, b.kind, structural);
+                // Content words: every block but the <title> (the page's
+                // name, not its content) and structural boilerplate,
+                // template blocks included — text the host repeats is still
+                // text two copies share.
+                let content = b.kind != BlockKind::Title && (b.kind != BlockKind::Boilerplate || !structural);
                 if m > 0.0 {
+                    let words = if content { None } else { acc.words.take() };
                     self.add_text(&mut acc, lang, &b.text, m);
+                    if words.is_some() {
+                        acc.words = words;
+                    }
+                } else if content {
+                    if let Some(words) = &mut acc.words {
+                        push_word_keys(words, &b.text);
+                    }
                 }
             }
         }
@@ -608,7 +621,7 @@ impl FeatureExtractor {
                     }
                     WordInfo::new(&fold, stemmer, stop)
                 });
-                if let (Some(words), true) = (&mut acc.words, info.letter) {
+                if let Some(words) = &mut acc.words {
                     words.push(key);
                 }
                 if (s.stop_words && info.stop) || !info.letter {
@@ -645,6 +658,21 @@ impl FeatureExtractor {
             });
         });
     }
+}
+
+/// Appends the case-folded word keys of `text` (as [`Features::words`]
+/// holds them) to `words`.
+fn push_word_keys(words: &mut Vec<u64>, text: &str) {
+    let mut fold = String::new();
+    for_each_word_ascii(text, |w, ascii| {
+        words.push(if ascii {
+            word_key::<true>(w.as_bytes())
+        } else {
+            fold.clear();
+            fold.extend(w.chars().flat_map(char::to_lowercase));
+            word_key::<false>(fold.as_bytes())
+        });
+    });
 }
 
 impl WordInfo {
@@ -899,6 +927,66 @@ pub fn block_hash(text: &str) -> u64 {
 /// [`block_hash`] of each block of `doc`, in order.
 pub fn block_hashes(doc: &Extracted) -> Vec<u64> {
     doc.blocks.iter().map(|b| block_hash(&b.text)).collect()
+}
+
+/// ISO 639-1 language codes, sorted: a leading path segment made of one
+/// (with an optional region or script subtag) names a language section.
+const ISO_639_1: &[&str] = &[
+    "aa", "ab", "ae", "af", "ak", "am", "an", "ar", "as", "av", "ay", "az", "ba", "be", "bg", "bh", "bi", "bm", "bn",
+    "bo", "br", "bs", "ca", "ce", "ch", "co", "cr", "cs", "cu", "cv", "cy", "da", "de", "dv", "dz", "ee", "el", "en",
+    "eo", "es", "et", "eu", "fa", "ff", "fi", "fj", "fo", "fr", "fy", "ga", "gd", "gl", "gn", "gu", "gv", "ha", "he",
+    "hi", "ho", "hr", "ht", "hu", "hy", "hz", "ia", "id", "ie", "ig", "ii", "ik", "io", "is", "it", "iu", "ja", "jv",
+    "ka", "kg", "ki", "kj", "kk", "kl", "km", "kn", "ko", "kr", "ks", "ku", "kv", "kw", "ky", "la", "lb", "lg", "li",
+    "ln", "lo", "lt", "lu", "lv", "mg", "mh", "mi", "mk", "ml", "mn", "mr", "ms", "mt", "my", "na", "nb", "nd", "ne",
+    "ng", "nl", "nn", "no", "nr", "nv", "ny", "oc", "oj", "om", "or", "os", "pa", "pi", "pl", "ps", "pt", "qu", "rm",
+    "rn", "ro", "ru", "rw", "sa", "sc", "sd", "se", "sg", "si", "sk", "sl", "sm", "sn", "so", "sq", "sr", "ss", "st",
+    "su", "sv", "sw", "ta", "te", "tg", "th", "ti", "tk", "tl", "tn", "to", "tr", "ts", "tt", "tw", "ty", "ug", "uk",
+    "ur", "uz", "ve", "vi", "vo", "wa", "wo", "xh", "yi", "yo", "za", "zh", "zu",
+];
+
+/// The key a page's template is learned under: its host, or its host and
+/// language section when it has one — the `<html lang>` tag, else a leading
+/// path segment that is a language tag (`/fr/`, `/pt-BR/`, `/zh_CN/`), the
+/// usual layout of a translated site. Each language's navigation repeats
+/// across that language's pages only, so a host of many languages learns
+/// each one's template apart: a page whose content was left untranslated is
+/// then weighed by its content alone, like the original it copies.
+pub fn template_key(host: &str, path: &str, lang: Option<&str>) -> String {
+    let section = lang
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_ascii_lowercase)
+        .or_else(|| {
+            let mut segs = path.trim_start_matches('/').split('/');
+            let first = segs.next()?;
+            // A directory (more path follows), named like a language tag.
+            segs.next()?;
+            is_language_tag(first).then(|| first.to_ascii_lowercase().replace('_', "-"))
+        });
+    match section {
+        Some(s) => format!("{host}|{s}"),
+        None => host.to_string(),
+    }
+}
+
+/// `xx`, `xx-YY`, `xx_YY`, `xx-Hant` or `xx-419`, with `xx` an ISO 639-1 code.
+fn is_language_tag(seg: &str) -> bool {
+    let (primary, rest) = match seg.find(['-', '_']) {
+        Some(i) => (&seg[..i], Some(&seg[i + 1..])),
+        None => (seg, None),
+    };
+    let primary = primary.to_ascii_lowercase();
+    if ISO_639_1.binary_search(&primary.as_str()).is_err() {
+        return false;
+    }
+    match rest {
+        None => true,
+        Some(r) => {
+            (r.len() == 2 && r.bytes().all(|b| b.is_ascii_alphabetic()))
+                || (r.len() == 3 && r.bytes().all(|b| b.is_ascii_digit()))
+                || (r.len() == 4 && r.bytes().all(|b| b.is_ascii_alphabetic()))
+        }
+    }
 }
 
 /// A snapshot of one host's learned template: the blocks repeated on at
@@ -1219,6 +1307,28 @@ mod tests {
              engines</li><li>{side}</li></ul></div><div class=main><p>{body}</p></div><div class=bottom>Copyright ACME Corporation. \
              All rights reserved. Generated by docgen 1.9 from the sources.</div></html>"
         )
+    }
+
+    #[test]
+    fn template_keys_split_language_sections() {
+        assert_eq!(template_key("h:1", "/ca-ES/sect.x.html", None), "h:1|ca-es");
+        assert_eq!(template_key("h:1", "/zh_CN/ch01.html", None), "h:1|zh-cn");
+        assert_eq!(template_key("h:1", "/fr/", None), "h:1|fr");
+        assert_eq!(template_key("h:1", "/pt-BR/a/b.html", Some("pt")), "h:1|pt");
+        assert_eq!(template_key("h:1", "/x.html", Some(" EN-us ")), "h:1|en-us");
+        // Not language sections: a file, other directories, unknown codes.
+        for path in [
+            "/fr",
+            "/fr.html",
+            "/api/x.html",
+            "/std/x.html",
+            "/xx/y.html",
+            "/en-toolong/y.html",
+            "/",
+        ] {
+            assert_eq!(template_key("h:1", path, None), "h:1", "{path}");
+        }
+        assert!(ISO_639_1.windows(2).all(|w| w[0] < w[1]), "sorted for binary search");
     }
 
     #[test]

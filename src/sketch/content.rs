@@ -1,9 +1,11 @@
 //! Content sketches (pipeline: computed beside the simhash in analysis,
 //! compared in the dedup decision): a bottom-k sample of the word
-//! w-shingles of a page's *content* — the blocks its simhash features come
-//! from, so structural boilerplate and the host's learned template are left
-//! out — used to confirm a simhash candidate before a page is called a near
-//! duplicate.
+//! w-shingles of a page's *content* — its text blocks without the title and
+//! structural boilerplate (navigation, headers, footers, link lists) — used
+//! to confirm a simhash candidate before a page is called a near duplicate.
+//! Blocks of the host's learned template stay in: the fingerprint leaves
+//! them out so that pages are told apart by what differs, but text two
+//! pages share is part of how much they resemble each other.
 //!
 //! # Why bottom-k
 //!
@@ -26,11 +28,9 @@
 //!   page is never confirmed against a long one that merely contains it.
 //!
 //! Shingle hashes come from the case-folded word keys the feature pass
-//! computes anyway ([`crate::features::Features::words`]): stop words are
-//! kept and words are not stemmed, so the shingles see the text as written,
-//! in any language; tokens without a letter (counters, dates, prices) are
-//! left out, as they are from the features, so a copy with a new timestamp
-//! stays a copy.
+//! computes anyway ([`crate::features::Features::words`]), stop words and
+//! numbers kept, not stemmed, so the shingles see the text as written, in
+//! any language.
 
 use crate::sketch::mix64;
 
