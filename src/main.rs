@@ -659,14 +659,10 @@ fn main() -> ExitCode {
                 }
             }
             eprintln!("simcrawl: error: {}", chain.join(": "));
-            // Bad usage or input: a usage error of the library, an invalid
-            // config, or a path given on the command line that does not exist.
             let usage = err.chain().any(|c| {
                 c.downcast_ref::<simcrawl::Error>()
                     .is_some_and(simcrawl::Error::is_usage)
                     || c.downcast_ref::<simcrawl::config::ConfigError>().is_some()
-                    || c.downcast_ref::<std::io::Error>()
-                        .is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound)
             });
             ExitCode::from(if usage { 2 } else { 1 })
         }

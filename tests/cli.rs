@@ -1,6 +1,7 @@
 //! The binary's contract (README "Commands", docs/usage.md): every command's
 //! happy path, and its exit codes: 0 on success, 2 on bad usage or bad input
-//! with a one-line reason on stderr. One small crawl of the test web (a
+//! with a one-line reason on stderr, 1 (also one line) when an input file
+//! cannot be read. One small crawl of the test web (a
 //! `simcrawl testweb` child, `crawl --max-pages`) serves `report`, `explain`
 //! and `eval --crawl`.
 
@@ -38,6 +39,17 @@ fn bad_input(c: &mut Command) -> String {
     let out = c.output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr).trim_end().to_string();
     assert_eq!(out.status.code(), Some(2), "{c:?}\nstderr: {err}");
+    assert_eq!(err.lines().count(), 1, "{c:?}: one line on stderr, got:\n{err}");
+    assert!(err.starts_with("simcrawl: error: "), "{err}");
+    err
+}
+
+/// Runs `c`, requires exit code 1 (a failure other than bad usage, such as
+/// an input file that cannot be read) and one line on stderr; returns it.
+fn failure(c: &mut Command) -> String {
+    let out = c.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).trim_end().to_string();
+    assert_eq!(out.status.code(), Some(1), "{c:?}\nstderr: {err}");
     assert_eq!(err.lines().count(), 1, "{c:?}: one line on stderr, got:\n{err}");
     assert!(err.starts_with("simcrawl: error: "), "{err}");
     err
@@ -110,7 +122,7 @@ fn robots_answers_per_url_and_crawl_delay() {
     assert_eq!(out, "disallow\n");
     let out = ok(simcrawl().args(["robots", "--status", "404", "--agent", "simcrawl", "http://a.test/"]));
     assert_eq!(out, "allow\n");
-    let err = bad_input(
+    let err = failure(
         simcrawl()
             .args(["robots", "--agent", "simcrawl", "--robots"])
             .arg(dir.path().join("missing.txt"))
@@ -184,7 +196,8 @@ fn near_and_eval_on_a_corpus() {
         .args(["near", "--method", "minhash", "--clusters", "--corpus"])
         .arg(&corpus));
     assert!(out.lines().all(|l| l.split('\t').count() >= 2), "{out}");
-    bad_input(simcrawl().args(["near", "--corpus"]).arg(corpus.join("no-such-dir")));
+    let err = failure(simcrawl().args(["near", "--corpus"]).arg(corpus.join("no-such-dir")));
+    assert_eq!(err.matches("No such file").count(), 1, "the cause once: {err}");
 
     let dir = tempfile::tempdir().unwrap();
     ok(simcrawl()
