@@ -81,7 +81,7 @@ pub enum UrlState {
 /// The compact record of one fetch attempt kept in the store.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StoredPage {
-    /// Page id (from [`Store::allocate_page_id`]).
+    /// Page id (from [`Store::allocate_page_id`](super::Store::allocate_page_id)).
     pub id: PageId,
     /// Canonical URL fetched.
     pub canonical: String,
@@ -152,7 +152,7 @@ impl HostStats {
     }
 }
 
-/// The exact-duplicate hashes of one recorded page (see [`Store::iter_hashes`]).
+/// The exact-duplicate hashes of one recorded page (see [`Store::iter_hashes`](super::Store::iter_hashes)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PageHashes {
     /// The page.
@@ -163,7 +163,7 @@ pub struct PageHashes {
     pub text: Option<[u8; 32]>,
 }
 
-/// One page to record with [`Store::complete_many`].
+/// One page to record with [`Store::complete_many`](super::Store::complete_many).
 #[derive(Debug, Clone, Copy)]
 pub struct Completion<'a> {
     /// The in-flight URL.
@@ -171,7 +171,7 @@ pub struct Completion<'a> {
     /// The key of its queue entry in the store: `url.key()` unless the
     /// frontier moved it up in memory after storing it.
     pub key: QueueKey,
-    /// Its page (id from [`Store::allocate_page_id`]).
+    /// Its page (id from [`Store::allocate_page_id`](super::Store::allocate_page_id)).
     pub page: &'a StoredPage,
     /// The body, when bodies are stored.
     pub body: Option<&'a [u8]>,

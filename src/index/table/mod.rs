@@ -4,21 +4,21 @@
 //!
 //! # Layout
 //!
-//! A [`LiveIndex`] ([`live`]) is three layers, each holding the same t tables:
+//! A [`LiveIndex`] (`live`) is three layers, each holding the same t tables:
 //!
-//! - the **main run** ([`Run`], [`run`], immutable, shared by `Arc`): per table a sorted
-//!   packed array of *permuted, distinct* fingerprints ([`packed`]: only the
+//! - the **main run** (`Run`, `run`, immutable, shared by `Arc`): per table a sorted
+//!   packed array of *permuted, distinct* fingerprints (`packed`: only the
 //!   bits below the directory are kept, 5 or 6 bytes per entry) and a
 //!   directory of `u32` offsets on the top `b` permuted bits (about 4 to 8
 //!   entries per bucket), so a probe is one directory read plus one short
 //!   scan. Table 0 also keeps, parallel to its keys, the page id of each
-//!   fingerprint ([`Ids`]: 4 bytes while every id fits in 32 bits, widened to
+//!   fingerprint (`Ids`: 4 bytes while every id fits in 32 bits, widened to
 //!   8 bytes on the first id that does not). A match found in table i > 0
 //!   gets its id by one exact probe of table 0 — matches are rare, so ids
 //!   cost 4 bytes per fingerprint once, not once per table.
 //! - at most one **frozen delta** being merged into the main run by a
 //!   background thread;
-//! - the **live delta** ([`Delta`], [`delta`]): fingerprints and ids in insertion order,
+//! - the **live delta** (`Delta`, `delta`): fingerprints and ids in insertion order,
 //!   and per table a hash of 64-byte bucket lines on the table's prefix bits
 //!   (a header word and up to 7 fingerprints inline, spill lines beyond), and
 //!   an open-addressing set of its fingerprints for the existence check and
@@ -52,13 +52,13 @@
 //!
 //! # Files
 //!
-//! - this file: [`Match`], the [`Geometry`] every layer shares, and the
-//!   memory helpers ([`huge_vec`], [`prefetch`]);
-//! - [`packed`]: one sealed table ([`Table`]) and its builder;
-//! - [`ids`]: the page ids of a run, 32 or 64 bits wide;
-//! - [`run`]: a sealed run of t tables, its merge and its probes;
-//! - [`delta`]: the mutable layer of bucket lines;
-//! - [`live`]: [`LiveIndex`], locking, the background merge, snapshots;
+//! - this file: [`Match`], the `Geometry` every layer shares, and the
+//!   memory helpers (`huge_vec`, `prefetch`);
+//! - `packed`: one sealed table (`Table`) and its builder;
+//! - `ids`: the page ids of a run, 32 or 64 bits wide;
+//! - `run`: a sealed run of t tables, its merge and its probes;
+//! - `delta`: the mutable layer of bucket lines;
+//! - `live`: [`LiveIndex`], locking, the background merge, snapshots;
 //! - `tests.rs`: the index against brute force (proptest) and the layers'
 //!   edge cases.
 
