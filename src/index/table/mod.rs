@@ -8,7 +8,8 @@
 //!
 //! - the **main run** (`Run`, `run`, immutable, shared by `Arc`): per table a sorted
 //!   packed array of *permuted, distinct* fingerprints (`packed`: only the
-//!   bits below the directory are kept, 5 or 6 bytes per entry) and a
+//!   bits below the directory are kept: 6 bytes per entry from 2^18
+//!   fingerprints, 5 from 2^26) and a
 //!   directory of `u32` offsets on the top `b` permuted bits (about 4 to 8
 //!   entries per bucket), so a probe is one directory read plus one short
 //!   scan. Table 0 also keeps, parallel to its keys, the page id of each
