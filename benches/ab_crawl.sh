@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Alternates `bench crawl --no-peer` between two simcrawl binaries and prints
 # each one's median pages/s and CPU-s per 1k pages: how the before/after
-# figures in README.md and docs/ARCHITECTURE.md were measured on a shared,
-# noisy machine (a ratio from runs interleaved in one sitting, not two
+# figures in docs/benchmarks.md and CHANGELOG.md are measured on a shared,
+# noisy machine (a ratio from runs interleaved in one go, not two
 # figures from different minutes).
 #
 # usage: benches/ab_crawl.sh ROUNDS BIN_A BIN_B [BIN ...] [-- EXTRA BENCH ARGS]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where the crawler's CPU goes, from a `perf record` of `bench crawl`.
 
-The figures in docs/ARCHITECTURE.md ("Session 10") came from this script:
+The CPU breakdown in docs/benchmarks.md comes from this script:
 
     perf record -F 1000 --call-graph dwarf,16384 -o /tmp/perf.data -- \
         target/release/simcrawl bench crawl --no-peer --pages 20000 --max-pages 20000

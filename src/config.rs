@@ -293,7 +293,7 @@ impl CrawlSettings {
     /// async side does ~1/4 of a page's CPU work (HTTP, dispatch); parsing,
     /// features and simhash run on the analysis threads (one per core), so
     /// more async threads only preempt those (measured in
-    /// docs/ARCHITECTURE.md, "Session 10").
+    /// docs/benchmarks.md).
     pub fn io_threads(&self, cores: usize) -> usize {
         if self.io_threads > 0 {
             self.io_threads

@@ -79,7 +79,7 @@ pub const INDEX_SNAPSHOT: &str = "index/tables.bin";
 
 /// What to crawl and where to write it.
 pub struct CrawlOptions {
-    /// Output directory (DESIGN.md §3): `store/`, `pages.jsonl`, `reports/`.
+    /// Output directory (layout in the README): `store/`, `pages.jsonl`, `reports/`.
     pub out: PathBuf,
     /// Seed URLs (ignored on resume: the store has them).
     pub seeds: Vec<String>,
@@ -804,7 +804,7 @@ async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url, to_decider: &
     // The job queues in the pool (no permit to wait for: the pages waiting
     // are the fetches in flight, bounded by crawl.concurrency either way,
     // and a permit's release woke this runtime once per page: 13% of the
-    // crawl's CPU, docs/ARCHITECTURE.md "Session 10"). The analysis thread
+    // crawl's CPU, docs/benchmarks.md). The analysis thread
     // sends the page on to the decider itself, so a page costs no wake-up of
     // this task after its fetch.
     let (sh, page, tx) = (shared.clone(), url.clone(), to_decider.clone());
@@ -1018,7 +1018,7 @@ const GROUP_MAX: usize = 256;
 /// the decider takes it). Each commit costs sled a log write, a sync request
 /// and wake-ups of its I/O threads, whatever its size: 20 ms instead of 2 ms
 /// (and a 2 ms poll instead of 200 µs) cut the crawler's CPU per page by
-/// about 6% in `simcrawl bench crawl` (docs/ARCHITECTURE.md, session 9). A
+/// about 6% in `simcrawl bench crawl` (docs/benchmarks.md). A
 /// `kill -9` loses at most this much more decided work, which resume
 /// fetches again.
 const GROUP_WAIT: Duration = Duration::from_millis(20);

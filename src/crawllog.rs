@@ -1,6 +1,6 @@
 //! The crawl log (pipeline: written by the crawl loop, read by reports,
 //! `explain` and `eval`): one [`PageRecord`] per fetch attempt, as
-//! `DIR/pages.jsonl` (contract: DESIGN.md §3; field meanings in docs/reports.md).
+//! `DIR/pages.jsonl` (a contract: field meanings in docs/reports.md).
 
 use std::io::{BufRead, Write};
 use std::path::Path;

@@ -357,8 +357,8 @@ impl std::hash::Hasher for Blake3KeyHasher {
 type Blake3Map<V> = HashMap<[u8; 32], V, std::hash::BuildHasherDefault<Blake3KeyHasher>>;
 
 /// Exact-duplicate lookups: body hash → first page and text hash → first
-/// page, in memory, updated online as pages are decided and rebuilt from the
-/// store at start (the store keeps the same maps for persistence).
+/// page, in memory, updated online as pages are decided and rebuilt at
+/// start from the hashes in the store's page records ([`Store::iter_hashes`]).
 #[derive(Debug, Default)]
 pub struct ExactIndex {
     body: Blake3Map<PageId>,

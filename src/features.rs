@@ -299,7 +299,7 @@ pub struct Features {
 
 impl Features {
     /// The `n` heaviest features as `(label, weight)`, heaviest first (ties
-    /// by label). Labels are the hex hash when labels were not kept.
+    /// by label). Labels are the hex hash when no labels were recorded.
     pub fn top(&self, n: usize) -> Vec<(String, f32)> {
         let mut all: Vec<(String, f32)> = self
             .items

@@ -31,6 +31,7 @@
 //! (test web + crawl + score against the ground truth), [`bench`]
 //! (built-in benchmarks) and [`error`].
 #![deny(missing_docs)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod bench;
 pub mod canon;

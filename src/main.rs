@@ -3,6 +3,7 @@
 //!
 //! Exit codes: 0 success, 2 bad usage or bad input (one-line reason on
 //! stderr), 1 any other failure.
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -649,8 +650,14 @@ fn main() -> ExitCode {
     match run(cli).context("simcrawl") {
         Ok(code) => code,
         Err(err) => {
-            // One line: the chain of causes, outermost first.
-            let chain: Vec<String> = err.chain().skip(1).map(|c| c.to_string()).collect();
+            // One line: the chain of causes, outermost first; a cause whose
+            // text its parent's message already ends with is not repeated.
+            let mut chain: Vec<String> = Vec::new();
+            for cause in err.chain().skip(1).map(|c| c.to_string()) {
+                if !chain.last().is_some_and(|prev| prev.ends_with(&cause)) {
+                    chain.push(cause);
+                }
+            }
             eprintln!("simcrawl: error: {}", chain.join(": "));
             let usage = err.chain().any(|c| {
                 c.downcast_ref::<simcrawl::Error>()

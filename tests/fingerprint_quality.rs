@@ -185,8 +185,9 @@ fn near_duplicates_within_k_and_distinct_pages_beyond() {
     // 2. Distinct article-like pages (articles, variants, docs pages and
     //    their copies; different duplicate groups) beyond k. Other pages
     //    (index lists, tiny robots-test pages "Page 1", "Page 2", calendar
-    //    pages) are reported below but not asserted: pages that differ only
-    //    in numbers are near-duplicates by design (numbers are no features).
+    //    pages) may be within k of each other: pages that differ only in
+    //    numbers are near-duplicates by design (numbers are no features).
+    //    An article-like page is never within k of such a page either.
     let articles = [
         PageKind::Article,
         PageKind::Variant,
@@ -209,16 +210,25 @@ fn near_duplicates_within_k_and_distinct_pages_beyond() {
     }
     let all_reps: Vec<&String> = all_reps.into_values().collect();
     let mut all_close = 0;
+    let mut article_close = Vec::new();
     for i in 0..all_reps.len() {
         for j in 0..i {
-            if hamming(fps[all_reps[i]], fps[all_reps[j]]) <= K {
+            let d = hamming(fps[all_reps[i]], fps[all_reps[j]]);
+            if d <= K {
                 all_close += 1;
+                if article_urls.contains(all_reps[i].as_str()) || article_urls.contains(all_reps[j].as_str()) {
+                    article_close.push(format!("{} {} d={d}", all_reps[i], all_reps[j]));
+                }
             }
         }
     }
     println!(
-        "all served HTML pages: {} groups; pairs within k: {all_close} (not asserted: small pages that differ only in numbers)",
+        "all served HTML pages: {} groups; pairs within k: {all_close} (small pages that differ only in numbers)",
         all_reps.len()
+    );
+    assert!(
+        article_close.is_empty(),
+        "article-like pages within k of another group: {article_close:#?}"
     );
     let urls: Vec<&String> = c.docs.keys().filter(|u| article_urls.contains(u.as_str())).collect();
     let group = groups(&c.truth, &urls);
@@ -273,6 +283,14 @@ fn near_duplicates_within_k_and_distinct_pages_beyond() {
             ds.iter().min().unwrap_or(&0),
             histogram(ds)
         );
+    }
+    assert_eq!(
+        distinct.len(),
+        2,
+        "both kinds of negative example are served: {distinct:?}"
+    );
+    for (kind, ds) in &distinct {
+        assert!(ds.iter().all(|&d| d > K), "{kind} pairs within k: {}", histogram(ds));
     }
 
     // 4. Ablations (printed, for docs/fingerprints.md): what each part of
@@ -350,6 +368,16 @@ fn near_duplicates_within_k_and_distinct_pages_beyond() {
         .filter_map(|p| Some(hamming(*online.get(&p.a)?, *online.get(&p.b)?)))
         .collect();
     println!("online order: near-duplicate pairs {}", histogram(&near_online));
+    // A page fingerprinted before its host's template settled may miss (the
+    // crawl re-fingerprints a young host's pages when the template changes);
+    // docs/fingerprints.md documents 65 of 66 within k.
+    assert_eq!(near_online.len(), all_near.len());
+    let online_beyond = near_online.iter().filter(|&&d| d > K).count();
+    assert!(
+        online_beyond * 20 <= near_online.len(),
+        "online order: {online_beyond} of {} near-duplicate pairs beyond k",
+        near_online.len()
+    );
 
     assert!(misses.is_empty(), "near-duplicates beyond k: {misses:#?}");
     assert!(min.0 > K, "distinct pages within k: {false_pairs:#?}");

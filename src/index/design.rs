@@ -434,7 +434,7 @@ fn table_from(prefix_bits: &[u8], rest: &[u8]) -> TableSpec {
 /// The cost of comparing one bucket entry, in random reads, for an index of
 /// 2^`d` fingerprints ([`Design::fastest_for`]).
 ///
-/// Fitted to `simcrawl bench index` (session 11, docs/index.md): with 4, 6,
+/// Fitted to `simcrawl bench index` (docs/index.md, "Measured"): with 4, 6,
 /// 8 and 10 tables at 1M, 10M and 100M fingerprints, the batched one-thread
 /// query time was 2t random reads plus 1.3 ns per entry compared, within 5%
 /// for all nine (size, design) pairs, with a random read costing 23 ns at 1M, 38 ns at 10M

@@ -204,31 +204,3 @@ fn large_sizes_have_cheap_truth() {
         .expect("articles");
     assert_eq!(w.respond(&last.host, &last.path, 1).status, 200);
 }
-
-#[test]
-#[ignore = "timing; run with --ignored --nocapture"]
-fn page_generation_timing() {
-    let w = web(1, 20_000);
-    let t = w.truth(80);
-    let pages: Vec<_> = t
-        .pages
-        .iter()
-        .filter(|p| p.kind != PageKind::Large)
-        .take(20_000)
-        .collect();
-    let start = std::time::Instant::now();
-    let mut bytes = 0;
-    for p in &pages {
-        bytes += w.respond(&p.host, &p.path, 80).body.len();
-    }
-    let el = start.elapsed();
-    println!(
-        "{} pages, {} bytes, {:?} per page",
-        pages.len(),
-        bytes,
-        el / pages.len() as u32
-    );
-    let start = std::time::Instant::now();
-    let t = web(1, 100_000).truth(80);
-    println!("truth 100k: {} pages in {:?}", t.pages.len(), start.elapsed());
-}

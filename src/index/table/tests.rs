@@ -1,0 +1,446 @@
+//! Tests of the live index: every query against brute force (proptest),
+//! merges, snapshots, duplicate fingerprints and wide ids.
+
+use super::*;
+use crate::index::oracle::{brute, flip};
+use crate::index::persist::SnapshotError;
+use proptest::prelude::*;
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn index_equals_brute_force(
+        k in 0u32..=7,
+        which in 0usize..8,
+        base in proptest::collection::vec(any::<u64>(), 1..40),
+        ops in proptest::collection::vec((any::<bool>(), 0usize..1000, proptest::collection::vec(any::<u8>(), 0..10)), 1..120),
+    ) {
+        let design = match which {
+            0 => Design::paper_k3(4).unwrap(),
+            1 => Design::paper_k3(10).unwrap(),
+            2 => Design::paper_k3(16).unwrap(),
+            3 => Design::paper_k3(20).unwrap(),
+            4 => Design::for_k(k, 20),
+            5 => Design::with_tables(k, 6),
+            // The two-halves designs for k = 3 (6 tables p = 21, 8 p = 24).
+            6 => Design::with_tables(3, 6),
+            _ => Design::with_tables(3, 8),
+        };
+        // The k = 3 designs cover k = 3 only; use them for k <= 3.
+        let k = if (4..6).contains(&which) { k } else { k.min(3) };
+        let idx = LiveIndex::new(design, k);
+        let mut items: Vec<(u64, u64)> = Vec::new();
+        let mut next_id = 0u64;
+        for (insert, pick, bits) in ops {
+            // Planted neighbours: a base fingerprint with 0..=k+2 flipped bits.
+            let b = base[pick % base.len()];
+            let nb = bits.len().min(k as usize + 2);
+            let fp = flip(b, &bits[..nb]);
+            if insert {
+                idx.insert(fp, next_id);
+                items.push((fp, next_id));
+                next_id += 1;
+            } else {
+                let mut got = Vec::new();
+                idx.query(fp, &mut got);
+                got.sort_unstable();
+                prop_assert_eq!(got, brute(&items, fp, k));
+            }
+        }
+        // And after a rebuild.
+        idx.bulk_load(std::iter::empty());
+        for &b in &base {
+            let mut got = Vec::new();
+            idx.query(b, &mut got);
+            got.sort_unstable();
+            prop_assert_eq!(got, brute(&items, b, k));
+        }
+    }
+}
+
+fn lcg(seed: &mut u64) -> u64 {
+    *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut z = *seed;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
+    z ^ (z >> 31)
+}
+
+#[test]
+fn run_by_run_merge_equals_a_rebuild() {
+    // Table::merged_runs (copying old entries in runs) must produce the
+    // very tables and ids a full rebuild of the union does, including new
+    // keys next to old ones in the same bucket; with 32-bit ids, with new
+    // ids that need 64 bits, and with an old run already wide.
+    let geo = Geometry::new(&Design::paper_k3(10).unwrap(), 3);
+    for (old_base, new_base, wide) in [
+        (0u64, 1_000_000u64, false),
+        (0, 1 << 40, true),
+        (1 << 33, 1_000_000, true),
+    ] {
+        let mut seed = 11;
+        let old: Vec<(u64, u64)> = (0..100_000).map(|i| (lcg(&mut seed), old_base + i)).collect();
+        let mut more: Vec<(u64, u64)> = (0..5_000).map(|i| (lcg(&mut seed), new_base + i)).collect();
+        more.extend(
+            old.iter()
+                .step_by(50)
+                .map(|&(fp, id)| (fp ^ 1, new_base + 2_000_000 + id)),
+        );
+        more.extend(
+            old.iter()
+                .skip(7)
+                .step_by(50)
+                .map(|&(fp, id)| (fp ^ (1 << 40), new_base + 3_000_000 + id)),
+        );
+        let held: std::collections::HashSet<u64> = old.iter().map(|p| p.0).collect();
+        more.retain(|p| !held.contains(&p.0));
+        more.sort_unstable();
+        more.dedup_by_key(|p| p.0);
+        let base = Run::build(&geo, &old);
+        assert_eq!(base.ids.is_wide(), old_base > 0);
+        let (merged, dups) = base.merged(&geo, &more);
+        assert!(dups.is_empty());
+        let all: Vec<(u64, u64)> = old.iter().chain(&more).copied().collect();
+        let rebuilt = Run::build(&geo, &all);
+        for (i, (a, b)) in merged.tables.iter().zip(&rebuilt.tables).enumerate() {
+            // The same geometry, so this merge took the run-copying path.
+            assert_eq!(a.bits, base.tables[i].bits, "table {i}");
+            assert_eq!(a.dir, b.dir, "table {i} directory");
+            assert_eq!(a.len, b.len);
+            assert_eq!(
+                a.data[..a.len * a.width],
+                b.data[..b.len * b.width],
+                "table {i} entries"
+            );
+        }
+        assert_eq!(merged.ids, rebuilt.ids);
+        assert_eq!((merged.ids.is_wide(), rebuilt.ids.is_wide()), (wide, wide));
+        let mut got = merged.items(&geo);
+        got.sort_unstable();
+        let mut want = all.clone();
+        want.sort_unstable();
+        assert_eq!(got, want);
+    }
+}
+
+#[test]
+fn ids_stay_narrow_until_an_id_needs_64_bits() {
+    let mut ids = Ids::with_capacity(4);
+    for id in [7, u64::from(u32::MAX), 0] {
+        ids.push(id);
+    }
+    assert!(!ids.is_wide());
+    assert_eq!(ids.bytes(), 4 * 4);
+    ids.push(1 << 32);
+    assert!(ids.is_wide());
+    assert_eq!(ids.iter().collect::<Vec<_>>(), [7, u64::from(u32::MAX), 0, 1 << 32]);
+    assert_eq!((ids.get(1), ids.get(3), ids.len()), (u64::from(u32::MAX), 1 << 32, 4));
+    // Copying between the forms keeps the values.
+    let mut narrow = Ids::with_capacity(2);
+    narrow.push(5);
+    let mut wide = Ids::with_width(8, true);
+    wide.extend_from(&narrow, 0..1);
+    wide.extend_from(&ids, 2..4);
+    assert_eq!(wide.iter().collect::<Vec<_>>(), [5, 0, 1 << 32]);
+    let mut n2 = Ids::with_capacity(8);
+    n2.extend_from(&ids, 0..3);
+    assert!(!n2.is_wide(), "values that fit stay narrow");
+    n2.extend_from(&ids, 3..4);
+    assert!(n2.is_wide());
+    assert_eq!(n2, ids);
+}
+
+/// The delta alone, from a tiny set and hash so that both grow many
+/// times: `contains` and `probe` agree with a brute-force scan after
+/// every growth.
+#[test]
+fn delta_grows_its_set_and_hash_without_losing_entries() {
+    let design = Design::paper_k3(10).expect("paper design");
+    let geo = Geometry::new(&design, 3);
+    let mut d = Delta::new(&geo, 1);
+    let mut seed = 7u64;
+    let mut stored: Vec<(u64, u64)> = Vec::new();
+    for id in 0..3000u64 {
+        // Every third fingerprint near an earlier one, so probes match.
+        let fp = match stored.get(lcg(&mut seed) as usize % (stored.len() + 1)) {
+            Some(&(near, _)) if id % 3 == 0 => near ^ (1 << (lcg(&mut seed) % 64)) ^ (1 << (lcg(&mut seed) % 64)),
+            _ => lcg(&mut seed),
+        };
+        if d.contains(fp) {
+            assert!(stored.iter().any(|&(f, _)| f == fp));
+            continue;
+        }
+        assert!(!stored.iter().any(|&(f, _)| f == fp));
+        let bk = d.prepare(&geo, fp);
+        d.push(&geo, fp, id, &bk);
+        stored.push((fp, id));
+        if id.is_power_of_two() || id % 997 == 0 {
+            assert!(stored.iter().all(|&(f, _)| d.contains(f)));
+            for &(q, _) in stored.iter().step_by(7) {
+                let mut got: Vec<Match> = Vec::new();
+                d.probe(&geo, q, |fp, id, distance| got.push(Match { fp, id, distance }));
+                got.sort_unstable();
+                assert_eq!(got, brute(&stored, q, 3));
+            }
+        }
+    }
+    assert!(d.nb > 16 && d.set.len() >= 2 * stored.len());
+}
+
+/// Crowded buckets: many fingerprints sharing one table's prefix fill
+/// its bucket line and several spill lines; probes (single and batched,
+/// before and after the delta outgrows its buckets) agree with brute force.
+#[test]
+fn delta_spill_lines_hold_crowded_buckets() {
+    for t in [4usize, 10] {
+        let design = Design::paper_k3(t).expect("paper design");
+        let geo = Geometry::new(&design, 3);
+        let mut d = Delta::new(&geo, 64);
+        let mut seed = 11u64;
+        let mask = geo.masks[0];
+        let centre = lcg(&mut seed);
+        let mut stored: Vec<(u64, u64)> = Vec::new();
+        for id in 0..600u64 {
+            // Table 0's prefix fixed, the other bits random; every fifth
+            // one within 2 bits of an earlier fingerprint.
+            let fp = if id % 5 == 4 {
+                stored[lcg(&mut seed) as usize % stored.len()].0 ^ (1 << (lcg(&mut seed) % 64))
+            } else {
+                (centre & mask) | (lcg(&mut seed) & !mask)
+            };
+            if d.contains(fp) {
+                continue;
+            }
+            let bk = d.prepare(&geo, fp);
+            d.push(&geo, fp, id, &bk);
+            stored.push((fp, id));
+        }
+        assert!(d.spill[0].len() >= 8 * 10, "table 0's bucket spilled into many lines");
+        for &(q, _) in &stored {
+            let mut got: Vec<Match> = Vec::new();
+            d.probe(&geo, q, |fp, id, distance| got.push(Match { fp, id, distance }));
+            got.sort_unstable();
+            assert_eq!(got, brute(&stored, q, 3));
+        }
+    }
+}
+
+/// Interleaved inserts and queries (single and batched) across several
+/// freezes and background merges, with planted near-duplicates, against
+/// brute force: the delta, the frozen delta and the main run together
+/// answer exactly.
+#[test]
+fn live_layers_agree_with_brute_force_across_merges() {
+    // The paper's 4 and 10 tables, and the two-halves 6 tables (p = 21).
+    for t in [4usize, 10, 6] {
+        let idx = LiveIndex::new(Design::with_tables(3, t), 3);
+        let mut seed = 5u64;
+        let mut items: Vec<(u64, u64)> = Vec::new();
+        let total = 3 * MIN_DELTA as u64 + 5000;
+        for id in 0..total {
+            let fp = match items.len() {
+                0 => lcg(&mut seed),
+                n if id % 4 == 0 => {
+                    let base = items[lcg(&mut seed) as usize % n].0;
+                    base ^ (1 << (lcg(&mut seed) % 64)) ^ (1 << (lcg(&mut seed) % 64)) ^ (1 << (lcg(&mut seed) % 64))
+                }
+                _ => lcg(&mut seed),
+            };
+            idx.insert(fp, id);
+            items.push((fp, id));
+            if id % 40_000 == 39_999 || id == total - 1 {
+                let qs: Vec<u64> = (0..40)
+                    .map(|j| items[(lcg(&mut seed) as usize) % items.len()].0 ^ (j as u64 & 3))
+                    .collect();
+                let mut many = Vec::new();
+                idx.query_many(&qs, &mut many);
+                for (qi, &q) in qs.iter().enumerate() {
+                    let want = brute(&items, q, 3);
+                    let mut got = Vec::new();
+                    idx.query(q, &mut got);
+                    got.sort_unstable();
+                    assert_eq!(got, want, "query {q:x} after {} inserts", id + 1);
+                    let mut batched: Vec<Match> = many.iter().filter(|&&(i, _)| i == qi).map(|&(_, m)| m).collect();
+                    batched.sort_unstable();
+                    assert_eq!(batched, want, "batched query {q:x}");
+                }
+            }
+        }
+        idx.wait_merged();
+    }
+}
+
+#[test]
+fn merges_keep_every_fingerprint() {
+    let idx = LiveIndex::new(Design::paper_k3(10).unwrap(), 3);
+    let mut seed = 7;
+    let items: Vec<(u64, u64)> = (0..(MIN_DELTA as u64 * 2 + 100)).map(|i| (lcg(&mut seed), i)).collect();
+    for &(fp, id) in &items {
+        idx.insert(fp, id);
+    }
+    idx.wait_merged();
+    assert_eq!(idx.len(), items.len());
+    for &(fp, id) in items.iter().step_by(997) {
+        let mut out = Vec::new();
+        idx.query(fp ^ 0b101, &mut out);
+        assert!(out.contains(&Match { fp, id, distance: 2 }), "{fp:x}");
+    }
+}
+
+#[test]
+fn repeats_across_merges_are_reported_once_per_id() {
+    // Re-inserted fingerprints land in the delta while their first copy is
+    // in the main run (insert does not look there); merges move them to
+    // `extras`. Before, during and after merges each id is reported once.
+    let idx = LiveIndex::new(Design::paper_k3(10).unwrap(), 3);
+    let mut seed = 3;
+    let mut items: Vec<(u64, u64)> = Vec::new();
+    let mut probes = Vec::new();
+    for id in 0..(MIN_DELTA as u64 * 3) {
+        let fp = if id % 997 == 0 && !items.is_empty() {
+            let old = items[(lcg(&mut seed) % items.len() as u64) as usize].0;
+            probes.push(old);
+            old
+        } else {
+            lcg(&mut seed)
+        };
+        idx.insert(fp, id);
+        items.push((fp, id));
+        if id % 20_011 == 0 {
+            for &q in probes.iter().rev().take(20) {
+                let mut got = Vec::new();
+                idx.query(q ^ 0b11, &mut got);
+                got.sort_unstable();
+                assert_eq!(got, brute(&items, q ^ 0b11, 3));
+            }
+        }
+    }
+    idx.wait_merged();
+    for &q in &probes {
+        let mut got = Vec::new();
+        idx.query(q, &mut got);
+        got.sort_unstable();
+        assert_eq!(got, brute(&items, q, 3));
+    }
+    let mut batch = Vec::new();
+    idx.query_many(&probes, &mut batch);
+    assert_eq!(
+        batch.len(),
+        probes.iter().map(|&q| brute(&items, q, 3).len()).sum::<usize>()
+    );
+    assert_eq!(idx.items(), {
+        let mut v = items.clone();
+        v.sort_unstable();
+        v
+    });
+}
+
+#[test]
+fn snapshots_round_trip_and_refuse_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tables.bin");
+    let design = Design::paper_k3(10).unwrap();
+    let idx = LiveIndex::new(design.clone(), 3);
+    let mut seed = 5;
+    let mut items: Vec<(u64, u64)> = (0..5000).map(|i| (lcg(&mut seed), i)).collect();
+    idx.bulk_load(items.iter().copied());
+    // A delta, a repeated fingerprint, and a repeat of a main-run fingerprint.
+    for id in 5000..5100 {
+        let fp = if id % 10 == 0 {
+            items[id as usize % 100].0
+        } else {
+            lcg(&mut seed)
+        };
+        idx.insert(fp, id);
+        items.push((fp, id));
+    }
+    idx.save(&path, 77).unwrap();
+    let (back, mark) = LiveIndex::load(&path, design.clone(), 3).unwrap();
+    assert_eq!(mark, 77);
+    assert_eq!(back.len(), idx.len());
+    assert_eq!(back.items(), idx.items());
+    for &(fp, _) in items.iter().step_by(13) {
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        idx.query(fp ^ 0b1001, &mut a);
+        back.query(fp ^ 0b1001, &mut b);
+        a.sort_unstable();
+        b.sort_unstable();
+        assert_eq!(a, b);
+        assert_eq!(b, brute(&items, fp ^ 0b1001, 3));
+    }
+    // Another design or k is refused.
+    let e = LiveIndex::load(&path, Design::paper_k3(4).unwrap(), 3).unwrap_err();
+    assert!(matches!(e, SnapshotError::Mismatch { .. }), "{e}");
+    assert!(LiveIndex::load(&path, design.clone(), 2).is_err());
+    // A flipped byte anywhere, or a truncation, is refused, never a panic.
+    let bytes = std::fs::read(&path).unwrap();
+    for at in [0, 9, 40, 100, bytes.len() / 2, bytes.len() - 20, bytes.len() - 3] {
+        let mut bad = bytes.clone();
+        bad[at] ^= 0x40;
+        std::fs::write(&path, &bad).unwrap();
+        assert!(LiveIndex::load(&path, design.clone(), 3).is_err(), "flip at {at}");
+    }
+    for len in [0, 7, 60, bytes.len() / 3, bytes.len() - 1] {
+        std::fs::write(&path, &bytes[..len]).unwrap();
+        assert!(LiveIndex::load(&path, design.clone(), 3).is_err(), "truncated to {len}");
+    }
+    let e = LiveIndex::load(&dir.path().join("none"), design, 3).unwrap_err();
+    assert!(e.is_missing());
+}
+
+#[test]
+fn duplicates_are_stored_once_and_reported_per_id() {
+    let idx = LiveIndex::new(Design::paper_k3(10).unwrap(), 3);
+    for id in 0..1000 {
+        idx.insert(0, id);
+    }
+    idx.insert(0b111, 5000);
+    assert_eq!(idx.distinct(), 2);
+    let mut out = Vec::new();
+    let st = idx.query_stats(0b1, &mut out);
+    assert_eq!(out.len(), 1001);
+    assert!(st.examined <= 2 * 10, "duplicates lengthened the probe: {st:?}");
+    assert_eq!(
+        idx.nearest(0b1),
+        Some(Match {
+            fp: 0,
+            id: 0,
+            distance: 1
+        })
+    );
+    // A query far from 0 but sharing prefixes examines nothing of the crowd.
+    let mut out = Vec::new();
+    let st = idx.query_stats(0xF000_0000_0000_000F, &mut out);
+    assert!(out.is_empty());
+    assert!(st.examined <= 2 * 10, "{st:?}");
+}
+
+#[test]
+fn clustered_sets_keep_probes_bounded() {
+    // 64 clusters of 500 fingerprints, each within 8 bits of its centre
+    // (simhash clusters similar pages, Manku §4.2).
+    let mut seed = 11;
+    let mut items = Vec::new();
+    for c in 0..64 {
+        let centre = lcg(&mut seed);
+        for j in 0..500u64 {
+            let r = lcg(&mut seed);
+            let bits: Vec<u8> = (0..8).map(|s| ((r >> (s * 8)) & 63) as u8).collect();
+            items.push((flip(centre, &bits), c * 1000 + j));
+        }
+    }
+    for t in [10, 6] {
+        let idx = LiveIndex::new(Design::with_tables(3, t), 3);
+        idx.bulk_load(items.iter().copied());
+        let mut worst = 0;
+        for &(fp, _) in items.iter().step_by(37) {
+            let mut out = Vec::new();
+            let st = idx.query_stats(fp ^ 1, &mut out);
+            worst = worst.max(st.examined);
+            out.sort_unstable();
+            assert_eq!(out, brute(&items, fp ^ 1, 3));
+        }
+        // A full scan would examine 32 000 entries per table.
+        assert!(worst < 32_000, "{t} tables: worst probe {worst}");
+    }
+}

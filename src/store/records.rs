@@ -1,0 +1,163 @@
+//! Value encodings of the stored records (pipeline: between [`super::KvStore`]
+//! and its backend): one `enc_*`/`dec_*` pair per record type, over the
+//! primitives of `codec.rs`.
+
+use super::codec::{self, Dec, Enc};
+use super::{HostStats, QueueKey, QueuedUrl, StoredPage, UrlState};
+use crate::crawllog::ScoreComponents;
+use crate::dedup::Decision;
+
+pub(super) const DECISIONS: [Decision; 9] = [
+    Decision::New,
+    Decision::ExactDuplicate,
+    Decision::NearDuplicate,
+    Decision::Disallowed,
+    Decision::Error,
+    Decision::TooLarge,
+    Decision::NotHtml,
+    Decision::Redirect,
+    Decision::Noindex,
+];
+
+pub(super) fn enc_queued(u: &QueuedUrl) -> Vec<u8> {
+    let mut e = Enc::with_capacity(64 + u.url.len() + u.canonical.len());
+    e.str(&u.url)
+        .str(&u.canonical)
+        .str(&u.host)
+        .varint(u64::from(u.depth))
+        .opt_str(u.parent.as_deref());
+    let c = &u.components;
+    for v in [
+        c.depth,
+        c.parent_dup,
+        c.host_dup_rate,
+        c.host_novelty,
+        c.relevance,
+        c.inlinks,
+        c.mirror,
+    ] {
+        e.f64(v);
+    }
+    e.f64(u.priority)
+        .u64(u.seq)
+        .varint(u64::from(u.retries))
+        .varint(u64::from(u.inlinks))
+        .varint(u64::from(u.tunnel));
+    e.buf
+}
+
+pub(super) fn dec_queued(d: &mut Dec<'_>) -> codec::DecResult<QueuedUrl> {
+    Ok(QueuedUrl {
+        url: d.str()?,
+        canonical: d.str()?,
+        host: d.str()?,
+        depth: d.u32()?,
+        parent: d.opt_str()?,
+        components: ScoreComponents {
+            depth: d.f64()?,
+            parent_dup: d.f64()?,
+            host_dup_rate: d.f64()?,
+            host_novelty: d.f64()?,
+            relevance: d.f64()?,
+            inlinks: d.f64()?,
+            mirror: d.f64()?,
+        },
+        priority: d.f64()?,
+        seq: d.u64()?,
+        retries: d.u32()?,
+        inlinks: d.u32()?,
+        tunnel: d.u32()?,
+    })
+}
+
+pub(super) fn enc_state(s: &UrlState) -> Vec<u8> {
+    let mut e = Enc::with_capacity(17);
+    match s {
+        UrlState::Queued(k) => e.u8(0).u64(k.rank).u64(k.seq),
+        UrlState::InFlight(k) => e.u8(1).u64(k.rank).u64(k.seq),
+        UrlState::Done(id) => e.u8(2).u64(*id),
+        UrlState::AliasOf(u) => e.u8(3).str(u),
+    };
+    e.buf
+}
+
+pub(super) fn dec_state(d: &mut Dec<'_>) -> codec::DecResult<UrlState> {
+    Ok(match d.u8()? {
+        0 => UrlState::Queued(QueueKey {
+            rank: d.u64()?,
+            seq: d.u64()?,
+        }),
+        1 => UrlState::InFlight(QueueKey {
+            rank: d.u64()?,
+            seq: d.u64()?,
+        }),
+        2 => UrlState::Done(d.u64()?),
+        3 => UrlState::AliasOf(d.str()?),
+        t => return Err(format!("unknown url state tag {t}")),
+    })
+}
+
+pub(super) fn enc_page(p: &StoredPage) -> Vec<u8> {
+    let mut e = Enc::with_capacity(160 + p.canonical.len() + p.final_url.len());
+    let decision = DECISIONS.iter().position(|d| *d == p.decision).unwrap_or(0) as u8;
+    e.u64(p.id)
+        .str(&p.canonical)
+        .str(&p.final_url)
+        .u16(p.status)
+        .varint(u64::from(p.depth))
+        .u8(decision)
+        .opt_u64(p.dup_of)
+        .opt_u64(p.distance.map(u64::from))
+        .opt_u64(p.simhash)
+        .opt_hash(p.content_hash.as_ref())
+        .opt_hash(p.text_hash.as_ref())
+        .u64(p.fetched_at_ms)
+        .varint(p.bytes);
+    e.buf
+}
+
+pub(super) fn dec_page(d: &mut Dec<'_>) -> codec::DecResult<StoredPage> {
+    Ok(StoredPage {
+        id: d.u64()?,
+        canonical: d.str()?,
+        final_url: d.str()?,
+        status: d.u16()?,
+        depth: d.u32()?,
+        decision: {
+            let t = d.u8()?;
+            *DECISIONS
+                .get(usize::from(t))
+                .ok_or_else(|| format!("unknown decision tag {t}"))?
+        },
+        dup_of: d.opt_u64()?,
+        distance: d
+            .opt_u64()?
+            .map(|v| u32::try_from(v).map_err(|_| "distance does not fit 32 bits".to_string()))
+            .transpose()?,
+        simhash: d.opt_u64()?,
+        content_hash: d.opt_hash()?,
+        text_hash: d.opt_hash()?,
+        fetched_at_ms: d.u64()?,
+        bytes: d.varint()?,
+    })
+}
+
+pub(super) fn enc_host(h: &HostStats) -> Vec<u8> {
+    let mut e = Enc::with_capacity(24);
+    e.varint(h.fetched)
+        .varint(h.duplicates)
+        .varint(h.errors)
+        .varint(h.disallowed)
+        .u64(h.last_fetch_ms);
+    e.buf
+}
+
+pub(super) fn dec_host(d: &mut Dec<'_>) -> codec::DecResult<HostStats> {
+    Ok(HostStats {
+        fetched: d.varint()?,
+        duplicates: d.varint()?,
+        errors: d.varint()?,
+        disallowed: d.varint()?,
+        last_fetch_ms: d.u64()?,
+    })
+}

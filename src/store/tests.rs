@@ -1,0 +1,285 @@
+//! Tests of the store: the shared suite over [`MemStore`] and [`SledStore`],
+//! format versions, corruption, combining and the seen-set cache.
+
+use super::keys::{id_key, queue_key, P};
+use super::*;
+use crate::dedup::Decision;
+
+/// A sled store in a temporary directory removed on drop.
+struct TempSled(SledStore, #[allow(dead_code)] tempfile::TempDir);
+impl std::ops::Deref for TempSled {
+    type Target = SledStore;
+    fn deref(&self) -> &SledStore {
+        &self.0
+    }
+}
+fn temp_sled() -> TempSled {
+    let dir = tempfile::tempdir().unwrap();
+    TempSled(SledStore::open(&dir.path().join("store")).unwrap(), dir)
+}
+
+fn temp_sled_cached() -> TempSled {
+    let dir = tempfile::tempdir().unwrap();
+    TempSled(SledStore::open_cached(&dir.path().join("store"), 1 << 10).unwrap(), dir)
+}
+
+store_suite!(mem, Box::new(MemStore::new()));
+store_suite!(mem_uncached, Box::new(MemStore::over(MemBackend::default()).unwrap()));
+store_suite!(sled_store, temp_sled());
+store_suite!(sled_cached, temp_sled_cached());
+store_suite!(mem_combining, Box::new(MemStore::new().combining()));
+store_suite!(
+    mem_uncached_combining,
+    Box::new(MemStore::over(MemBackend::default()).unwrap().combining())
+);
+store_suite!(sled_combining, {
+    let t = temp_sled_cached();
+    TempSled(t.0.combining(), t.1)
+});
+
+/// A backend that counts the batches applied to it.
+#[derive(Default)]
+struct Counting(MemBackend, std::sync::atomic::AtomicUsize);
+impl Counting {
+    fn batches(&self) -> usize {
+        self.1.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+impl Backend for Counting {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.0.get(key)
+    }
+    fn apply(&self, batch: Vec<BatchOp>) -> Result<(), StoreError> {
+        self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.0.apply(batch)
+    }
+    fn scan_from(&self, prefix: &[u8], from: &[u8]) -> RawIter<'_> {
+        self.0.scan_from(prefix, from)
+    }
+    fn last(&self, prefix: &[u8]) -> Result<Option<Entry>, StoreError> {
+        self.0.last(prefix)
+    }
+    fn is_empty(&self) -> Result<bool, StoreError> {
+        self.0.is_empty()
+    }
+    fn meta_get(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.0.meta_get(name)
+    }
+    fn meta_set(&self, name: &str, value: &[u8]) -> Result<(), StoreError> {
+        self.0.meta_set(name, value)
+    }
+    fn flush(&self) -> Result<(), StoreError> {
+        self.0.flush()
+    }
+}
+
+/// A combining store holds queue updates until the next page commit,
+/// answers reads from them meanwhile, and writes them with the commit in
+/// one batch (without a seen-set cache, so `url_state` reads them too).
+#[test]
+fn combining_holds_queue_updates_until_the_commit() {
+    let s = KvStore::over(Counting::default()).unwrap().combining();
+    let before = s.backend().batches();
+    let (a, b, c) = (
+        suite::qurl("a.test", "a", 1.0, 1),
+        suite::qurl("a.test", "b", 2.0, 2),
+        suite::qurl("a.test", "c", 3.0, 3),
+    );
+    s.enqueue(&[a.clone(), b.clone()]).unwrap();
+    let mut c2 = c.clone();
+    s.enqueue(std::slice::from_ref(&c)).unwrap();
+    c2.priority = -1.0;
+    s.reprioritize(c.key(), &c2).unwrap();
+    assert!(s.record_alias("http://a.test/alias", &a.canonical).unwrap());
+    assert!(!s.record_alias("http://a.test/alias", &a.canonical).unwrap());
+    assert_eq!(s.backend().batches(), before, "nothing written before the commit");
+    assert_eq!(s.backend().get(&queue_key("a.test", a.key())).unwrap(), None);
+    // Reads see the held writes, removals included.
+    assert_eq!(s.queued("a.test", b.key()).unwrap(), Some(b.clone()));
+    assert_eq!(s.queued("a.test", c.key()).unwrap(), None, "moved away");
+    assert_eq!(s.queued("a.test", c2.key()).unwrap(), Some(c2.clone()));
+    assert_eq!(s.url_state(&a.canonical).unwrap(), Some(UrlState::Queued(a.key())));
+    assert_eq!(
+        s.url_state("http://a.test/alias").unwrap(),
+        Some(UrlState::AliasOf(a.canonical.clone()))
+    );
+    let p = suite::page(&s, &a, Decision::New);
+    s.complete(&a, &p, None, &HostStats::default()).unwrap();
+    assert_eq!(
+        s.backend().batches(),
+        before + 1,
+        "one batch for the updates and the page"
+    );
+    assert_eq!(s.url_state(&a.canonical).unwrap(), Some(UrlState::Done(p.id)));
+    let queue: Vec<String> = s
+        .scan_queue("a.test", 10)
+        .unwrap()
+        .into_iter()
+        .map(|u| u.canonical)
+        .collect();
+    assert_eq!(queue, [b.canonical.clone(), c.canonical.clone()]);
+    assert_eq!(
+        s.backend().batches(),
+        before + 1,
+        "nothing held, nothing to write before the scan"
+    );
+    // A scan writes what is held first.
+    s.enqueue(&[suite::qurl("a.test", "d", 0.0, 4)]).unwrap();
+    assert_eq!(s.scan_queue("a.test", 10).unwrap().len(), 3);
+    assert_eq!(s.backend().batches(), before + 2);
+}
+
+/// Dropping a combining store writes what it holds.
+#[test]
+fn combining_store_writes_held_updates_when_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = suite::qurl("a.test", "a", 1.0, 1);
+    {
+        let s = SledStore::open_cached(dir.path(), 16).unwrap().combining();
+        s.enqueue(std::slice::from_ref(&a)).unwrap();
+    }
+    let s = SledStore::open(dir.path()).unwrap();
+    assert_eq!(s.queued("a.test", a.key()).unwrap(), Some(a.clone()));
+    assert_eq!(s.url_state(&a.canonical).unwrap(), Some(UrlState::Queued(a.key())));
+}
+
+/// A reopened store's seen-set cache is loaded from the store: it answers
+/// like the backend for every kind of state, and "not seen" for others.
+#[test]
+fn seen_cache_is_loaded_on_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (suite::qurl("a.test", "a", 1.0, 1), suite::qurl("a.test", "b", 2.0, 2));
+    let id;
+    {
+        let s = SledStore::open_cached(dir.path(), 16).unwrap();
+        s.enqueue(&[a.clone(), b.clone()]).unwrap();
+        let p = suite::page(&s, &a, Decision::New);
+        id = p.id;
+        s.complete(&a, &p, None, &HostStats::default()).unwrap();
+        assert!(s.record_alias("http://a.test/alias", &b.canonical).unwrap());
+        s.flush().unwrap();
+    }
+    for max in [0, 1, 16] {
+        let s = SledStore::open_cached(dir.path(), max).unwrap();
+        assert_eq!(s.url_state(&a.canonical).unwrap(), Some(UrlState::Done(id)), "{max}");
+        assert_eq!(
+            s.url_state(&b.canonical).unwrap(),
+            Some(UrlState::Queued(b.key())),
+            "{max}"
+        );
+        assert_eq!(
+            s.url_state("http://a.test/alias").unwrap(),
+            Some(UrlState::AliasOf(b.canonical.clone())),
+            "{max}"
+        );
+        assert_eq!(s.url_state("http://a.test/never").unwrap(), None, "{max}");
+    }
+}
+
+#[test]
+fn priority_rank_orders_descending() {
+    let ps = [f64::INFINITY, 1e9, 2.5, 0.1, 0.0, -0.0, -0.1, -7.0, f64::NEG_INFINITY];
+    for w in ps.windows(2) {
+        assert!(priority_rank(w[0]) <= priority_rank(w[1]), "{w:?}");
+    }
+    assert!(priority_rank(2.0) < priority_rank(1.0));
+    assert_eq!(priority_rank(f64::NAN), u64::MAX);
+}
+
+#[test]
+fn sled_reopen_keeps_state_and_next_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let u = suite::qurl("a.test", "x", 1.0, 1);
+    let id;
+    {
+        let s = SledStore::open(dir.path()).unwrap();
+        s.enqueue(std::slice::from_ref(&u)).unwrap();
+        s.claim(&u).unwrap();
+        let p = suite::page(&s, &u, Decision::New);
+        id = p.id;
+        s.complete(&u, &p, None, &HostStats::default()).unwrap();
+        s.flush().unwrap();
+    }
+    let s = SledStore::open(dir.path()).unwrap();
+    assert_eq!(s.url_state(&u.canonical).unwrap(), Some(UrlState::Done(id)));
+    assert!(s.allocate_page_id() > id);
+}
+
+#[test]
+fn version_2_and_3_stores_are_read_and_relabelled() {
+    for version in [2u32, 3] {
+        let dir = tempfile::tempdir().unwrap();
+        let u = suite::qurl("a.test", "x", 1.0, 1);
+        let (id, fp);
+        {
+            let s = SledStore::open(dir.path()).unwrap();
+            s.enqueue(std::slice::from_ref(&u)).unwrap();
+            let p = suite::page(&s, &u, Decision::New);
+            (id, fp) = (p.id, p.simhash.unwrap());
+            s.complete(&u, &p, None, &HostStats::default()).unwrap();
+            // What a version-2 build also wrote: a body hash → page map;
+            // versions 2 and 3: a page → simhash map (here a stale value,
+            // to show it is not what the index is rebuilt from).
+            let mut hash_key = vec![b'h'];
+            hash_key.extend_from_slice(&[1; 32]);
+            let mut fp_key = vec![b'f'];
+            fp_key.extend_from_slice(&id.to_be_bytes());
+            let mut old = vec![(fp_key, Some(0x0bad_u64.to_be_bytes().to_vec()))];
+            if version == 2 {
+                old.push((hash_key, Some(id.to_be_bytes().to_vec())));
+            }
+            s.backend().apply(old).unwrap();
+            s.backend().meta_set("format_version", &version.to_be_bytes()).unwrap();
+            s.flush().unwrap();
+        }
+        let s = SledStore::open(dir.path()).unwrap();
+        assert_eq!(
+            s.meta("format_version").unwrap().as_deref(),
+            Some(&FORMAT_VERSION.to_be_bytes()[..])
+        );
+        let exact = crate::dedup::ExactIndex::load(&s).unwrap();
+        assert_eq!(exact.lookup(Some(&[1; 32]), Some(&[7; 32])), (Some(id), Some(id)));
+        assert_eq!(s.iter_pages().count(), 1);
+        let fps: Vec<_> = s.iter_fingerprints().map(Result::unwrap).collect();
+        assert_eq!(fps, vec![(id, fp)]);
+    }
+}
+
+#[test]
+fn version_mismatch_is_a_clear_error() {
+    // 1: a store of the build before queued URLs carried `tunnel`.
+    for old in [1u32, 7] {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let s = SledStore::open(dir.path()).unwrap();
+            s.backend().meta_set("format_version", &old.to_be_bytes()).unwrap();
+            s.flush().unwrap();
+        }
+        let e = SledStore::open(dir.path()).err().unwrap();
+        assert!(
+            matches!(e, StoreError::Version { expected: 4, got } if got == old),
+            "{e}"
+        );
+        assert!(
+            e.to_string().contains(&format!("version {old} is not supported")),
+            "{e}"
+        );
+        assert!(e.to_string().contains("start a new crawl directory"), "{e}");
+    }
+}
+
+#[test]
+fn corrupt_value_names_the_key() {
+    // Uncached: the damage goes behind the store's back.
+    let mut s = MemStore::over(MemBackend::default()).unwrap();
+    s.backend()
+        .apply(vec![(b"shttp://a.test/x".to_vec(), Some(vec![0, 1, 2]))])
+        .unwrap();
+    let e = s.url_state("http://a.test/x").unwrap_err();
+    assert!(matches!(e, StoreError::Corrupt { .. }));
+    assert!(e.to_string().contains("shttp://a.test/x"), "{e}");
+    s.backend().apply(vec![(id_key(P, 5), Some(vec![9; 3]))]).unwrap();
+    assert!(s.page(5).is_err());
+    assert!(s.iter_pages().next().unwrap().is_err());
+    assert!(KvStore::over(std::mem::take(&mut s.kv)).is_ok());
+}
