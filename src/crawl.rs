@@ -51,7 +51,6 @@ use url::Url;
 use crate::canon::{self, Canonicalizer};
 use crate::config::{DedupPolicy, Settings};
 use crate::crawllog::{self, CrawlLogWriter, PageRecord};
-use crate::dedup::Sketch;
 use crate::dedup::{self, ContentHashes, Decision, DedupPolicyEngine, ExactIndex, NearMatch, ParentDup, Verdict};
 use crate::error::{Error, Result};
 use crate::extract::{self, Extracted};
@@ -65,7 +64,7 @@ use crate::politeness::{NotReady, Politeness, RequestOutcome, RetryPolicy, Robot
 use crate::report::{self, CrawlStats, ReportPaths};
 use crate::simhash;
 use crate::sketch::minhash::MinHasher;
-use crate::sketch::ContentSketch;
+use crate::sketch::{ContentSketch, Sketch, SketchIndex};
 use crate::store::QueuedUrl;
 use crate::store::{PageId, SledStore, Store, StoredPage, UrlState};
 
@@ -1059,7 +1058,7 @@ struct Decider {
     policy: DedupPolicyEngine,
     mirrors: OnlineMirrors,
     /// Sketches of new pages (only with `[dedup] verify`).
-    sketches: dedup::SketchIndex,
+    sketches: SketchIndex,
     /// Young hosts' new pages, re-fingerprinted when the host template changes.
     provisional: HashMap<String, Vec<Provisional>>,
     provisional_len: usize,
@@ -1577,7 +1576,7 @@ pub(crate) struct DedupState {
     /// The per-host template learner as the recorded pages left it.
     pub(crate) templates: TemplateLearner,
     /// The verification sketches of the recorded new pages.
-    pub(crate) sketches: dedup::SketchIndex,
+    pub(crate) sketches: SketchIndex,
 }
 
 impl DedupState {
@@ -1653,10 +1652,10 @@ fn replay_analysis(
     store: &dyn Store,
     s: &Settings,
     pages: &[(PageId, String, Decision, u64)],
-) -> Result<(TemplateLearner, dedup::SketchIndex)> {
+) -> Result<(TemplateLearner, SketchIndex)> {
     use rayon::prelude::*;
     let templates = TemplateLearner::new(&s.features);
-    let mut sketches = dedup::SketchIndex::new();
+    let mut sketches = SketchIndex::new();
     let (fx, verifier) = (feature_extractor(s), verifier(s));
     let sketching = verifier.is_some() || fx.keeps_words();
     if pages.is_empty() || (!s.features.template_learning && !sketching) {

@@ -146,7 +146,7 @@ impl ContentSketch {
 
     /// A sketch from [`ContentSketch::to_bytes`]; None when malformed.
     pub fn from_bytes(bytes: &[u8]) -> Option<Self> {
-        if bytes.len() < 4 || bytes.len() % 4 != 0 || bytes.len() > 4 * (SKETCH_SIZE + 1) {
+        if bytes.len() < 4 || !bytes.len().is_multiple_of(4) || bytes.len() > 4 * (SKETCH_SIZE + 1) {
             return None;
         }
         let mut words = bytes

@@ -9,6 +9,7 @@
 //! containment of shingle sets (the ground truth of `simcrawl eval`), and a
 //! union-find for clustering accepted pairs.
 //!
+//! - [`confirm`]: the sketch a new page keeps and the index that confirms a candidate against it.
 //! - [`content`]: bottom-k sketches of a page's content shingles, the crawl's check of simhash candidates.
 //! - [`minhash`]: shingles → k·s min-hashes → k super-shingle features (Broder §3).
 //! - [`bloom`]: Rabin content-defined chunks → Bloom filter; similarity and containment (Jain et al. §2).
@@ -16,12 +17,14 @@
 //! - [`corpus`]: documents from a directory through the shared pipeline; the `near` and `eval` runners.
 
 pub mod bloom;
+pub mod confirm;
 pub mod content;
 pub mod corpus;
 pub mod minhash;
 pub mod near;
 
 pub use bloom::{BloomFilter, BloomSketcher, Chunker};
+pub use confirm::{Sketch, SketchIndex};
 pub use content::ContentSketch;
 pub use minhash::{MinHashSketch, MinHasher, SuperShingles};
 
