@@ -59,9 +59,13 @@ pub enum BlockKind {
     Body,
     /// Text inside `nav`, `header`, `footer`, `aside` (or the ARIA roles
     /// navigation, banner, contentinfo, complementary, or an ad or
-    /// navigation class name), or a block whose text is at least half
-    /// link text (a table of contents, a menu, prev/next links).
+    /// navigation class name).
     Boilerplate,
+    /// Outside structural boilerplate, a block whose text is at least half
+    /// link text: an entry of a table of contents, a menu, prev/next links
+    /// — or of an index page's lists. Weighed like body text; when the host
+    /// repeats it (its template) it is navigation, otherwise content.
+    Links,
 }
 
 /// One out-link.
@@ -1307,11 +1311,13 @@ impl Walker {
             return;
         }
         // A block whose text is mostly link text is a list of links — a
-        // table of contents, a menu, prev/next navigation — wherever it
-        // sits in the markup.
+        // table of contents, a menu, prev/next navigation, an index —
+        // wherever it sits in the markup.
         let linked = link_chars > 0 && 2 * link_chars >= t.chars().filter(|c| c.is_alphanumeric()).count();
-        let kind = if self.boilerplate > 0 || linked {
+        let kind = if self.boilerplate > 0 {
             BlockKind::Boilerplate
+        } else if linked {
+            BlockKind::Links
         } else if self.heading > 0 {
             BlockKind::Heading
         } else {

@@ -516,7 +516,7 @@ impl FeatureExtractor {
             let base = match kind {
                 BlockKind::Title => s.title_boost,
                 BlockKind::Heading => s.heading_boost,
-                BlockKind::Body => 1.0,
+                BlockKind::Body | BlockKind::Links => 1.0,
                 BlockKind::Boilerplate if structural => s.boilerplate_weight,
                 BlockKind::Boilerplate => 1.0,
             } as f32;
@@ -539,10 +539,16 @@ impl FeatureExtractor {
             for (i, b) in doc.blocks.iter().enumerate() {
                 let m = mult(i, b.kind, structural);
                 // Content words: every block but the <title> (the page's
-                // name, not its content) and structural boilerplate,
-                // template blocks included — text the host repeats is still
-                // text two copies share.
-                let content = b.kind != BlockKind::Title && (b.kind != BlockKind::Boilerplate || !structural);
+                // name, not its content), structural boilerplate and link
+                // lists the host repeats (menus, tables of contents);
+                // template text blocks are included — text the host repeats
+                // is still text two copies share.
+                let content = match b.kind {
+                    BlockKind::Title => false,
+                    BlockKind::Boilerplate => !structural,
+                    BlockKind::Links => !structural || m > 0.0,
+                    BlockKind::Body | BlockKind::Heading => true,
+                };
                 if m > 0.0 {
                     let words = if content { None } else { acc.words.take() };
                     self.add_text(&mut acc, lang, &b.text, m);
@@ -1493,7 +1499,7 @@ mod tests {
             let base = match b.kind {
                 BlockKind::Title => s.title_boost,
                 BlockKind::Heading => s.heading_boost,
-                BlockKind::Body => 1.0,
+                BlockKind::Body | BlockKind::Links => 1.0,
                 BlockKind::Boilerplate if structural => s.boilerplate_weight,
                 BlockKind::Boilerplate => 1.0,
             } as f32;
@@ -1607,7 +1613,7 @@ mod tests {
         /// repeated words, in several languages.
         #[test]
         fn features_equal_the_reference_on_random_text(
-            blocks in proptest::collection::vec(("(?:[a-zA-Z]{1,12}|Ünï|ÉTÉ|straße|ΣΟΦΊΑ|дом|[0-9]{1,3}|the|THE|and|a|I'M|don't|e\\.g|[ .,:;'_-]{1,2}){0,40}", 0u8..4), 0..6),
+            blocks in proptest::collection::vec(("(?:[a-zA-Z]{1,12}|Ünï|ÉTÉ|straße|ΣΟΦΊΑ|дом|[0-9]{1,3}|the|THE|and|a|I'M|don't|e\\.g|[ .,:;'_-]{1,2}){0,40}", 0u8..5), 0..6),
             lang in proptest::sample::select(vec!["", "en", "de", "fr", "ru", "el"]),
         ) {
             let doc = Extracted {
@@ -1616,7 +1622,7 @@ mod tests {
                     .into_iter()
                     .map(|(text, k)| TextBlock {
                         text: text.split_whitespace().collect::<Vec<_>>().join(" "),
-                        kind: [BlockKind::Title, BlockKind::Heading, BlockKind::Body, BlockKind::Boilerplate][k as usize],
+                        kind: [BlockKind::Title, BlockKind::Heading, BlockKind::Body, BlockKind::Boilerplate, BlockKind::Links][k as usize % 5],
                     })
                     .filter(|b| !b.text.is_empty())
                     .collect(),
