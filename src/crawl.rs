@@ -177,7 +177,9 @@ struct Shared {
     /// Set when the decider failed: stop dispatching.
     failed: AtomicBool,
     /// Requests in flight per server address (`max_in_flight_per_ip`).
-    ip_limits: crate::politeness::ip::IpLimits,
+    ip_limits: Arc<crate::politeness::ip::IpLimits>,
+    /// `fetcher` under `ip_limits`, for robots.txt.
+    robots_fetcher: crate::politeness::ip::IpLimitedFetcher,
 }
 
 /// What a worker found, for the decider.
@@ -382,11 +384,12 @@ pub async fn run(
     };
 
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let ip_limits = Arc::new(crate::politeness::ip::IpLimits::new(&settings));
     let shared = Arc::new(Shared {
         focus,
         politeness: Politeness::new(&settings),
         retry: RetryPolicy::new(&settings.politeness),
-        fetcher,
+        fetcher: fetcher.clone(),
         fx: FeatureExtractor::new(&settings.features),
         templates: TemplateLearner::new(&settings.features),
         verifier: (settings.dedup.verify == crate::config::Verify::Minhash)
@@ -404,7 +407,11 @@ pub async fn run(
         recorded: AtomicU64::new(previous.len() as u64),
         wake: Notify::new(),
         failed: AtomicBool::new(false),
-        ip_limits: crate::politeness::ip::IpLimits::new(&settings),
+        robots_fetcher: crate::politeness::ip::IpLimitedFetcher {
+            inner: fetcher.clone(),
+            limits: ip_limits.clone(),
+        },
+        ip_limits,
         frontier,
         settings,
     });
@@ -722,7 +729,7 @@ async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url, to_decider: &
     let s = &shared.settings;
     let mut robots = None;
     if s.politeness.respect_robots {
-        match shared.politeness.check(&*shared.fetcher, url).await {
+        match shared.politeness.check(&shared.robots_fetcher, url).await {
             RobotsVerdict::Allow => robots = Some("allow"),
             RobotsVerdict::Disallow => {
                 return Record(outcome(

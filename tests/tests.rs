@@ -8,6 +8,7 @@ mod fingerprint_cli;
 mod fingerprint_quality;
 mod focus;
 mod hamming;
+mod hostile;
 mod near_eval;
 mod politeness;
 mod reports;

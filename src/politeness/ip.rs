@@ -106,6 +106,28 @@ impl IpLimits {
     }
 }
 
+/// A [`Fetcher`](crate::fetch::Fetcher) whose every request takes a slot of
+/// its server address first: for requests the crawl does not account for
+/// itself (robots.txt).
+pub struct IpLimitedFetcher {
+    /// The fetcher that does the request.
+    pub inner: Arc<dyn crate::fetch::Fetcher>,
+    /// The limits shared with the crawl.
+    pub limits: Arc<IpLimits>,
+}
+
+impl crate::fetch::Fetcher for IpLimitedFetcher {
+    fn fetch<'a>(
+        &'a self,
+        url: &'a Url,
+    ) -> futures_util::future::BoxFuture<'a, Result<crate::fetch::FetchResponse, crate::fetch::FetchError>> {
+        Box::pin(async move {
+            let _slot = self.limits.acquire(url).await;
+            self.inner.fetch(url).await
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
