@@ -4,6 +4,7 @@
 mod canon;
 mod cli;
 mod crawl;
+mod damaged;
 mod fingerprint_cli;
 mod fingerprint_quality;
 mod focus;
