@@ -11,6 +11,7 @@ mod focus;
 mod hamming;
 mod hostile;
 mod near_eval;
+mod parsers;
 mod politeness;
 mod reports;
 mod robots;

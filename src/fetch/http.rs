@@ -213,6 +213,18 @@ mod tests {
     }
 
     #[test]
+    fn hostile_two_location_headers_take_the_first() {
+        let mut h = HeaderMap::new();
+        h.append(LOCATION, "/target-a".parse().unwrap());
+        h.append(LOCATION, "/target-b".parse().unwrap());
+        assert_eq!(header_first(&h, LOCATION.as_str()).as_deref(), Some("/target-a"));
+        h.append("x-robots-tag", "noindex".parse().unwrap());
+        h.append("x-robots-tag", "nofollow".parse().unwrap());
+        assert_eq!(header_str(&h, "x-robots-tag").as_deref(), Some("noindex, nofollow"));
+        assert_eq!(header_first(&h, "retry-after"), None);
+    }
+
+    #[test]
     fn client_builds_from_defaults_and_test_settings() {
         assert!(HttpFetcher::new(&Settings::default()).is_ok());
         assert!(HttpFetcher::new(&Settings::test_web(&[]).unwrap()).is_ok());
