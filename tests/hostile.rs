@@ -513,6 +513,11 @@ async fn hostile_server_crawl_holds_every_case() {
         let r = rec[&url(&format!("h{i}.ip.test"), "/")];
         assert_eq!(r.server_ip.as_deref(), Some("127.0.0.1"));
     }
+    let why = simcrawl::report::explain::explain(&out, &url("h7.ip.test", "/"), &hostile_settings()).unwrap();
+    assert!(
+        why.contains("server      127.0.0.1: at most 4 requests in flight to it"),
+        "{why}"
+    );
 
     // Nothing else was requested: every request is one of the cases above.
     let known = [
