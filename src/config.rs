@@ -1117,6 +1117,25 @@ mod tests {
     }
 
     #[test]
+    fn hostile_input_limits_are_validated() {
+        let s = Settings::default();
+        assert_eq!(s.dedup.max_duplicate_chain, 5);
+        assert_eq!(s.politeness.max_in_flight_per_ip, 4);
+        assert_eq!(Settings::test_web(&[]).unwrap().politeness.max_in_flight_per_ip, 32);
+        let e = set(&["dedup.max_duplicate_chain=1001"]).unwrap_err().to_string();
+        assert!(e.contains("dedup.max_duplicate_chain") && e.contains("0..=1000"), "{e}");
+        let e = set(&["politeness.max_in_flight_per_ip=-1"]).unwrap_err().to_string();
+        assert!(
+            e.contains("politeness.max_in_flight_per_ip") && e.contains("0..=4096"),
+            "{e}"
+        );
+        assert_eq!(
+            set(&["dedup.max_duplicate_chain=0"]).unwrap().dedup.max_duplicate_chain,
+            0
+        );
+    }
+
+    #[test]
     fn io_threads_default_to_one_per_four_cores() {
         let auto = Settings::from_layers(&[], &[]).unwrap().crawl;
         assert_eq!(auto.io_threads, 0);

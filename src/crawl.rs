@@ -359,6 +359,7 @@ pub async fn run(
         None
     };
     let created_out = !opts.out.exists();
+    let had_log = log_path.exists();
     std::fs::create_dir_all(&opts.out).map_err(|e| Error::io(&opts.out, e))?;
     // Resume: the store as it was, put back if it turns out unreadable.
     let backup = if opts.resume {
@@ -377,7 +378,7 @@ pub async fn run(
         Err(e) => {
             match backup {
                 Some(b) => b.restore(),
-                None => remove_new_crawl(&opts.out, created_out),
+                None => remove_new_crawl(&opts.out, created_out, had_log),
             }
             return Err(e);
         }
@@ -1707,12 +1708,15 @@ fn parse_seeds(canon: &Canonicalizer, seeds: &[String]) -> Result<Vec<Url>> {
     Ok(parsed)
 }
 
-/// Removes what a new crawl that failed to start created in `out`.
-fn remove_new_crawl(out: &Path, created_out: bool) {
+/// Removes what a new crawl that failed to start created in `out` (the
+/// crawl log only when there was none before).
+fn remove_new_crawl(out: &Path, created_out: bool, had_log: bool) {
     for name in [STORE_DIR, "index"] {
         let _ = std::fs::remove_dir_all(out.join(name));
     }
-    let _ = std::fs::remove_file(out.join(LOG_FILE));
+    if !had_log {
+        let _ = std::fs::remove_file(out.join(LOG_FILE));
+    }
     if created_out {
         // Only when empty: never anything the user put there.
         let _ = std::fs::remove_dir(out);
