@@ -2066,6 +2066,27 @@ mod tests {
     }
 
     #[test]
+    fn damaged_store_backup_is_put_back_and_an_interrupted_one_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join(STORE_DIR);
+        std::fs::create_dir_all(store.join("blobs")).unwrap();
+        std::fs::write(store.join("db"), "as found").unwrap();
+        std::fs::write(store.join("blobs/1"), "blob").unwrap();
+        let b = StoreBackup::take(&store).unwrap();
+        std::fs::write(store.join("db"), "changed by the engine").unwrap();
+        b.restore();
+        assert_eq!(std::fs::read_to_string(store.join("db")).unwrap(), "as found");
+        assert_eq!(std::fs::read_to_string(store.join("blobs/1")).unwrap(), "blob");
+        // A resume interrupted after its copy: the next one starts from the copy.
+        let _interrupted = StoreBackup::take(&store).unwrap();
+        std::fs::write(store.join("db"), "half repaired").unwrap();
+        let b = StoreBackup::take(&store).unwrap();
+        assert_eq!(std::fs::read_to_string(store.join("db")).unwrap(), "as found");
+        b.discard();
+        assert!(!dir.path().join(format!("{STORE_DIR}.before-resume")).exists());
+    }
+
+    #[test]
     fn rfc3339_formats_utc() {
         let t = UNIX_EPOCH + Duration::from_millis(1_700_000_000_123);
         assert_eq!(rfc3339(t), "2023-11-14T22:13:20.123Z");
