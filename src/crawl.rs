@@ -1431,6 +1431,11 @@ impl Decider {
                 );
                 let max_chain = s.dedup.max_duplicate_chain;
                 let chain_cut = max_chain > 0 && chain >= max_chain;
+                if chain_cut {
+                    rec.error = Some(format!(
+                        "out-links not followed: {chain} same-host duplicates in a row ([dedup] max_duplicate_chain)"
+                    ));
+                }
                 let follow = if a.nofollow || chain_cut {
                     None
                 } else {

@@ -441,6 +441,16 @@ async fn hostile_server_crawl_holds_every_case() {
         .iter()
         .filter(|r| r.canonical.contains("/s="))
         .all(|r| r.decision == Decision::ExactDuplicate));
+    let cut: Vec<&PageRecord> = records
+        .iter()
+        .filter(|r| r.error.as_deref().is_some_and(|e| e.contains("max_duplicate_chain")))
+        .collect();
+    assert!(
+        cut.iter().any(|r| r.canonical.contains("sess.test")),
+        "no chain cut recorded"
+    );
+    let why = simcrawl::report::explain::explain(&out, &cut[0].canonical, &hostile_settings()).unwrap();
+    assert!(why.contains("same-host duplicates in a row"), "{why}");
 
     // 3. Credentials in links: never sent (robots.txt included), never stored.
     assert!(hits.iter().all(|h| !h.authorization), "a request carried credentials");
