@@ -491,18 +491,18 @@ pub fn run_resume_bench(pages: u64, out: &mut dyn Write) -> Result<()> {
     drop((frontier, store));
     let store = reopen()?;
     let t = Instant::now();
-    let state = crate::crawl::DedupState::load(store.as_ref(), &settings, &no_snapshot)?;
+    let state = crate::crawl::DedupState::load(store.as_ref(), &settings, &no_snapshot, 0)?;
     let load = report("dedup state: exact maps + index (one scan of p)", t, state.index.len())?;
     drop((state, store));
     // What `crawl --resume` waits for after the open: both at once.
     let store = reopen()?;
     let t = Instant::now();
     let (frontier, state) = std::thread::scope(|sc| {
-        let loader = sc.spawn(|| crate::crawl::DedupState::load(store.as_ref(), &settings, &no_snapshot));
+        let loader = sc.spawn(|| crate::crawl::DedupState::load(store.as_ref(), &settings, &no_snapshot, 0));
         let frontier = crate::frontier::Frontier::resume(store.clone(), &settings);
         (frontier, loader.join())
     });
-    let state = state.map_err(|_| Error::InvalidInput("the loader thread panicked".into()))??;
+    let state = state.map_err(|_| Error::thread_panicked("loader"))??;
     let frontier = frontier?;
     let both = report("both, as crawl --resume runs them (2 threads)", t, frontier.len())?;
     writeln!(

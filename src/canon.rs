@@ -148,6 +148,9 @@ impl Canonicalizer {
         if u.cannot_be_a_base() {
             return;
         }
+        // Credentials in a link (`http://user:pass@host/`) are never sent,
+        // stored or reported: the canonical URL has no userinfo.
+        strip_userinfo(u);
         let mut buf = String::new();
         if self.canonical_path(u.path(), &mut buf) {
             u.set_path(&buf);
@@ -287,6 +290,30 @@ impl Canonicalizer {
                 name.eq_ignore_ascii_case(&r.name)
             }
         })
+    }
+}
+
+/// Remove the userinfo (`user:pass@`) of `u`, if any.
+pub fn strip_userinfo(u: &mut Url) {
+    if !u.username().is_empty() || u.password().is_some() {
+        // Only fails for URLs without a host, which have no userinfo.
+        let _ = u.set_username("");
+        let _ = u.set_password(None);
+    }
+}
+
+/// `href` as found on a page, for the crawl log, with any credentials it
+/// carries removed (resolved against `base` only when it holds a `@`).
+pub fn redacted_href(base: &Url, href: &str) -> String {
+    if !href.contains('@') {
+        return href.to_string();
+    }
+    match base.join(href.trim()) {
+        Ok(mut u) if !u.username().is_empty() || u.password().is_some() => {
+            strip_userinfo(&mut u);
+            u.to_string()
+        }
+        _ => href.to_string(),
     }
 }
 
@@ -537,6 +564,17 @@ mod tests {
             );
         }
         assert_eq!(c.resolve(&base, "  "), Err(CanonError::Empty));
+    }
+
+    #[test]
+    fn credentials_are_dropped() {
+        let c = crawler();
+        let base = Url::parse("http://a/b/c").unwrap();
+        assert_eq!(c.parse("http://user:pass@a/x").unwrap().as_str(), "http://a/x");
+        assert_eq!(c.resolve(&base, "//u@a/y").unwrap().as_str(), "http://a/y");
+        assert_eq!(rfc().parse("https://:p@a:8080/").unwrap().as_str(), "https://a:8080/");
+        assert_eq!(redacted_href(&base, "http://user:pass@a/x"), "http://a/x");
+        assert_eq!(redacted_href(&base, "/x?mail=a@b"), "/x?mail=a@b");
     }
 
     #[test]

@@ -116,7 +116,7 @@ raw_section!(
     /// `[politeness]` as written.
     RawPoliteness {
         respect_robots: bool, robots_cache_ttl_secs: i64, robots_max_bytes: i64,
-        robots_retry_secs: i64, max_in_flight_per_host: i64, min_delay_ms: i64,
+        robots_retry_secs: i64, max_in_flight_per_host: i64, max_in_flight_per_ip: i64, min_delay_ms: i64,
         max_delay_ms: i64, delay_factor: f64, max_crawl_delay_secs: i64,
         retry_after_cap_secs: i64, backoff_base_secs: i64, backoff_cap_secs: i64,
         max_retries: i64, max_consecutive_failures: i64, park_secs: i64, max_requests_per_sec: i64,
@@ -152,7 +152,10 @@ raw_section!(
 );
 raw_section!(
     /// `[dedup]` as written.
-    RawDedup { policy: String, exact_penalty: f64, near_penalty: f64, verify: String, verify_threshold: f64 }
+    RawDedup {
+        policy: String, exact_penalty: f64, near_penalty: f64, verify: String, verify_threshold: f64,
+        max_duplicate_chain: i64,
+    }
 );
 raw_section!(
     /// `[frontier]` as written.
@@ -322,6 +325,9 @@ pub struct PolitenessSettings {
     pub robots_max_bytes: usize,
     pub robots_retry: Duration,
     pub max_in_flight_per_host: usize,
+    /// Requests in flight to one server address (resolved IP) at once, over
+    /// all host names that resolve to it (0 = no limit).
+    pub max_in_flight_per_ip: usize,
     pub min_delay: Duration,
     pub max_delay: Duration,
     pub delay_factor: f64,
@@ -406,6 +412,9 @@ pub struct DedupSettings {
     pub near_penalty: f64,
     pub verify: Verify,
     pub verify_threshold: f64,
+    /// Out-links of a page are not followed when it ends a chain of this
+    /// many same-host duplicates in a row along its link path (0 = no limit).
+    pub max_duplicate_chain: u32,
 }
 
 /// `[frontier]`: priority weights.
@@ -823,6 +832,7 @@ impl RawConfig {
             robots_max_bytes: c.uint("politeness.robots_max_bytes", p.robots_max_bytes, 512_000, 10_485_760)?,
             robots_retry: c.secs("politeness.robots_retry_secs", p.robots_retry_secs, 1, 86_400)?,
             max_in_flight_per_host: c.uint("politeness.max_in_flight_per_host", p.max_in_flight_per_host, 1, 64)?,
+            max_in_flight_per_ip: c.uint("politeness.max_in_flight_per_ip", p.max_in_flight_per_ip, 0, 4096)?,
             min_delay,
             max_delay,
             delay_factor: c.float("politeness.delay_factor", p.delay_factor, 0.0, 100.0)?,
@@ -963,6 +973,7 @@ impl RawConfig {
                 ],
             )?,
             verify_threshold: c.float("dedup.verify_threshold", dedup.verify_threshold, 0.0, 1.0)?,
+            max_duplicate_chain: c.uint("dedup.max_duplicate_chain", dedup.max_duplicate_chain, 0, 1000)?,
         };
 
         let frontier = FrontierSettings {
@@ -1112,6 +1123,25 @@ mod tests {
         assert!(e.contains("simhash.k") && e.contains("0..=10"), "{e}");
         let e = set(&["simhash.k=99"]).unwrap_err().to_string();
         assert!(e.contains("--set") && e.contains("simhash.k"), "{e}");
+    }
+
+    #[test]
+    fn hostile_input_limits_are_validated() {
+        let s = Settings::default();
+        assert_eq!(s.dedup.max_duplicate_chain, 5);
+        assert_eq!(s.politeness.max_in_flight_per_ip, 4);
+        assert_eq!(Settings::test_web(&[]).unwrap().politeness.max_in_flight_per_ip, 32);
+        let e = set(&["dedup.max_duplicate_chain=1001"]).unwrap_err().to_string();
+        assert!(e.contains("dedup.max_duplicate_chain") && e.contains("0..=1000"), "{e}");
+        let e = set(&["politeness.max_in_flight_per_ip=-1"]).unwrap_err().to_string();
+        assert!(
+            e.contains("politeness.max_in_flight_per_ip") && e.contains("0..=4096"),
+            "{e}"
+        );
+        assert_eq!(
+            set(&["dedup.max_duplicate_chain=0"]).unwrap().dedup.max_duplicate_chain,
+            0
+        );
     }
 
     #[test]

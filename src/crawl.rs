@@ -177,6 +177,10 @@ struct Shared {
     wake: Notify,
     /// Set when the decider failed: stop dispatching.
     failed: AtomicBool,
+    /// Requests in flight per server address (`max_in_flight_per_ip`).
+    ip_limits: Arc<crate::politeness::ip::IpLimits>,
+    /// `fetcher` under `ip_limits`, for robots.txt.
+    robots_fetcher: crate::politeness::ip::IpLimitedFetcher,
 }
 
 /// What a worker found, for the decider.
@@ -190,6 +194,10 @@ struct Fetched {
     final_url: String,
     content_type: Option<String>,
     bytes: u64,
+    /// The server address of the request, and how long it waited for a
+    /// slot of that address (None: no request was sent).
+    server_ip: Option<std::net::IpAddr>,
+    ip_wait_ms: Option<u64>,
     kind: FetchedKind,
 }
 
@@ -307,7 +315,7 @@ pub fn run_blocking(
     rt.block_on(async move {
         match tokio::spawn(run(settings, opts, shutdown)).await {
             Ok(r) => r,
-            Err(e) => Err(Error::InvalidInput(format!("the crawl task failed: {e}"))),
+            Err(e) => Err(Error::Internal(format!("the crawl task failed: {e}"))),
         }
     })
 }
@@ -320,62 +328,71 @@ pub async fn run(
     shutdown: impl std::future::Future<Output = ()> + Send,
 ) -> Result<CrawlSummary> {
     let started = std::time::Instant::now();
-    std::fs::create_dir_all(&opts.out).map_err(|e| Error::io(&opts.out, e))?;
     let store_dir = opts.out.join(STORE_DIR);
     let log_path = opts.out.join(LOG_FILE);
+    let snapshot = opts.out.join(INDEX_SNAPSHOT);
+    let canon = Canonicalizer::new(&settings.canon);
+    // A start that fails leaves the directory as it was: what can be checked
+    // without it is checked before anything is created.
+    let seeds = if opts.resume {
+        Vec::new()
+    } else {
+        parse_seeds(&canon, &opts.seeds)?
+    };
+    if opts.resume && !store_dir.is_dir() {
+        return Err(Error::InvalidInput(format!(
+            "{}: no crawl to resume (no {STORE_DIR}/ in it); start one without --resume",
+            opts.out.display()
+        )));
+    }
     if !opts.resume && store_dir.exists() {
         return Err(Error::InvalidInput(format!(
             "{} already holds a crawl; pass --resume to continue it or choose another --out",
             opts.out.display()
         )));
     }
-    // Combining: queue updates go to the store with the next group commit.
-    let store: Arc<dyn Store> =
-        Arc::new(SledStore::open_cached(&store_dir, settings.frontier.seen_cache_urls)?.combining());
-    let canon = Canonicalizer::new(&settings.canon);
-    let snapshot = opts.out.join(INDEX_SNAPSHOT);
-    if !opts.resume {
-        // A snapshot left beside a removed store belongs to another crawl.
-        let _ = std::fs::remove_file(&snapshot);
-    }
-    // The decider's starting state is read on its own thread while the
-    // frontier reads the seen-set and the queue: on resume the two are
-    // independent scans of different keys, each seconds per million pages.
-    let loader = {
-        let (store, settings, snapshot) = (store.clone(), settings.clone(), snapshot.clone());
-        std::thread::Builder::new()
-            .name("simcrawl-load".into())
-            .spawn(move || DedupState::load(store.as_ref(), &settings, &snapshot))
-            .map_err(|e| Error::io("loader thread", e))?
-    };
-    let setup = if opts.resume {
-        Frontier::resume(store.clone(), &settings)
-            .map_err(Error::from)
-            .and_then(|frontier| Ok((frontier, repair_log(&log_path, store.as_ref())?)))
-    } else {
-        seed_frontier(&store, &settings, &canon, &opts.seeds)
-    };
-    // Joined before any error returns, so no thread outlives `run` holding
-    // the store open.
-    let loaded = loader.join();
-    let (frontier, previous) = setup?;
-    let mut dedup_state = loaded.map_err(|_| Error::InvalidInput("the loader thread panicked".into()))??;
-
     let fetcher: Arc<dyn Fetcher> = match opts.fetcher.clone() {
         Some(f) => f,
         None => Arc::new(HttpFetcher::new(&settings)?),
     };
-    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let focus = if settings.focus.enabled {
         Some(Focus::new(&settings)?)
     } else {
         None
     };
+    let created_out = !opts.out.exists();
+    let had_log = log_path.exists();
+    std::fs::create_dir_all(&opts.out).map_err(|e| Error::io(&opts.out, e))?;
+    // Resume: the store as it was, put back if it turns out unreadable.
+    let backup = if opts.resume {
+        Some(StoreBackup::take(&store_dir)?)
+    } else {
+        None
+    };
+    let opened = open_crawl(&settings, &opts, &store_dir, &log_path, &snapshot, &seeds);
+    let (store, frontier, previous, mut dedup_state, crawl_tag) = match opened {
+        Ok(o) => {
+            if let Some(b) = backup {
+                b.discard();
+            }
+            o
+        }
+        Err(e) => {
+            match backup {
+                Some(b) => b.restore(),
+                None => remove_new_crawl(&opts.out, created_out, had_log),
+            }
+            return Err(e);
+        }
+    };
+
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let ip_limits = Arc::new(crate::politeness::ip::IpLimits::new(&settings));
     let shared = Arc::new(Shared {
         focus,
         politeness: Politeness::new(&settings),
         retry: RetryPolicy::new(&settings.politeness),
-        fetcher,
+        fetcher: fetcher.clone(),
         fx: feature_extractor(&settings),
         templates: std::mem::replace(&mut dedup_state.templates, TemplateLearner::new(&settings.features)),
         verifier: verifier(&settings),
@@ -392,6 +409,11 @@ pub async fn run(
         recorded: AtomicU64::new(previous.len() as u64),
         wake: Notify::new(),
         failed: AtomicBool::new(false),
+        robots_fetcher: crate::politeness::ip::IpLimitedFetcher {
+            inner: fetcher.clone(),
+            limits: ip_limits.clone(),
+        },
+        ip_limits,
         frontier,
         settings,
     });
@@ -411,16 +433,17 @@ pub async fn run(
 
     let decided = match decider_result {
         Ok(r) => r?,
-        Err(_) => return Err(Error::InvalidInput("the decider thread panicked".into())),
+        Err(_) => return Err(Error::thread_panicked("decider")),
     };
     shared.frontier.write_pending()?;
     shared.frontier.store().flush()?;
     // Only after the flush: every page id below the watermark is in the store.
-    save_index(&decided.index, &snapshot, store.next_page_id());
+    save_index(&decided.index, &snapshot, store.next_page_id(), crawl_tag);
+    write_flush_mark(&store_dir, store.as_ref());
 
     let stats = decided.stats(store.as_ref())?;
     let stats_path = opts.out.join(report::CRAWL_STATS_FILE);
-    let json = serde_json::to_vec_pretty(&stats).map_err(|e| Error::InvalidInput(e.to_string()))?;
+    let json = serde_json::to_vec_pretty(&stats).map_err(|e| Error::Internal(format!("crawl stats: {e}")))?;
     std::fs::write(&stats_path, json).map_err(|e| Error::io(&stats_path, e))?;
 
     let records = crawllog::read_log(&log_path)?;
@@ -451,10 +474,11 @@ pub async fn run(
 /// rewrite the log with them (a killed crawl may have logged pages whose
 /// store record was lost, or a truncated last line).
 fn repair_log(path: &Path, store: &dyn Store) -> Result<Vec<PageRecord>> {
-    if !path.exists() {
-        return Ok(Vec::new());
-    }
-    let records = crawllog::read_log(path)?;
+    let records = if path.exists() {
+        crawllog::read_log(path)?
+    } else {
+        Vec::new()
+    };
     let mut seen = HashSet::new();
     let mut kept = Vec::with_capacity(records.len());
     for r in records {
@@ -462,6 +486,24 @@ fn repair_log(path: &Path, store: &dyn Store) -> Result<Vec<PageRecord>> {
             kept.push(r);
         }
     }
+    // Every page the store recorded has its line: the lines a damaged or
+    // deleted log lost are written again from the store's page records.
+    let rebuilt = if (kept.len() as u64) < store.pages_recorded()? {
+        let rebuilt = records_from_store(store, &seen)?;
+        if !rebuilt.is_empty() {
+            tracing::warn!(
+                "{}: {} of {} records were missing; rewritten from the store (fields the store does not \
+                 keep, such as parent and score, are empty in them)",
+                path.display(),
+                rebuilt.len(),
+                kept.len() + rebuilt.len()
+            );
+        }
+        rebuilt
+    } else {
+        Vec::new()
+    };
+    kept.extend(rebuilt);
     let tmp = path.with_extension("jsonl.tmp");
     {
         let file = std::fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
@@ -473,6 +515,39 @@ fn repair_log(path: &Path, store: &dyn Store) -> Result<Vec<PageRecord>> {
     }
     std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))?;
     Ok(kept)
+}
+
+/// The crawl-log records of the store's pages whose canonical URL is not in
+/// `have`, in page order, from what the store keeps of each page.
+fn records_from_store(store: &dyn Store, have: &HashSet<String>) -> Result<Vec<PageRecord>> {
+    let mut urls: HashMap<PageId, String> = HashMap::new();
+    let mut missing = Vec::new();
+    for page in store.iter_pages() {
+        let page = page?;
+        urls.insert(page.id, page.canonical.clone());
+        if !have.contains(&page.canonical) {
+            missing.push(page);
+        }
+    }
+    Ok(missing
+        .into_iter()
+        .map(|p| PageRecord {
+            url: p.canonical.clone(),
+            canonical: p.canonical,
+            final_url: p.final_url,
+            status: p.status,
+            depth: p.depth,
+            fetched_at: rfc3339(UNIX_EPOCH + Duration::from_millis(p.fetched_at_ms)),
+            bytes: p.bytes,
+            content_hash: p.content_hash.as_ref().map(dedup::hex),
+            text_hash: p.text_hash.as_ref().map(dedup::hex),
+            simhash: p.simhash.map(simhash::to_hex),
+            decision: p.decision,
+            dup_of: p.dup_of.and_then(|id| urls.get(&id).cloned()),
+            distance: p.distance,
+            ..PageRecord::default()
+        })
+        .collect())
 }
 
 /// The dispatcher: hands ready URLs to workers until done, stopped or failed.
@@ -626,6 +701,8 @@ fn outcome(
         final_url: q.canonical.clone(),
         content_type: None,
         bytes: 0,
+        server_ip: None,
+        ip_wait_ms: None,
         kind: FetchedKind::Outcome {
             decision,
             error,
@@ -654,7 +731,7 @@ async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url, to_decider: &
     let s = &shared.settings;
     let mut robots = None;
     if s.politeness.respect_robots {
-        match shared.politeness.check(&*shared.fetcher, url).await {
+        match shared.politeness.check(&shared.robots_fetcher, url).await {
             RobotsVerdict::Allow => robots = Some("allow"),
             RobotsVerdict::Disallow => {
                 return Record(outcome(
@@ -704,10 +781,14 @@ async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url, to_decider: &
     if let Some(rate) = &shared.rate {
         rate.until_ready().await;
     }
+    // One of the server address's slots, held for the request.
+    let ip_slot = shared.ip_limits.acquire(url).await;
     let fetched_at = SystemTime::now();
     let result = shared.fetcher.fetch(url).await;
     let outcome_of = RequestOutcome::of(&result);
     permit.finish(&outcome_of);
+    let (server_ip, ip_wait_ms) = (ip_slot.ip, ip_slot.waited.as_millis() as u64);
+    drop(ip_slot);
     if let Some(wait) = shared.retry.should_retry(&outcome_of, q.retries) {
         return Retry(std::time::Instant::now() + wait);
     }
@@ -721,6 +802,8 @@ async fn fetch_one(shared: &Arc<Shared>, q: &QueuedUrl, url: &Url, to_decider: &
         final_url: q.canonical.clone(),
         content_type: None,
         bytes: 0,
+        server_ip,
+        ip_wait_ms: Some(ip_wait_ms),
         kind,
     };
     let resp = match result {
@@ -902,7 +985,7 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
                     .focus
                     .as_ref()
                     .map_or(0.0, |f| f.link_relevance(f.link_text(l, &mut link_text), language));
-                links.push((u, l.href.clone(), rel));
+                links.push((u, canon::redacted_href(&base, &l.href), rel));
             }
         }
     }
@@ -913,7 +996,8 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
         .and_then(|c| shared.canon.resolve(&base, c).ok())
     {
         if c.as_str() != url.as_str() && seen.first_time(&links, &c) {
-            links.push((c, doc.canonical.clone().unwrap_or_default(), 0.0));
+            let found = canon::redacted_href(&base, doc.canonical.as_deref().unwrap_or_default());
+            links.push((c, found, 0.0));
         }
     }
     let young = ((shared.templates.pages(&host) as usize) <= PROVISIONAL_PER_HOST).then(|| {
@@ -1076,6 +1160,40 @@ struct Decider {
     /// Pages whose fingerprint was reused from an exact original.
     reused: u64,
     matches: Vec<Match>,
+    /// The store directory, and when the decider last flushed the store
+    /// and wrote its page count there (see [`write_flush_mark`]).
+    store_dir: PathBuf,
+    flushed_at: std::time::Instant,
+    /// Lengths of same-host duplicate chains (`[dedup] max_duplicate_chain`).
+    dup_chains: DupChains,
+}
+
+/// Per duplicate page, how many same-host duplicates in a row end at it
+/// along its link path (a page that is no such duplicate has 0 and is not
+/// kept). Keys are 64-bit hashes of canonical URLs.
+#[derive(Default)]
+struct DupChains(HashMap<u64, u32>);
+
+impl DupChains {
+    fn key(canonical: &str) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        canonical.hash(&mut h);
+        h.finish()
+    }
+
+    /// Records a page; returns the length of the chain it ends.
+    fn record(&mut self, canonical: &str, parent: Option<&str>, decision: Decision, dup_of: Option<&str>) -> u32 {
+        let host = |u: &str| Url::parse(u).ok().and_then(|u| u.host_str().map(str::to_string));
+        let same_host = dup_of.is_some_and(|d| host(d).is_some() && host(d) == host(canonical));
+        if !(decision.is_duplicate() && same_host) {
+            return 0;
+        }
+        let before = parent.and_then(|p| self.0.get(&Self::key(p)).copied()).unwrap_or(0);
+        let n = before.saturating_add(1);
+        self.0.insert(Self::key(canonical), n);
+        n
+    }
 }
 
 /// A new page of a young host, kept to be re-fingerprinted.
@@ -1148,11 +1266,13 @@ impl Decider {
         } = loaded;
         let mut mirrors = OnlineMirrors::new(&s.mirror);
         let mut redirects = HashMap::new();
+        let mut dup_chains = DupChains::default();
         for r in previous {
             mirrors.observe(r);
             if r.decision == Decision::Redirect {
                 redirects.insert(r.canonical.clone(), r.final_url.clone());
             }
+            dup_chains.record(&r.canonical, r.parent.as_deref(), r.decision, r.dup_of.as_deref());
         }
         let file = std::fs::OpenOptions::new()
             .create(true)
@@ -1177,6 +1297,9 @@ impl Decider {
             focus_cut: 0,
             reused: 0,
             matches: Vec::with_capacity(16),
+            store_dir: log_path.with_file_name(STORE_DIR),
+            flushed_at: std::time::Instant::now(),
+            dup_chains,
             shared,
         })
     }
@@ -1253,6 +1376,8 @@ impl Decider {
             latency_ms: f.latency_ms,
             delay_ms: f.delay_ms,
             robots: f.robots.map(str::to_string),
+            server_ip: f.server_ip.map(|ip| ip.to_string()),
+            ip_wait_ms: f.ip_wait_ms,
             ..PageRecord::default()
         };
         let mut page = StoredPage {
@@ -1332,7 +1457,20 @@ impl Decider {
                 if let Some(of) = verdict.dup_of {
                     rec.dup_of = self.url_of(of)?;
                 }
-                let follow = if a.nofollow {
+                let chain = self.dup_chains.record(
+                    &q.canonical,
+                    q.parent.as_deref(),
+                    verdict.decision,
+                    rec.dup_of.as_deref(),
+                );
+                let max_chain = s.dedup.max_duplicate_chain;
+                let chain_cut = max_chain > 0 && chain >= max_chain;
+                if chain_cut {
+                    rec.error = Some(format!(
+                        "out-links not followed: {chain} same-host duplicates in a row ([dedup] max_duplicate_chain)"
+                    ));
+                }
+                let follow = if a.nofollow || chain_cut {
                     None
                 } else {
                     self.policy.out_links(&verdict)
@@ -1370,7 +1508,7 @@ impl Decider {
                             offers.push(c);
                         }
                     }
-                    None if verdict.decision.is_duplicate() && s.dedup.policy == DedupPolicy::Drop => {
+                    None if verdict.decision.is_duplicate() && (s.dedup.policy == DedupPolicy::Drop || chain_cut) => {
                         let store = frontier.store();
                         for (u, _, _) in a.links {
                             if store.url_state(u.as_str())?.is_none() {
@@ -1414,6 +1552,12 @@ impl Decider {
             .recorded
             .fetch_add(self.group.len() as u64, Ordering::AcqRel);
         self.group.clear();
+        if self.flushed_at.elapsed() >= FLUSH_MARK_EVERY {
+            let store = self.shared.frontier.store();
+            store.flush()?;
+            write_flush_mark(&self.store_dir, store.as_ref());
+            self.flushed_at = std::time::Instant::now();
+        }
         Ok(())
     }
 
@@ -1543,13 +1687,62 @@ impl Decider {
     }
 }
 
-/// A new crawl's frontier, seeded with `seeds` (canonicalized; at least one).
-fn seed_frontier(
-    store: &Arc<dyn Store>,
+/// What [`run`] opens before the crawl starts: the store, the frontier, the
+/// crawl log's records so far, the decider's state and the crawl's tag.
+type Opened = (Arc<dyn Store>, Frontier, Vec<PageRecord>, DedupState, u32);
+
+/// Opens (or creates) the store and reads (or seeds) the crawl. On an error
+/// every thread that used the store has ended and the store is closed.
+fn open_crawl(
     settings: &Settings,
-    canon: &Canonicalizer,
-    seeds: &[String],
-) -> Result<(Frontier, Vec<PageRecord>)> {
+    opts: &CrawlOptions,
+    store_dir: &Path,
+    log_path: &Path,
+    snapshot: &Path,
+    seeds: &[Url],
+) -> Result<Opened> {
+    // Combining: queue updates go to the store with the next group commit.
+    let store: Arc<dyn Store> =
+        Arc::new(SledStore::open_cached(store_dir, settings.frontier.seen_cache_urls)?.combining());
+    if opts.resume {
+        check_flush_mark(store_dir, store.as_ref())?;
+    } else {
+        // A snapshot left beside a removed store belongs to another crawl.
+        let _ = std::fs::remove_file(snapshot);
+    }
+    let crawl_tag = crawl_tag(store.as_ref())?;
+    // The decider's starting state is read on its own thread while the
+    // frontier reads the seen-set and the queue: on resume the two are
+    // independent scans of different keys, each seconds per million pages.
+    let loader = {
+        let (store, settings, snapshot) = (store.clone(), settings.clone(), snapshot.to_path_buf());
+        std::thread::Builder::new()
+            .name("simcrawl-load".into())
+            .spawn(move || DedupState::load(store.as_ref(), &settings, &snapshot, crawl_tag))
+            .map_err(|e| Error::io("loader thread", e))?
+    };
+    let setup = if opts.resume {
+        Frontier::resume(store.clone(), settings)
+            .map_err(Error::from)
+            .and_then(|frontier| Ok((frontier, repair_log(log_path, store.as_ref())?)))
+    } else {
+        Frontier::new(store.clone(), settings, seeds)
+            .map_err(Error::from)
+            .map(|f| (f, Vec::new()))
+    };
+    // Joined before any error returns, so no thread outlives `run` holding
+    // the store open.
+    let loaded = loader.join();
+    let (frontier, previous) = setup?;
+    let dedup_state = loaded.map_err(|_| Error::thread_panicked("loader"))??;
+    if !opts.resume {
+        write_flush_mark(store_dir, store.as_ref());
+    }
+    Ok((store, frontier, previous, dedup_state, crawl_tag))
+}
+
+/// The seeds, canonicalized (at least one).
+fn parse_seeds(canon: &Canonicalizer, seeds: &[String]) -> Result<Vec<Url>> {
     let mut parsed = Vec::new();
     for s in seeds {
         parsed.push(
@@ -1561,7 +1754,137 @@ fn seed_frontier(
     if parsed.is_empty() {
         return Err(Error::InvalidInput("no seed URLs (give --seeds FILE)".into()));
     }
-    Ok((Frontier::new(store.clone(), settings, &parsed)?, Vec::new()))
+    Ok(parsed)
+}
+
+/// Removes what a new crawl that failed to start created in `out` (the
+/// crawl log only when there was none before).
+fn remove_new_crawl(out: &Path, created_out: bool, had_log: bool) {
+    for name in [STORE_DIR, "index"] {
+        let _ = std::fs::remove_dir_all(out.join(name));
+    }
+    if !had_log {
+        let _ = std::fs::remove_file(out.join(LOG_FILE));
+    }
+    if created_out {
+        // Only when empty: never anything the user put there.
+        let _ = std::fs::remove_dir(out);
+    }
+}
+
+/// The file in the store directory that holds how many pages the store
+/// held when simcrawl last flushed it (a lower bound for any later open).
+const FLUSH_MARK: &str = "simcrawl-flushed";
+
+/// Every this often the decider flushes the store and updates the mark.
+const FLUSH_MARK_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Records the store's page count after a flush (best effort: a missing
+/// mark only weakens the check on the next resume).
+fn write_flush_mark(store_dir: &Path, store: &dyn Store) {
+    let Ok(pages) = store.pages_recorded() else { return };
+    let path = store_dir.join(FLUSH_MARK);
+    let tmp = store_dir.join(format!("{FLUSH_MARK}.tmp"));
+    if std::fs::write(&tmp, format!("{pages}\n")).is_ok() {
+        let _ = std::fs::rename(&tmp, &path);
+    }
+}
+
+/// Refuses a store that holds fewer pages than at its last flush (part of
+/// it was lost, e.g. a truncated file the engine recovered a prefix of).
+fn check_flush_mark(store_dir: &Path, store: &dyn Store) -> Result<()> {
+    let Ok(text) = std::fs::read_to_string(store_dir.join(FLUSH_MARK)) else {
+        return Ok(());
+    };
+    let expected: u64 = text.trim().parse().unwrap_or(0);
+    let found = store.pages_recorded()?;
+    if found < expected {
+        return Err(crate::store::StoreError::Lost {
+            path: store_dir.to_path_buf(),
+            expected,
+            found,
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// The crawl's 32-bit tag (never 0), kept in the store's `crawl_id` meta
+/// value (made on first use) and written into index snapshots, so a
+/// snapshot of another crawl is never loaded.
+fn crawl_tag(store: &dyn Store) -> Result<u32> {
+    let id = match store.meta("crawl_id")? {
+        Some(v) if v.len() == 8 => u64::from_be_bytes([v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]]),
+        _ => {
+            let mut h = blake3::Hasher::new();
+            h.update(&now_ms(SystemTime::now()).to_le_bytes());
+            h.update(&std::process::id().to_le_bytes());
+            h.update(&(store as *const dyn Store as *const u8 as usize).to_le_bytes());
+            let b = h.finalize();
+            let mut id = [0u8; 8];
+            id.copy_from_slice(&b.as_bytes()[..8]);
+            store.set_meta("crawl_id", &id)?;
+            u64::from_be_bytes(id)
+        }
+    };
+    Ok((id as u32).max(1))
+}
+
+/// A copy of the store taken before a resume opens it, put back when the
+/// store turns out unreadable: the storage engine repairs what it can at
+/// open (it cuts a damaged log), and a failed resume must leave the store
+/// exactly as it found it.
+struct StoreBackup {
+    store: PathBuf,
+    copy: PathBuf,
+}
+
+impl StoreBackup {
+    fn take(store: &Path) -> Result<StoreBackup> {
+        let copy = store.with_file_name(format!("{STORE_DIR}.before-resume"));
+        if copy.is_dir() {
+            // A resume stopped while it checked the store: the copy is the
+            // store as it was before that attempt.
+            std::fs::remove_dir_all(store).map_err(|e| Error::io(store, e))?;
+            std::fs::rename(&copy, store).map_err(|e| Error::io(&copy, e))?;
+        }
+        copy_dir(store, &copy).map_err(|e| Error::io(&copy, e))?;
+        Ok(StoreBackup {
+            store: store.to_path_buf(),
+            copy,
+        })
+    }
+
+    fn discard(self) {
+        let _ = std::fs::remove_dir_all(&self.copy);
+    }
+
+    fn restore(self) {
+        let restored = std::fs::remove_dir_all(&self.store).and_then(|()| std::fs::rename(&self.copy, &self.store));
+        if let Err(e) = restored {
+            tracing::error!(
+                "{}: could not put the store back ({e}); its copy is in {}",
+                self.store.display(),
+                self.copy.display()
+            );
+        }
+    }
+}
+
+/// Copies the regular files of `from` into a new directory `to`, recursively.
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let target = to.join(entry.file_name());
+        if kind.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
 }
 
 /// What the decider starts from: the exact-duplicate maps and the
@@ -1583,11 +1906,18 @@ impl DedupState {
     /// Reads both from one scan of the page records (the exact maps need
     /// every page; the index the `New` pages past the snapshot's
     /// watermark).
-    pub(crate) fn load(store: &dyn Store, s: &Settings, snapshot: &Path) -> Result<Self> {
+    pub(crate) fn load(store: &dyn Store, s: &Settings, snapshot: &Path, crawl_tag: u32) -> Result<Self> {
         let started = std::time::Instant::now();
         let fresh = LiveIndex::from_settings(&s.index, s.simhash.k);
-        let (index, first, from) = match LiveIndex::load(snapshot, fresh.design().clone(), s.simhash.k) {
-            Ok((idx, mark)) if mark <= store.next_page_id() => (idx, mark, "the snapshot"),
+        let (index, first, from) = match LiveIndex::load_tagged(snapshot, fresh.design().clone(), s.simhash.k) {
+            Ok((idx, mark, tag)) if tag == crawl_tag && mark <= store.next_page_id() => (idx, mark, "the snapshot"),
+            Ok((_, _, tag)) if tag != crawl_tag => {
+                tracing::warn!(
+                    "{}: the snapshot belongs to another crawl; rebuilding the index from the store",
+                    snapshot.display()
+                );
+                (fresh, 0, "no snapshot")
+            }
             Ok(_) => {
                 tracing::warn!("{}: newer than the store; rebuilding the index", snapshot.display());
                 (fresh, 0, "no snapshot")
@@ -1711,12 +2041,12 @@ fn replay_analysis(
 }
 
 /// Writes the index snapshot; a failure only costs a rebuild at the next start.
-fn save_index(index: &LiveIndex, path: &Path, watermark: u64) {
+fn save_index(index: &LiveIndex, path: &Path, watermark: u64, crawl_tag: u32) {
     let saved = path
         .parent()
         .map_or(Ok(()), std::fs::create_dir_all)
         .map_err(|e| e.to_string())
-        .and_then(|()| index.save(path, watermark).map_err(|e| e.to_string()));
+        .and_then(|()| index.save_tagged(path, watermark, crawl_tag).map_err(|e| e.to_string()));
     if let Err(e) = saved {
         tracing::warn!("index snapshot not written ({e}); the next start rebuilds it from the store");
     }
@@ -1839,7 +2169,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let snapshot = dir.path().join("index.snap");
         // No snapshot: everything from the page records.
-        let state = DedupState::load(&store, &settings, &snapshot).unwrap();
+        let state = DedupState::load(&store, &settings, &snapshot, 1).unwrap();
         let check = |state: &DedupState, fps: &[(u64, PageId)]| {
             assert_eq!(state.index.len(), fps.len());
             let mut out = Vec::new();
@@ -1859,10 +2189,38 @@ mod tests {
         check(&state, &fps);
         // A snapshot of the first 25 pages, then 15 more pages: the index
         // has each fingerprint once, the later ones from the records.
-        save_index(&state.index, &snapshot, store.next_page_id());
+        save_index(&state.index, &snapshot, store.next_page_id(), 1);
         record(25..40, &mut fps);
-        let state = DedupState::load(&store, &settings, &snapshot).unwrap();
+        let state = DedupState::load(&store, &settings, &snapshot, 1).unwrap();
         check(&state, &fps);
+        // A snapshot of another crawl (another tag, a watermark that fits
+        // this store) is not used: the index is rebuilt from the store.
+        let foreign = LiveIndex::from_settings(&settings.index, settings.simhash.k);
+        foreign.insert(0x0123_4567_89ab_cdef, 1);
+        foreign.save_tagged(&snapshot, 1, 99).unwrap();
+        let state = DedupState::load(&store, &settings, &snapshot, 1).unwrap();
+        check(&state, &fps);
+    }
+
+    #[test]
+    fn damaged_store_backup_is_put_back_and_an_interrupted_one_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join(STORE_DIR);
+        std::fs::create_dir_all(store.join("blobs")).unwrap();
+        std::fs::write(store.join("db"), "as found").unwrap();
+        std::fs::write(store.join("blobs/1"), "blob").unwrap();
+        let b = StoreBackup::take(&store).unwrap();
+        std::fs::write(store.join("db"), "changed by the engine").unwrap();
+        b.restore();
+        assert_eq!(std::fs::read_to_string(store.join("db")).unwrap(), "as found");
+        assert_eq!(std::fs::read_to_string(store.join("blobs/1")).unwrap(), "blob");
+        // A resume interrupted after its copy: the next one starts from the copy.
+        let _interrupted = StoreBackup::take(&store).unwrap();
+        std::fs::write(store.join("db"), "half repaired").unwrap();
+        let b = StoreBackup::take(&store).unwrap();
+        assert_eq!(std::fs::read_to_string(store.join("db")).unwrap(), "as found");
+        b.discard();
+        assert!(!dir.path().join(format!("{STORE_DIR}.before-resume")).exists());
     }
 
     #[test]

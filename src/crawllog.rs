@@ -85,6 +85,13 @@ pub struct PageRecord {
     /// Topic relevance of the page (focused crawls).
     #[serde(default)]
     pub relevance: Option<f64>,
+    /// The server address the request went to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_ip: Option<String>,
+    /// How long the request waited for one of its server address's slots
+    /// (`[politeness] max_in_flight_per_ip`), ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip_wait_ms: Option<u64>,
 }
 
 /// Appends [`PageRecord`]s to a `pages.jsonl` file, one JSON object per line.

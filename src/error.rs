@@ -27,6 +27,10 @@ pub enum Error {
     /// The frontier could not be built or updated.
     #[error(transparent)]
     Frontier(#[from] crate::frontier::FrontierError),
+    /// A failure inside simcrawl (a worker thread panicked, a value could
+    /// not be serialized): not the user's input (exit code 1).
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 impl Error {
@@ -34,6 +38,11 @@ impl Error {
     /// failure of simcrawl or its environment (exit code 1).
     pub fn is_usage(&self) -> bool {
         matches!(self, Error::Config(_) | Error::InvalidInput(_))
+    }
+
+    /// An [`Error::Internal`] for a thread of simcrawl that panicked.
+    pub fn thread_panicked(thread: &str) -> Self {
+        Error::Internal(format!("the {thread} thread panicked"))
     }
 
     /// An [`Error::Io`] for `path`.
@@ -47,3 +56,17 @@ impl Error {
 
 /// `Result` with the library's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+
+    #[test]
+    fn internal_failures_are_not_usage_errors() {
+        let e = Error::thread_panicked("decider");
+        assert!(!e.is_usage(), "exit code 1, not 2");
+        assert_eq!(e.to_string(), "internal error: the decider thread panicked");
+        assert!(!Error::Internal("x".into()).is_usage());
+        assert!(Error::InvalidInput("x".into()).is_usage());
+    }
+}

@@ -67,3 +67,51 @@ fn missing_path_is_bad_input() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/no/such/path"));
 }
+
+/// Runs `simcrawl ARGS` with a time limit; None when it did not finish.
+#[cfg(unix)]
+fn run_bounded(args: &[&str], limit: std::time::Duration) -> Option<std::process::Output> {
+    let mut child = simcrawl()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run");
+    let deadline = std::time::Instant::now() + limit;
+    while child.try_wait().expect("wait").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Some(child.wait_with_output().expect("output"))
+}
+
+/// `fingerprint` and `near` on a tree with directory link loops and a
+/// `.txt` link to /dev/zero: they finish, list each file once and skip the
+/// device.
+#[cfg(unix)]
+#[test]
+fn hostile_tree_with_link_loops_and_dev_zero() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    std::fs::create_dir(root.join("d")).unwrap();
+    std::fs::copy(data("blog/post.html"), root.join("post.html")).unwrap();
+    std::fs::copy(data("blog/post-copy.html"), root.join("d/post-copy.html")).unwrap();
+    std::os::unix::fs::symlink(".", root.join("loop1")).unwrap();
+    std::os::unix::fs::symlink(".", root.join("d/loop2")).unwrap();
+    std::os::unix::fs::symlink("..", root.join("d/up")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", root.join("zero.txt")).unwrap();
+    let root_s = root.to_str().unwrap();
+    let out = run_bounded(&["fingerprint", root_s], std::time::Duration::from_secs(20)).expect("fingerprint finishes");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows = parse(&out.stdout);
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    let out = run_bounded(&["near", "--corpus", root_s], std::time::Duration::from_secs(20)).expect("near finishes");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    // Named on the command line, a device is refused (exit 2), not read.
+    let out = run_bounded(&["fingerprint", "/dev/zero"], std::time::Duration::from_secs(20)).expect("finishes");
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -4,11 +4,14 @@
 mod canon;
 mod cli;
 mod crawl;
+mod damaged;
 mod fingerprint_cli;
 mod fingerprint_quality;
 mod focus;
 mod hamming;
+mod hostile;
 mod near_eval;
+mod parsers;
 mod politeness;
 mod reports;
 mod robots;

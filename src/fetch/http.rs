@@ -56,15 +56,20 @@ impl HttpFetcher {
             return Err(FetchError::Unsupported(url.to_string()));
         }
         let started = tokio::time::Instant::now();
-        let mut resp = self.client.get(url.clone()).send().await.map_err(map_error)?;
+        // Credentials never go out, whatever URL a caller passes.
+        let mut target = url.clone();
+        crate::canon::strip_userinfo(&mut target);
+        let mut resp = self.client.get(target).send().await.map_err(map_error)?;
         let status = resp.status().as_u16();
         let headers = resp.headers();
-        let (content_type, charset) = header_str(headers, CONTENT_TYPE.as_str())
+        // Single-valued headers: the first value counts (two `Location`s
+        // are never joined into one URL).
+        let (content_type, charset) = header_first(headers, CONTENT_TYPE.as_str())
             .map(|v| parse_content_type(&v))
             .unwrap_or((None, None));
-        let location = header_str(headers, LOCATION.as_str());
+        let location = header_first(headers, LOCATION.as_str());
         let retry_after =
-            header_str(headers, RETRY_AFTER.as_str()).and_then(|v| parse_retry_after(&v, SystemTime::now()));
+            header_first(headers, RETRY_AFTER.as_str()).and_then(|v| parse_retry_after(&v, SystemTime::now()));
         let x_robots_tag = header_str(headers, "x-robots-tag");
 
         // With Content-Encoding, reqwest drops Content-Length and hands out
@@ -105,6 +110,12 @@ impl Fetcher for HttpFetcher {
     fn fetch<'a>(&'a self, url: &'a Url) -> BoxFuture<'a, Result<FetchResponse, FetchError>> {
         Box::pin(self.get(url))
     }
+}
+
+/// The first value of header `name`, when it is valid text: for headers
+/// that hold one value (`Location`, `Content-Type`, `Retry-After`).
+pub fn header_first(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string)
 }
 
 /// All values of header `name` that are valid text, joined with ", ".
@@ -199,6 +210,18 @@ mod tests {
         assert_eq!(r.lookup("atest"), None);
         assert_eq!(r.lookup("exact.example"), Some(other));
         assert_eq!(r.lookup("sub.exact.example"), None);
+    }
+
+    #[test]
+    fn hostile_two_location_headers_take_the_first() {
+        let mut h = HeaderMap::new();
+        h.append(LOCATION, "/target-a".parse().unwrap());
+        h.append(LOCATION, "/target-b".parse().unwrap());
+        assert_eq!(header_first(&h, LOCATION.as_str()).as_deref(), Some("/target-a"));
+        h.append("x-robots-tag", "noindex".parse().unwrap());
+        h.append("x-robots-tag", "nofollow".parse().unwrap());
+        assert_eq!(header_str(&h, "x-robots-tag").as_deref(), Some("noindex, nofollow"));
+        assert_eq!(header_first(&h, "retry-after"), None);
     }
 
     #[test]

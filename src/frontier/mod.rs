@@ -831,8 +831,9 @@ impl Frontier {
         Ok((id, stored))
     }
 
-    /// The digit pattern of `canonical` when the page it duplicates has the
-    /// same pattern (one store read, for duplicates only).
+    /// The digit pattern of `canonical` when the page it duplicates is on
+    /// the same host (one store read, for duplicates only): a calendar whose
+    /// months copy the home page charges its pattern, a mirror does not.
     fn self_similar_pattern(&self, canonical: &str, dup_of: Option<PageId>) -> Result<Option<String>, StoreError> {
         let Some(p) = Url::parse(canonical).ok().and_then(|u| digit_pattern(&u)) else {
             return Ok(None);
@@ -840,10 +841,8 @@ impl Frontier {
         let Some(orig) = dup_of.map(|id| self.store.page(id)).transpose()?.flatten() else {
             return Ok(None);
         };
-        let same = Url::parse(&orig.canonical)
-            .ok()
-            .and_then(|u| digit_pattern(&u))
-            .is_some_and(|q| q == p);
+        let host = |u: &str| Url::parse(u).ok().map(|u| host_key(&u));
+        let same = host(&orig.canonical).is_some_and(|h| Some(h) == host(canonical));
         Ok(same.then_some(p))
     }
 

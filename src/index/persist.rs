@@ -9,7 +9,7 @@
 //!
 //! ```text
 //! header   magic "SCINDEX\0" · version u32 · k u32 · design hash u64 ·
-//!          tables u32 · 0u32 · distinct u64 · pairs u64 · watermark u64 ·
+//!          tables u32 · crawl tag u32 · distinct u64 · pairs u64 · watermark u64 ·
 //!          delta pairs u64 · extra pairs u64
 //! tables   per table: bits u32 · width u32 · dir words u64 · data bytes u64,
 //!          then the directory (u32 each) and the packed entries
@@ -107,6 +107,8 @@ pub(crate) struct Header {
     pub(crate) watermark: u64,
     pub(crate) delta: u64,
     pub(crate) extras: u64,
+    /// The tag of the crawl the index belongs to (0: none).
+    pub(crate) crawl: u32,
 }
 
 /// Writes a snapshot through a CRC: `finish` appends the trailer.
@@ -168,7 +170,7 @@ impl SnapWriter {
         self.u32(h.k)?;
         self.u64(h.design)?;
         self.u32(h.tables)?;
-        self.u32(0)?;
+        self.u32(h.crawl)?;
         for v in [h.distinct, h.pairs, h.watermark, h.delta, h.extras] {
             self.u64(v)?;
         }
@@ -296,18 +298,18 @@ impl SnapReader {
                 what: format!("version {version}"),
             });
         }
+        let (k_read, design_read, tables) = (self.u32()?, self.u64()?, self.u32()?);
+        let crawl = self.u32()?;
         let h = Header {
-            k: self.u32()?,
-            design: self.u64()?,
-            tables: self.u32()?,
-            distinct: {
-                self.u32()?;
-                self.u64()?
-            },
+            k: k_read,
+            design: design_read,
+            tables,
+            distinct: self.u64()?,
             pairs: self.u64()?,
             watermark: self.u64()?,
             delta: self.u64()?,
             extras: self.u64()?,
+            crawl,
         };
         if h.k != k || h.design != design_hash(design, k) || h.tables as usize != design.tables() {
             return Err(SnapshotError::Mismatch {

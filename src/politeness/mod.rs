@@ -18,6 +18,7 @@
 //! and reports its result with [`HostPermit::finish`].
 
 mod host;
+pub mod ip;
 pub mod robots;
 
 use std::collections::HashMap;

@@ -52,6 +52,17 @@ fn explain_record(out: &mut String, r: &PageRecord, settings: &Settings) {
         r.delay_ms
             .map_or(String::new(), |d| format!(", politeness delay {d} ms")),
     );
+    if let Some(ip) = &r.server_ip {
+        let limit = match settings.politeness.max_in_flight_per_ip {
+            0 => "no per-address limit".to_string(),
+            n => format!("at most {n} requests in flight to it ([politeness] max_in_flight_per_ip)"),
+        };
+        let _ = writeln!(
+            out,
+            "server      {ip}: {limit}; waited {} ms for a slot",
+            r.ip_wait_ms.unwrap_or(0)
+        );
+    }
     let _ = writeln!(out, "robots.txt  {}", r.robots.as_deref().unwrap_or("not checked"));
     if let Some(fp) = &r.simhash {
         let _ = writeln!(out, "simhash     {fp}");

@@ -234,7 +234,7 @@ mod erased {
     impl<T: serde::Serialize> Json for T {
         fn to_json(&self) -> crate::error::Result<String> {
             let mut s = serde_json::to_string_pretty(self)
-                .map_err(|e| crate::error::Error::InvalidInput(format!("report serialization: {e}")))?;
+                .map_err(|e| crate::error::Error::Internal(format!("report serialization: {e}")))?;
             s.push('\n');
             Ok(s)
         }

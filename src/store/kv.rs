@@ -43,16 +43,90 @@ fn backend(e: sled::Error) -> StoreError {
     StoreError::Backend(e.to_string())
 }
 
+/// Runs `f`, turning a panic of the storage engine (sled panics on some
+/// damaged files instead of returning an error) into
+/// [`StoreError::Damaged`] naming `dir`.
+fn guarded<T>(dir: &Path, f: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
+    quiet_engine_panics();
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => Err(StoreError::Damaged {
+            path: dir.to_path_buf(),
+            message: panic_message(payload.as_ref()),
+        }),
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "the storage engine panicked".to_string()
+    }
+}
+
+/// Keeps the default panic hook from printing the storage engine's panics:
+/// [`guarded`] reports them as one-line errors. Other panics print as before.
+fn quiet_engine_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let engine = info.location().is_some_and(|l| l.file().contains("sled-"));
+            if !engine {
+                previous(info);
+            }
+        }));
+    });
+}
+
+/// A scan whose items are read under [`guarded`]; it ends after an error.
+struct GuardedIter<'a> {
+    dir: &'a Path,
+    inner: RawIter<'a>,
+    done: bool,
+}
+
+impl Iterator for GuardedIter<'_> {
+    type Item = Result<Entry, StoreError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let inner = &mut self.inner;
+        match guarded(self.dir, || Ok(inner.next())) {
+            Ok(Some(Ok(e))) => Some(Ok(e)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Ok(Some(Err(e))) | Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
 /// sled 0.34: the `meta` and `crawl` trees of one database directory.
 pub struct SledBackend {
+    dir: std::path::PathBuf,
     db: sled::Db,
     meta: sled::Tree,
     crawl: sled::Tree,
 }
 
 impl SledBackend {
-    /// Open or create the database in `dir`.
+    /// Open or create the database in `dir`. A damaged database is an
+    /// error ([`StoreError::Damaged`] when the engine panics on it).
     pub fn open(dir: &Path) -> Result<Self, StoreError> {
+        guarded(dir, || Self::open_unguarded(dir))
+    }
+
+    fn open_unguarded(dir: &Path) -> Result<Self, StoreError> {
         let open = |e: sled::Error| StoreError::Open {
             path: dir.to_path_buf(),
             message: e.to_string(),
@@ -74,7 +148,12 @@ impl SledBackend {
         };
         let meta = db.open_tree("meta").map_err(open)?;
         let crawl = db.open_tree("crawl").map_err(open)?;
-        Ok(SledBackend { db, meta, crawl })
+        Ok(SledBackend {
+            dir: dir.to_path_buf(),
+            db,
+            meta,
+            crawl,
+        })
     }
 }
 
@@ -92,7 +171,9 @@ fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
 
 impl Backend for SledBackend {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self.crawl.get(key).map_err(backend)?.map(|v| v.to_vec()))
+        guarded(&self.dir, || {
+            Ok(self.crawl.get(key).map_err(backend)?.map(|v| v.to_vec()))
+        })
     }
 
     fn apply(&self, batch: Vec<BatchOp>) -> Result<(), StoreError> {
@@ -103,10 +184,46 @@ impl Backend for SledBackend {
                 None => b.remove(k),
             }
         }
-        self.crawl.apply_batch(b).map_err(backend)
+        guarded(&self.dir, || self.crawl.apply_batch(b).map_err(backend))
     }
 
     fn scan_from(&self, prefix: &[u8], from: &[u8]) -> RawIter<'_> {
+        let inner = match guarded(&self.dir, || Ok(self.scan_unguarded(prefix, from))) {
+            Ok(it) => it,
+            Err(e) => return Box::new(std::iter::once(Err(e))),
+        };
+        Box::new(GuardedIter {
+            dir: &self.dir,
+            inner,
+            done: false,
+        })
+    }
+
+    fn last(&self, prefix: &[u8]) -> Result<Option<Entry>, StoreError> {
+        guarded(&self.dir, || self.last_unguarded(prefix))
+    }
+
+    fn is_empty(&self) -> Result<bool, StoreError> {
+        guarded(&self.dir, || Ok(self.crawl.is_empty()))
+    }
+
+    fn meta_get(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        guarded(&self.dir, || {
+            Ok(self.meta.get(name).map_err(backend)?.map(|v| v.to_vec()))
+        })
+    }
+
+    fn meta_set(&self, name: &str, value: &[u8]) -> Result<(), StoreError> {
+        guarded(&self.dir, || self.meta.insert(name, value).map_err(backend).map(drop))
+    }
+
+    fn flush(&self) -> Result<(), StoreError> {
+        guarded(&self.dir, || self.db.flush().map_err(backend).map(drop))
+    }
+}
+
+impl SledBackend {
+    fn scan_unguarded(&self, prefix: &[u8], from: &[u8]) -> RawIter<'_> {
         if from <= prefix {
             return Box::new(
                 self.crawl
@@ -123,7 +240,7 @@ impl Backend for SledBackend {
         )
     }
 
-    fn last(&self, prefix: &[u8]) -> Result<Option<Entry>, StoreError> {
+    fn last_unguarded(&self, prefix: &[u8]) -> Result<Option<Entry>, StoreError> {
         let r = match prefix_end(prefix) {
             Some(end) => self.crawl.range(prefix.to_vec()..end).next_back(),
             None => self.crawl.range(prefix.to_vec()..).next_back(),
@@ -131,22 +248,6 @@ impl Backend for SledBackend {
         r.transpose()
             .map(|o| o.map(|(k, v)| (k.to_vec(), v.to_vec())))
             .map_err(backend)
-    }
-
-    fn is_empty(&self) -> Result<bool, StoreError> {
-        Ok(self.crawl.is_empty())
-    }
-
-    fn meta_get(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self.meta.get(name).map_err(backend)?.map(|v| v.to_vec()))
-    }
-
-    fn meta_set(&self, name: &str, value: &[u8]) -> Result<(), StoreError> {
-        self.meta.insert(name, value).map_err(backend).map(drop)
-    }
-
-    fn flush(&self) -> Result<(), StoreError> {
-        self.db.flush().map_err(backend).map(drop)
     }
 }
 

@@ -116,6 +116,25 @@ pub enum StoreError {
         /// The backend's message.
         message: String,
     },
+    /// The database is damaged: the storage engine could not read it.
+    #[error("store {path} is damaged ({message}); restore it from a backup or start a new crawl directory")]
+    Damaged {
+        /// The store directory.
+        path: PathBuf,
+        /// What the engine reported.
+        message: String,
+    },
+    /// The store holds fewer pages than it held when it was last flushed:
+    /// part of it was lost (a truncated or damaged file).
+    #[error("store {path} holds {found} pages but held {expected} when last flushed: it is damaged; it was left as it was (restore it from a backup or start a new crawl directory)")]
+    Lost {
+        /// The store directory.
+        path: PathBuf,
+        /// Pages recorded at the last flush.
+        expected: u64,
+        /// Pages found now.
+        found: u64,
+    },
     /// The store was written by a different key layout version.
     #[error("store format version {got} is not supported (this simcrawl reads version {expected}); start a new crawl directory")]
     Version {

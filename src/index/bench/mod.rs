@@ -110,10 +110,10 @@ pub fn run(opts: &Options, out: &mut impl Write) -> Result<()> {
         // Start-up from a snapshot (what a resumed crawl reads) vs the bulk load.
         let snap = std::env::temp_dir().join(format!("simcrawl-bench-{}.snapshot", std::process::id()));
         let t = Instant::now();
-        idx.save(&snap, 0).map_err(|e| Error::InvalidInput(e.to_string()))?;
+        idx.save(&snap, 0).map_err(|e| Error::Internal(e.to_string()))?;
         let save_rate = rate(items.len(), t.elapsed().as_secs_f64());
         let t = Instant::now();
-        let (loaded, _) = LiveIndex::load(&snap, design.clone(), k).map_err(|e| Error::InvalidInput(e.to_string()))?;
+        let (loaded, _) = LiveIndex::load(&snap, design.clone(), k).map_err(|e| Error::Internal(e.to_string()))?;
         let load_secs = t.elapsed().as_secs_f64();
         let load_rate = rate(items.len(), load_secs);
         let loaded_ok = loaded.len() == idx.len();

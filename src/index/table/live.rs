@@ -411,6 +411,12 @@ impl LiveIndex {
     /// page id, so that on load it adds only the fingerprints the store got
     /// after the snapshot. See [`crate::index::persist`] for the format.
     pub fn save(&self, path: &Path, watermark: u64) -> Result<(), SnapshotError> {
+        self.save_tagged(path, watermark, 0)
+    }
+
+    /// [`LiveIndex::save`] with the tag of the crawl the index belongs to
+    /// (read back by [`LiveIndex::load_tagged`]).
+    pub fn save_tagged(&self, path: &Path, watermark: u64, crawl: u32) -> Result<(), SnapshotError> {
         let geo = &self.inner.geo;
         let tmp = path.with_extension("tmp");
         let st = self.inner.state.read();
@@ -427,6 +433,7 @@ impl LiveIndex {
             watermark,
             delta: delta.len() as u64,
             extras,
+            crawl,
         })?;
         for t in &st.main.tables {
             t.write(&mut w)?;
@@ -450,6 +457,12 @@ impl LiveIndex {
     /// and k; returns the index and the saved watermark. The tables are read
     /// as stored, not rebuilt.
     pub fn load(path: &Path, design: Design, k: u32) -> Result<(LiveIndex, u64), SnapshotError> {
+        Self::load_tagged(path, design, k).map(|(idx, mark, _)| (idx, mark))
+    }
+
+    /// [`LiveIndex::load`] that also returns the crawl tag the snapshot was
+    /// saved with (0 when none).
+    pub fn load_tagged(path: &Path, design: Design, k: u32) -> Result<(LiveIndex, u64, u32), SnapshotError> {
         let mut r = SnapReader::open(path)?;
         let h = r.header(&design, k)?;
         let idx = LiveIndex::new(design, k);
@@ -482,7 +495,7 @@ impl LiveIndex {
             idx.insert(fp, id);
         }
         idx.inner.state.write().len = h.pairs as usize;
-        Ok((idx, h.watermark))
+        Ok((idx, h.watermark, h.crawl))
     }
 
     /// Copies of the main run's sorted permuted keys, one vector per table
