@@ -33,8 +33,12 @@ use super::text::{self, Rng};
 use super::{Reply, TestWeb, VariantKind};
 
 /// The ref.test classes: (class name, lower-case noun).
-pub(crate) const REF_CLASSES: [(&str, &str); 4] =
-    [("Widget", "widget"), ("Window", "window"), ("Label", "label"), ("Button", "button")];
+pub(crate) const REF_CLASSES: [(&str, &str); 4] = [
+    ("Widget", "widget"),
+    ("Window", "window"),
+    ("Label", "label"),
+    ("Button", "button"),
+];
 
 /// What a ref.test page says (its sentence template).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -365,11 +369,7 @@ impl TestWeb {
         }
         let since = 2 + rng.below(12);
         let mut s = String::with_capacity(12 * 1024);
-        page_head(
-            &mut s,
-            Some("en"),
-            &format!("Gtk{class}: GTK 4 Reference Manual"),
-        );
+        page_head(&mut s, Some("en"), &format!("Gtk{class}: GTK 4 Reference Manual"));
         s.push_str("<nav class=\"top\"><a href=\"/\">GTK 4 Reference Manual</a> <a href=\"/\">Classes</a> <a href=\"/\">Interfaces</a> <a href=\"/\">Functions</a> <a href=\"/\">Constants</a></nav>\n");
         s.push_str("<div class=\"toolbar\"><a href=\"/\">Home</a> | Classes | Properties | Signals | Methods | Types | Search the reference by name or by keyword</div>\n");
         s.push_str("<div class=\"sidebar\"><h3>Properties</h3><ul>\n");
@@ -392,7 +392,7 @@ impl TestWeb {
             RefShape::Size => {
                 let _ = write!(
                     s,
-                    "<p>Sets the {noun} of the {cls} in pixels. If the value is -1, the natural {noun} of the {cls} is used instead.</p>\n<p>Changing this property queues a resize of the {cls} and of its parent.</p>\n"
+                    "<p>Sets the {noun} of the {cls} in pixels. If the value is -1, the natural {noun} of the {cls} is used.</p>\n<p>Changing the {noun} queues a resize of the {cls} and of its parent.</p>\n"
                 );
             }
             RefShape::Flag => {
@@ -422,12 +422,12 @@ impl TestWeb {
                 "<p>Type: {ty}. Flags: read, write. Default value: {default}. Available since: 4.{since}.</p>"
             );
         }
-        let _ = writeln!(s, "<p>Built <!--tw:time-->{time}<!--/tw:time--> from the introspection data.</p>");
+        let _ = writeln!(
+            s,
+            "<p>Built <!--tw:time-->{time}<!--/tw:time--> from the introspection data.</p>"
+        );
         if i % 3 == 0 {
-            let _ = writeln!(
-                s,
-                "<p>Deprecated since 4.10: use a layout manager instead.</p>"
-            );
+            let _ = writeln!(s, "<p>Deprecated since 4.10: use a layout manager instead.</p>");
         }
         let last = if variant == Some(VariantKind::OneWord) {
             "unstable"
@@ -590,7 +590,11 @@ impl TestWeb {
                     lang.chapter
                 );
                 link(&mut s, &prev, lang.prev);
-                let _ = write!(s, " </td><th width=\"60%\" align=\"center\">{}</th><td width=\"20%\" align=\"right\"> ", lang.manual);
+                let _ = write!(
+                    s,
+                    " </td><th width=\"60%\" align=\"center\">{}</th><td width=\"20%\" align=\"right\"> ",
+                    lang.manual
+                );
                 link(&mut s, &next, lang.next);
                 s.push_str("</td></tr></table><hr></div>\n");
             }
@@ -621,8 +625,16 @@ impl TestWeb {
                         lang.prev
                     );
                 }
-                let _ = write!(s, "<li class=\"up\"><a href=\"./\"><strong>{}</strong></a></li>", lang.up);
-                let _ = write!(s, "<li class=\"home\"><a href=\"./\"><strong>{}</strong></a></li>", lang.home);
+                let _ = write!(
+                    s,
+                    "<li class=\"up\"><a href=\"./\"><strong>{}</strong></a></li>",
+                    lang.up
+                );
+                let _ = write!(
+                    s,
+                    "<li class=\"home\"><a href=\"./\"><strong>{}</strong></a></li>",
+                    lang.home
+                );
                 if let Some((href, t)) = &next {
                     let _ = write!(
                         s,
@@ -642,7 +654,11 @@ impl TestWeb {
         let version = ["1.8", "2.1"][v];
         if path == "/" {
             let mut s = String::with_capacity(4096);
-            page_head(&mut s, Some("en"), &format!("Welcome to Foo {version} — Foo {version} documentation"));
+            page_head(
+                &mut s,
+                Some("en"),
+                &format!("Welcome to Foo {version} — Foo {version} documentation"),
+            );
             let _ = writeln!(
                 s,
                 "<h1>Welcome to Foo {version}</h1>\n<p>Foo is a library for talking to Foo servers. This is the documentation of release {version}.</p>\n<ul class=\"toctree\">"
@@ -654,10 +670,7 @@ impl TestWeb {
             s.push_str(PAGE_END);
             return html(200, s);
         }
-        let Some((p, kind)) = VERSION_PAGES
-            .iter()
-            .find(|(p, k)| *p == path && version_has(v, *k))
-        else {
+        let Some((p, kind)) = VERSION_PAGES.iter().find(|(p, k)| *p == path && version_has(v, *k)) else {
             return not_found();
         };
         let title = version_title(p, *kind, v);
@@ -669,7 +682,10 @@ impl TestWeb {
             s,
             "<div class=\"related\" role=\"navigation\"><ul><li><a href=\"{root}\">Foo {version} documentation</a></li><li>{title}</li></ul></div>"
         );
-        let _ = write!(s, "<div class=\"document\"><div class=\"body\" role=\"main\"><!--tw:main--><h1>{title}</h1>\n");
+        let _ = write!(
+            s,
+            "<div class=\"document\"><div class=\"body\" role=\"main\"><!--tw:main--><h1>{title}</h1>\n"
+        );
         // Main text: fixed by the path (v1 and v2 agree), except rewritten
         // pages on v2 and v2's few edits.
         let rewritten = v == 1 && *kind == VersionPage::Rewritten;
@@ -695,7 +711,12 @@ impl TestWeb {
             "<div class=\"sphinxsidebar\" role=\"navigation\"><h3><a href=\"{root}\">Table of Contents</a></h3><ul>"
         );
         for (q, k) in VERSION_PAGES.iter().filter(|(_, k)| version_has(v, *k)) {
-            let _ = writeln!(s, "<li><a href=\"{root}{}\">{}</a></li>", &q[1..], version_title(q, *k, v));
+            let _ = writeln!(
+                s,
+                "<li><a href=\"{root}{}\">{}</a></li>",
+                &q[1..],
+                version_title(q, *k, v)
+            );
         }
         let _ = writeln!(
             s,

@@ -135,7 +135,7 @@ pub struct NearDuplicatePair {
 }
 
 /// Why two pages look alike but are NOT near-duplicates.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DistinctKind {
     /// Two articles on the same topic (same vocabulary, different text).
@@ -609,7 +609,12 @@ impl TestWeb {
         }
         for (i, kind) in REF_COPIES {
             let orig = b.url("ref.test", &format!("/{}", cases::ref_file(i)));
-            let v = b.push("ref.test", &format!("/latest/{}", cases::ref_file(i)), 200, PageKind::Variant);
+            let v = b.push(
+                "ref.test",
+                &format!("/latest/{}", cases::ref_file(i)),
+                200,
+                PageKind::Variant,
+            );
             v.near_dup_of = Some(orig.clone());
             v.variant_kind = Some(kind);
             near_pairs.push(NearDuplicatePair {
