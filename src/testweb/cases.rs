@@ -396,9 +396,9 @@ impl TestWeb {
                 );
             }
             RefShape::Flag => {
-                let _ = write!(
+                let _ = writeln!(
                     s,
-                    "<p>Whether the {cls} is {noun}. A {cls} that is not {noun} ignores the pointer and the keyboard.</p>\n"
+                    "<p>Whether the {cls} is {noun}. A {cls} that is not {noun} ignores the pointer and the keyboard.</p>"
                 );
             }
             RefShape::Insert(w) => {
@@ -408,9 +408,9 @@ impl TestWeb {
                 );
             }
             RefShape::Move(w, place) => {
-                let _ = write!(
+                let _ = writeln!(
                     s,
-                    "<p>Moves the keyboard focus {w} to the {cls} in the row {place}. If there is no row {place}, the focus stays on the {cls} and the {cls} emits the keynav-failed signal.</p>\n"
+                    "<p>Moves the keyboard focus {w} to the {cls} in the row {place}. If there is no row {place}, the focus stays on the {cls} and the {cls} emits the keynav-failed signal.</p>"
                 );
             }
         }
@@ -426,7 +426,7 @@ impl TestWeb {
             s,
             "<p>Built <!--tw:time-->{time}<!--/tw:time--> from the introspection data.</p>"
         );
-        if i % 3 == 0 {
+        if i.is_multiple_of(3) {
             let _ = writeln!(s, "<p>Deprecated since 4.10: use a layout manager instead.</p>");
         }
         let last = if variant == Some(VariantKind::OneWord) {
@@ -682,9 +682,9 @@ impl TestWeb {
             s,
             "<div class=\"related\" role=\"navigation\"><ul><li><a href=\"{root}\">Foo {version} documentation</a></li><li>{title}</li></ul></div>"
         );
-        let _ = write!(
+        let _ = writeln!(
             s,
-            "<div class=\"document\"><div class=\"body\" role=\"main\"><!--tw:main--><h1>{title}</h1>\n"
+            "<div class=\"document\"><div class=\"body\" role=\"main\"><!--tw:main--><h1>{title}</h1>"
         );
         // Main text: fixed by the path (v1 and v2 agree), except rewritten
         // pages on v2 and v2's few edits.
