@@ -82,6 +82,21 @@ pub const HOSTS: [&str; 16] = [
     "v2.docs.test",
 ];
 
+/// The hosts of the near-duplicate regression cases (`cases.rs`): pages
+/// that simhash alone is known to get wrong (short pages within k of each
+/// other, untranslated pages far from their original), there to check the
+/// crawl's confirmed decisions. Offline single-detector evaluations of the
+/// truth leave them out.
+pub const CASE_HOSTS: [&str; 4] = ["ref.test", "manual.test", "v1.docs.test", "v2.docs.test"];
+
+/// Whether `url` is on one of the [`CASE_HOSTS`].
+pub fn is_case_url(url: &str) -> bool {
+    url::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(|h| CASE_HOSTS.contains(&h)))
+        .unwrap_or(false)
+}
+
 /// Size of the body served at `errors.test/big`: 2 MiB, twice the 1 MiB
 /// `fetch.max_body_bytes` of `config/test.toml`.
 pub const BIG_BODY_BYTES: usize = 2 * 1024 * 1024;
