@@ -549,3 +549,131 @@ async fn crawl_wide_rate_cap_holds() {
         assert!(in_window <= 50, "{in_window} requests within one second");
     }
 }
+
+/// Issue 22's regression cases in a crawl: the mirror sets of
+/// `reports/mirrors.json` hold only true mirrors (the truth's `mirrors`; never
+/// a `not_mirrors` pair such as two versions of one site), and on the case
+/// hosts (ref.test, manual.test, v1/v2.docs.test) every near-duplicate
+/// decision is right and every truth pair is found; no two distinct ref.test
+/// pages are called duplicates although several share a simhash.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regression_cases_decisions_and_mirror_sets() {
+    let server = start_web().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (_, records) = crawl_web(&server, dir.path(), &[]).await;
+    let truth = server.truth();
+    let settings = Settings::test_web(&[]).unwrap();
+    let canon = Canonicalizer::new(&settings.canon);
+
+    // Mirror sets: every pair of hosts in one set is a truth mirror pair.
+    let strip_port = |h: &str| h.split(':').next().unwrap_or(h).to_string();
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("reports/mirrors.json")).unwrap()).unwrap();
+    let sets = report["sets"].as_array().expect("sets");
+    let mirror = |a: &str, b: &str| {
+        truth
+            .mirrors
+            .iter()
+            .any(|m| (m.host_a == a && m.host_b == b) || (m.host_a == b && m.host_b == a))
+    };
+    for set in sets {
+        let hosts: Vec<String> = set["hosts"]
+            .as_array()
+            .expect("hosts")
+            .iter()
+            .map(|h| strip_port(h.as_str().expect("host")))
+            .collect();
+        for n in &truth.not_mirrors {
+            assert!(
+                !(hosts.contains(&n.host_a) && hosts.contains(&n.host_b)),
+                "{} and {} are in one mirror set ({}): {hosts:?}",
+                n.host_a,
+                n.host_b,
+                n.why
+            );
+        }
+        for (i, a) in hosts.iter().enumerate() {
+            for b in &hosts[i + 1..] {
+                assert!(mirror(a, b), "mirror set {hosts:?} pairs {a} and {b}, not mirrors");
+            }
+        }
+    }
+    assert_eq!(sets.len(), truth.mirrors.len(), "{sets:?}");
+
+    // Near-duplicate decisions on the case hosts.
+    let case = |u: &str| {
+        ["//ref.test:", "//manual.test:", "//v1.docs.test:", "//v2.docs.test:"]
+            .iter()
+            .any(|h| u.contains(h))
+    };
+    let score = simcrawl::demo::score(&truth, &records, &canon, &server.requests());
+    let wrong: Vec<_> = score.false_decisions.iter().filter(|(u, _)| case(u)).collect();
+    let by_url: HashMap<&str, &PageRecord> = records.iter().map(|r| (r.canonical.as_str(), r)).collect();
+    let explain = |u: &str| {
+        by_url.get(u).map_or_else(
+            || "not crawled".to_string(),
+            |r| {
+                format!(
+                    "{:?} of {:?}, distance {:?}, resemblance {:?}",
+                    r.decision, r.dup_of, r.distance, r.resemblance
+                )
+            },
+        )
+    };
+    assert!(
+        wrong.is_empty(),
+        "false duplicate decisions on the case hosts: {:?}",
+        wrong
+            .iter()
+            .map(|(u, of)| format!("{u} -> {of}: {}", explain(u)))
+            .collect::<Vec<_>>()
+    );
+    let missed: Vec<_> = score.missed.iter().filter(|(u, _)| case(u)).collect();
+    assert!(
+        missed.is_empty(),
+        "missed near duplicates on the case hosts: {:?}",
+        missed
+            .iter()
+            .map(|(u, of)| format!("{u} ~ {of}: {}", explain(u)))
+            .collect::<Vec<_>>()
+    );
+    let case_pairs = truth.near_duplicate_pairs.iter().filter(|p| case(&p.a)).count();
+    assert_eq!(
+        case_pairs, 23,
+        "ref.test copies, untranslated chapters, same pages of two versions"
+    );
+    // The distinct ref.test pairs: never one duplicate cluster, although
+    // several are within k of each other by simhash.
+    let fp: HashMap<&str, u64> = records
+        .iter()
+        .filter_map(|r| {
+            Some((
+                r.canonical.as_str(),
+                u64::from_str_radix(r.simhash.as_deref()?, 16).ok()?,
+            ))
+        })
+        .collect();
+    let mut close = 0;
+    for p in truth
+        .distinct_pairs
+        .iter()
+        .filter(|p| p.kind == simcrawl::testweb::DistinctKind::FewWords)
+    {
+        let (a, b) = (
+            canon.parse(&p.a).unwrap().to_string(),
+            canon.parse(&p.b).unwrap().to_string(),
+        );
+        let (ra, rb) = (by_url[a.as_str()], by_url[b.as_str()]);
+        assert!(
+            ra.dup_of.as_deref() != Some(b.as_str()) && rb.dup_of.as_deref() != Some(a.as_str()),
+            "{a} and {b} are distinct"
+        );
+        if (fp[a.as_str()] ^ fp[b.as_str()]).count_ones() <= 3 {
+            close += 1;
+        }
+    }
+    assert!(
+        close >= 5,
+        "only {close} distinct ref.test pairs within k = 3 in the crawl"
+    );
+}

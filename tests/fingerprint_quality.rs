@@ -43,7 +43,14 @@ fn corpus(pages: usize) -> Corpus {
         seed,
         ..TestWebOptions::default()
     });
-    let truth = web.truth(PORT);
+    let mut truth = web.truth(PORT);
+    // The regression-case hosts test the crawl's shingle-confirmed
+    // decisions; simhash alone is known to get them wrong (issue 22).
+    truth.pages.retain(|p| !simcrawl::testweb::is_case_url(&p.url));
+    truth
+        .near_duplicate_pairs
+        .retain(|p| !simcrawl::testweb::is_case_url(&p.a));
+    truth.distinct_pairs.retain(|p| !simcrawl::testweb::is_case_url(&p.a));
     let settings = simcrawl::Settings::from_layers(&[], &[]).expect("defaults").features;
     let mut docs = BTreeMap::new();
     // The 2 MiB page (kind Large) is left out: it only makes this test slow

@@ -222,6 +222,8 @@ fn variant_chrome(seed: u64, p: usize, kind: VariantKind, body: &Text) -> Chrome
                 }
             }
         }
+        // Kinds of the regression-case hosts (cases.rs), never of blog copies.
+        VariantKind::OneWord | VariantKind::Untranslated | VariantKind::OtherVersion => {}
     }
     c
 }
@@ -438,7 +440,7 @@ pub(crate) const TRAP_LINKS: [&str; 4] = [
 
 const HTML: &str = "text/html; charset=utf-8";
 
-fn html(status: u16, body: String) -> Reply {
+pub(crate) fn html(status: u16, body: String) -> Reply {
     Reply {
         status,
         content_type: Some(HTML),
@@ -449,7 +451,7 @@ fn html(status: u16, body: String) -> Reply {
     }
 }
 
-fn not_found() -> Reply {
+pub(crate) fn not_found() -> Reply {
     html(
         404,
         "<!DOCTYPE html>\n<html><head><title>Not found</title></head><body><h1>Not found</h1></body></html>\n".into(),
@@ -588,6 +590,10 @@ impl TestWeb {
             }
             "traps.test" => self.traps(path, port),
             "errors.test" => self.errors(path),
+            "ref.test" => self.reference(path),
+            "manual.test" => self.manual(path),
+            "v1.docs.test" => self.versions(0, path),
+            "v2.docs.test" => self.versions(1, path),
             _ => not_found(),
         }
     }

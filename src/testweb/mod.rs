@@ -25,6 +25,12 @@
 //! | `robots-disallow.test`, `robots-delay.test`, `robots-404.test`, `robots-503.test` | robots.txt cases |
 //! | `traps.test` | a redirect chain, a cross-host redirect, a redirect loop, an infinite calendar |
 //! | `errors.test` | 404, 500, 429 + Retry-After, 503 + Retry-After, a slow page, a 2 MiB body, PDF, PNG, windows-1252 |
+//! | `ref.test` | a generated API reference: 40 short property pages (20 to 60 words) in a heavy template, distinct pages that differ in a few words, and 4 near-duplicate copies under `/latest/` |
+//! | `manual.test` | a manual under `/en/`, `/fr/`, `/de/`, `/es/`: translated chrome and titles; untranslated chapters are near duplicates of their `/en/` page, translated ones distinct |
+//! | `v1.docs.test`, `v2.docs.test` | two versions of one documentation site: mostly the same paths and main texts (near duplicates), some pages rewritten, pages only on one side; NOT mirrors |
+//!
+//! The last three rows are regression cases of near-duplicate decisions on
+//! real websites (see `cases.rs`).
 //!
 //! Variable regions of article pages are delimited by HTML comments
 //! (`<!--tw:time-->…<!--/tw:time-->`, likewise `tw:counter`, `tw:ad`,
@@ -32,6 +38,7 @@
 //! original only inside the intended region. The comments are invisible to
 //! text extraction.
 
+mod cases;
 mod generate;
 mod server;
 mod text;
@@ -41,8 +48,8 @@ use std::time::Duration;
 
 pub use server::{run_cli, RequestLogEntry, RunningTestWeb, TestWebError};
 pub use truth::{
-    DistinctKind, DistinctPair, GroundTruth, HostTruth, MirrorKind, MirrorTruth, NearDuplicatePair, PageKind,
-    PageTruth, RobotsTruth, TrapTruth, VariantKind,
+    DistinctKind, DistinctPair, GroundTruth, HostTruth, MirrorKind, MirrorTruth, NearDuplicatePair, NotMirrorTruth,
+    PageKind, PageTruth, RobotsTruth, TrapTruth, VariantKind,
 };
 
 /// The topics articles belong to (focused crawling); an article's topic is
@@ -56,7 +63,7 @@ pub fn topic_words(topic: &str) -> Option<&'static [&'static str]> {
 }
 
 /// Every virtual host of the test web, lower case, in a fixed order.
-pub const HOSTS: [&str; 12] = [
+pub const HOSTS: [&str; 16] = [
     "www.news.test",
     "archive.test",
     "mirror-a.test",
@@ -69,7 +76,26 @@ pub const HOSTS: [&str; 12] = [
     "robots-503.test",
     "traps.test",
     "errors.test",
+    "ref.test",
+    "manual.test",
+    "v1.docs.test",
+    "v2.docs.test",
 ];
+
+/// The hosts of the near-duplicate regression cases (`cases.rs`): pages
+/// that simhash alone is known to get wrong (short pages within k of each
+/// other, untranslated pages far from their original), there to check the
+/// crawl's confirmed decisions. Offline single-detector evaluations of the
+/// truth leave them out.
+pub const CASE_HOSTS: [&str; 4] = ["ref.test", "manual.test", "v1.docs.test", "v2.docs.test"];
+
+/// Whether `url` is on one of the [`CASE_HOSTS`].
+pub fn is_case_url(url: &str) -> bool {
+    url::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(|h| CASE_HOSTS.contains(&h)))
+        .unwrap_or(false)
+}
 
 /// Size of the body served at `errors.test/big`: 2 MiB, twice the 1 MiB
 /// `fetch.max_body_bytes` of `config/test.toml`.

@@ -57,9 +57,10 @@ fn truth_is_consistent() {
         assert!(urls.contains(u.as_str()), "{u}");
     }
     let kinds: HashSet<VariantKind> = t.near_duplicate_pairs.iter().map(|p| p.kind).collect();
-    assert_eq!(kinds.len(), 5);
+    assert_eq!(kinds.len(), 8, "every variant kind occurs: {kinds:?}");
     assert!(t.exact_duplicate_groups.iter().all(|g| g.len() >= 2));
     assert_eq!(t.mirrors.len(), 2);
+    assert_eq!(t.not_mirrors.len(), 1);
     assert!(t.distinct_pairs.len() >= 100);
     assert_eq!(t.crawl_delays.get("robots-delay.test"), Some(&1));
 }
@@ -203,4 +204,125 @@ fn large_sizes_have_cheap_truth() {
         .find(|p| p.kind == PageKind::Article)
         .expect("articles");
     assert_eq!(w.respond(&last.host, &last.path, 1).status, 200);
+}
+
+/// Lower-case words with a letter of the `tw:main` region of a page (tags
+/// and comments dropped): the content the truth of the regression cases is
+/// about, read independently of the crawler's extraction.
+fn main_words(w: &TestWeb, p: &PageTruth) -> Vec<String> {
+    let body = w.respond(&p.host, &p.path, 80).body;
+    let page = std::str::from_utf8(&body).expect("utf-8");
+    let a = page
+        .find("<!--tw:main-->")
+        .unwrap_or_else(|| panic!("{}: no main", p.url));
+    let b = page[a..].find("<!--/tw:main-->").expect("closed") + a;
+    let mut text = String::new();
+    let mut in_tag = false;
+    for c in page[a..b].chars() {
+        match c {
+            '<' => {
+                in_tag = true;
+                text.push(' ');
+            }
+            '>' => in_tag = false,
+            _ if !in_tag => text.push(c),
+            _ => {}
+        }
+    }
+    text.split(|c: char| !c.is_alphanumeric() && c != '-' && c != '_')
+        .filter(|t| t.chars().any(char::is_alphabetic))
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Exact resemblance of the word 5-shingle sets of two word lists.
+fn shingle_resemblance(a: &[String], b: &[String]) -> f64 {
+    let set = |w: &[String]| -> HashSet<Vec<String>> { w.windows(5).map(<[String]>::to_vec).collect() };
+    let (sa, sb) = (set(a), set(b));
+    let inter = sa.intersection(&sb).count();
+    let union = sa.len() + sb.len() - inter;
+    if union == 0 {
+        0.0
+    } else {
+        inter as f64 / union as f64
+    }
+}
+
+/// The regression cases' truth holds by construction: near-duplicate pairs
+/// of ref.test, manual.test and the docs versions have a main-text shingle
+/// resemblance of at least 0.85, their distinct pairs at most 0.7 (the
+/// ref.test ones share most words: above 0.2), and ref.test pages are 20 to
+/// 60 words of main text.
+#[test]
+fn regression_cases_truth_holds_by_construction() {
+    let w = web(1, 300);
+    let t = w.truth(80);
+    let case =
+        |u: &str| ["ref.test", "manual.test", "docs.test:"].iter().any(|h| u.contains(h)) && !u.contains("//docs.test");
+    let mut near = 0;
+    for pair in t.near_duplicate_pairs.iter().filter(|p| case(&p.a)) {
+        let (a, b) = (t.page(&pair.a).expect("a"), t.page(&pair.b).expect("b"));
+        let r = shingle_resemblance(&main_words(&w, a), &main_words(&w, b));
+        assert!(r >= 0.85, "{} ~ {}: resemblance {r:.3}", pair.a, pair.b);
+        if pair.kind == VariantKind::Untranslated {
+            assert_eq!(r, 1.0, "{}: untranslated main text", pair.b);
+        }
+        near += 1;
+    }
+    assert_eq!(
+        near,
+        4 + 8 + 11,
+        "ref.test copies, untranslated chapters, same pages of two versions"
+    );
+    let mut by_kind: std::collections::HashMap<DistinctKind, usize> = std::collections::HashMap::new();
+    for pair in t.distinct_pairs.iter().filter(|p| case(&p.a)) {
+        let (a, b) = (t.page(&pair.a).expect("a"), t.page(&pair.b).expect("b"));
+        let (wa, wb) = (main_words(&w, a), main_words(&w, b));
+        let r = shingle_resemblance(&wa, &wb);
+        assert!(r <= 0.7, "{} vs {}: resemblance {r:.3}", pair.a, pair.b);
+        if pair.kind == DistinctKind::FewWords {
+            assert!((20..=60).contains(&wa.len()), "{}: {} words", pair.a, wa.len());
+        }
+        *by_kind.entry(pair.kind).or_default() += 1;
+    }
+    assert_eq!(by_kind.get(&DistinctKind::FewWords), Some(&66));
+    assert_eq!(by_kind.get(&DistinctKind::Translated), Some(&7));
+    assert_eq!(by_kind.get(&DistinctKind::Rewritten), Some(&3));
+    // Same-class ref.test pairs share most of their words.
+    let shared = t
+        .distinct_pairs
+        .iter()
+        .filter(|p| p.kind == DistinctKind::FewWords)
+        .filter(|p| {
+            let (a, b) = (t.page(&p.a).expect("a"), t.page(&p.b).expect("b"));
+            shingle_resemblance(&main_words(&w, a), &main_words(&w, b)) > 0.2
+        })
+        .count();
+    assert!(
+        shared >= 20,
+        "{shared} ref.test pairs share more than a fifth of their shingles"
+    );
+}
+
+/// Simhash alone confuses ref.test pages: several distinct pairs are within
+/// k = 3 of each other (fingerprints of the whole page, no template
+/// learning), so only the shingle confirmation keeps them apart.
+#[test]
+fn ref_test_pages_collide_under_simhash_alone() {
+    let w = web(1, 300);
+    let t = w.truth(80);
+    let settings = crate::config::Settings::test_web(&[]).expect("settings");
+    let fx = crate::features::FeatureExtractor::new(&settings.features);
+    let fp = |u: &str| {
+        let p = t.page(u).expect("listed");
+        let body = w.respond(&p.host, &p.path, 80).body;
+        crate::simhash::fingerprint_html(std::str::from_utf8(&body).expect("utf-8"), &fx)
+    };
+    let close = t
+        .distinct_pairs
+        .iter()
+        .filter(|p| p.kind == DistinctKind::FewWords)
+        .filter(|p| (fp(&p.a) ^ fp(&p.b)).count_ones() <= 3)
+        .count();
+    assert!(close >= 5, "only {close} distinct ref.test pairs within k = 3");
 }

@@ -10,6 +10,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::cases::{
+    self, VersionPage, MANUAL_CHAPTERS, MANUAL_LANGS, REF_COPIES, REF_ITEMS, VERSION_HOSTS, VERSION_PAGES,
+};
 use super::generate::{
     self, blog_slashless, news_alias_href, news_alias_link, news_in_topic, robots, robots_host_pages, topic_of,
     AliasForm, ERROR_PATHS, PER_LIST, PER_MODULE, TRAP_LINKS, VARIANT_KINDS,
@@ -68,6 +71,15 @@ pub enum VariantKind {
     EditedWords,
     /// A large ad (about 160 words) instead of a small one in `tw:ad`.
     LargeAd,
+    /// One word of a short main text (`tw:main`) replaced near its end
+    /// (ref.test `/latest/` copies).
+    OneWord,
+    /// The same main text (`tw:main`) inside another language's chrome,
+    /// title and navigation (manual.test untranslated chapters).
+    Untranslated,
+    /// The same page of another version of the site: the version in the
+    /// chrome differs, and at most 3 words of the main text (`tw:main`).
+    OtherVersion,
 }
 
 /// One URL of the test web.
@@ -123,13 +135,22 @@ pub struct NearDuplicatePair {
 }
 
 /// Why two pages look alike but are NOT near-duplicates.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DistinctKind {
     /// Two articles on the same topic (same vocabulary, different text).
     SameTopic,
     /// Two docs.test pages sharing a heavy template, different main text.
     SharedTemplate,
+    /// Two short ref.test pages that share most of their words but differ
+    /// in a few meaningful ones (another property, another class): their
+    /// 5-word shingle resemblance is low.
+    FewWords,
+    /// A manual.test chapter translated into another language, and the
+    /// English original.
+    Translated,
+    /// The same path on two versions of a site, rewritten in between.
+    Rewritten,
 }
 
 /// A negative example: two distinct pages that a detector must not pair.
@@ -168,6 +189,19 @@ pub struct MirrorTruth {
     pub kind: MirrorKind,
     /// How many truth pages of `host_b` (under `prefix_b`) are copies.
     pub pages: usize,
+}
+
+/// Two hosts (or host + path prefixes) that share paths and much content
+/// but are NOT mirrors (e.g. two versions of one site); a mirror detector
+/// must not pair them, nor put them in one mirror set.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotMirrorTruth {
+    /// One host.
+    pub host_a: String,
+    /// The other host.
+    pub host_b: String,
+    /// Why they look like mirrors and are not (one line).
+    pub why: String,
 }
 
 /// The robots.txt answer of one host.
@@ -236,6 +270,9 @@ pub struct GroundTruth {
     pub distinct_pairs: Vec<DistinctPair>,
     /// Mirror host (prefix) pairs.
     pub mirrors: Vec<MirrorTruth>,
+    /// Host pairs that share paths and content but are not mirrors.
+    #[serde(default)]
+    pub not_mirrors: Vec<NotMirrorTruth>,
     /// robots.txt of every host.
     pub robots: Vec<RobotsTruth>,
     /// Crawl-delay in seconds per host that asks for one.
@@ -564,6 +601,92 @@ impl TestWeb {
             }
         }
 
+        // Regression cases (cases.rs): ref.test, manual.test, the docs versions.
+        let mut case_distinct = Vec::new();
+        b.push("ref.test", "/", 200, PageKind::Index);
+        for i in 0..REF_ITEMS {
+            b.push("ref.test", &format!("/{}", cases::ref_file(i)), 200, PageKind::Template);
+        }
+        for (i, kind) in REF_COPIES {
+            let orig = b.url("ref.test", &format!("/{}", cases::ref_file(i)));
+            let v = b.push(
+                "ref.test",
+                &format!("/latest/{}", cases::ref_file(i)),
+                200,
+                PageKind::Variant,
+            );
+            v.near_dup_of = Some(orig.clone());
+            v.variant_kind = Some(kind);
+            near_pairs.push(NearDuplicatePair {
+                a: orig,
+                b: v.url.clone(),
+                kind,
+            });
+        }
+        for (i, j) in cases::ref_distinct_pairs() {
+            case_distinct.push(DistinctPair {
+                a: b.url("ref.test", &format!("/{}", cases::ref_file(i))),
+                b: b.url("ref.test", &format!("/{}", cases::ref_file(j))),
+                kind: DistinctKind::FewWords,
+            });
+        }
+        b.push("manual.test", "/", 200, PageKind::Index);
+        for lang in MANUAL_LANGS {
+            b.push("manual.test", &format!("/{lang}/"), 200, PageKind::Index);
+            for ch in 0..MANUAL_CHAPTERS {
+                let path = format!("/{lang}/ch{:02}.html", ch + 1);
+                let en = b.url("manual.test", &format!("/en/ch{:02}.html", ch + 1));
+                if lang == "en" {
+                    b.push("manual.test", &path, 200, PageKind::Article);
+                } else if cases::manual_untranslated(lang, ch) {
+                    let v = b.push("manual.test", &path, 200, PageKind::Variant);
+                    v.near_dup_of = Some(en.clone());
+                    v.variant_kind = Some(VariantKind::Untranslated);
+                    near_pairs.push(NearDuplicatePair {
+                        a: en,
+                        b: v.url.clone(),
+                        kind: VariantKind::Untranslated,
+                    });
+                } else {
+                    let url = b.push("manual.test", &path, 200, PageKind::Article).url.clone();
+                    case_distinct.push(DistinctPair {
+                        a: en,
+                        b: url,
+                        kind: DistinctKind::Translated,
+                    });
+                }
+            }
+        }
+        for (v, host) in VERSION_HOSTS.iter().enumerate() {
+            b.push(host, "/", 200, PageKind::Index);
+            for (path, kind) in VERSION_PAGES.iter().filter(|(_, k)| cases::version_has(v, *k)) {
+                let v1 = b.url(VERSION_HOSTS[0], path);
+                match kind {
+                    VersionPage::Same | VersionPage::Edited if v == 1 => {
+                        let p = b.push(host, path, 200, PageKind::Variant);
+                        p.near_dup_of = Some(v1.clone());
+                        p.variant_kind = Some(VariantKind::OtherVersion);
+                        near_pairs.push(NearDuplicatePair {
+                            a: v1,
+                            b: p.url.clone(),
+                            kind: VariantKind::OtherVersion,
+                        });
+                    }
+                    VersionPage::Rewritten if v == 1 => {
+                        let url = b.push(host, path, 200, PageKind::Article).url.clone();
+                        case_distinct.push(DistinctPair {
+                            a: v1,
+                            b: url,
+                            kind: DistinctKind::Rewritten,
+                        });
+                    }
+                    _ => {
+                        b.push(host, path, 200, PageKind::Article);
+                    }
+                }
+            }
+        }
+
         // Derived lists.
         let mut groups: BTreeMap<&str, Vec<String>> = BTreeMap::new();
         for p in &b.pages {
@@ -595,6 +718,8 @@ impl TestWeb {
                 kind: DistinctKind::SharedTemplate,
             });
         }
+
+        distinct.extend(case_distinct);
 
         let trap_prefix = b.url("traps.test", "/calendar/");
         let reachable = b
@@ -646,6 +771,13 @@ impl TestWeb {
                     pages: archive_pages,
                 },
             ],
+            not_mirrors: vec![NotMirrorTruth {
+                host_a: VERSION_HOSTS[0].into(),
+                host_b: VERSION_HOSTS[1].into(),
+                why: "two versions of one site: most shared paths have the same main text, some were rewritten, \
+                      and each side has pages the other lacks"
+                    .into(),
+            }],
             robots: robots_truth,
             crawl_delays,
             disallowed,
@@ -673,6 +805,10 @@ fn host_role(h: &str) -> &'static str {
         "robots-404.test" => "robots.txt answers 404 (allow all)",
         "robots-503.test" => "robots.txt answers 503 (disallow all)",
         "traps.test" => "redirect chain, cross-host redirect, redirect loop, calendar trap",
+        "ref.test" => "generated API reference: short property pages in a heavy template, a few near copies",
+        "manual.test" => "a manual in four languages: translated chrome, some chapters untranslated",
+        "v1.docs.test" => "version 1 of a documentation site (not a mirror of v2)",
+        "v2.docs.test" => "version 2 of a documentation site (not a mirror of v1)",
         _ => "404, 500, 429, 503, slow, oversized, non-HTML and windows-1252 pages",
     }
 }
