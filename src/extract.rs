@@ -63,8 +63,8 @@ pub enum BlockKind {
     Boilerplate,
     /// Outside structural boilerplate, a block whose text is at least half
     /// link text: an entry of a table of contents, a menu, prev/next links
-    /// — or of an index page's lists. Weighed like body text; when the host
-    /// repeats it (its template) it is navigation, otherwise content.
+    /// — or of an index page's lists. Weighed like body text; content for a
+    /// sketch only on a page that is mostly links.
     Links,
 }
 

@@ -289,9 +289,9 @@ pub struct Features {
     pub items: Vec<(u64, f32)>,
     /// The feature text of each item (unigram stem or "stem stem"), if asked for.
     pub labels: Option<Vec<String>>,
-    /// The case-folded word keys of the page's blocks but the title and
-    /// structural boilerplate (template blocks included), in order, stop
-    /// words and numbers included (the content a
+    /// The case-folded word keys of the weighed blocks but the title and
+    /// (on a page that is not mostly links) link lists, in order, stop words
+    /// and numbers included (the content a
     /// [`crate::sketch::ContentSketch`] shingles), when the extractor was
     /// built [`FeatureExtractor::with_words`]; empty otherwise.
     pub words: Vec<u64>,
@@ -535,29 +535,29 @@ impl FeatureExtractor {
         if self.words {
             acc.words = Some(Vec::with_capacity(bytes / 5));
         }
+        // Link lists are content on a page that is mostly links (an index,
+        // a table of contents page) and navigation on any other page.
+        let text_bytes =
+            |k: BlockKind| -> usize { doc.blocks.iter().filter(|b| b.kind == k).map(|b| b.text.len()).sum() };
+        let links_are_content =
+            text_bytes(BlockKind::Links) > text_bytes(BlockKind::Body) + text_bytes(BlockKind::Heading);
         if any {
             for (i, b) in doc.blocks.iter().enumerate() {
                 let m = mult(i, b.kind, structural);
-                // Content words: every block but the <title> (the page's
-                // name, not its content), structural boilerplate and link
-                // lists the host repeats (menus, tables of contents);
-                // template text blocks are included — text the host repeats
-                // is still text two copies share.
-                let content = match b.kind {
-                    BlockKind::Title => false,
-                    BlockKind::Boilerplate => !structural,
-                    BlockKind::Links => !structural || m > 0.0,
-                    BlockKind::Body | BlockKind::Heading => true,
-                };
                 if m > 0.0 {
+                    // Content words: the weighed blocks but the <title> (the
+                    // page's name, not its content) and, on a page that is
+                    // not mostly links, link lists (menus, prev/next links,
+                    // tables of contents).
+                    let content = match b.kind {
+                        BlockKind::Title => false,
+                        BlockKind::Links => links_are_content || !structural,
+                        _ => true,
+                    };
                     let words = if content { None } else { acc.words.take() };
                     self.add_text(&mut acc, lang, &b.text, m);
                     if words.is_some() {
                         acc.words = words;
-                    }
-                } else if content {
-                    if let Some(words) = &mut acc.words {
-                        push_word_keys(words, &b.text);
                     }
                 }
             }
@@ -664,21 +664,6 @@ impl FeatureExtractor {
             });
         });
     }
-}
-
-/// Appends the case-folded word keys of `text` (as [`Features::words`]
-/// holds them) to `words`.
-fn push_word_keys(words: &mut Vec<u64>, text: &str) {
-    let mut fold = String::new();
-    for_each_word_ascii(text, |w, ascii| {
-        words.push(if ascii {
-            word_key::<true>(w.as_bytes())
-        } else {
-            fold.clear();
-            fold.extend(w.chars().flat_map(char::to_lowercase));
-            word_key::<false>(fold.as_bytes())
-        });
-    });
 }
 
 impl WordInfo {

@@ -5,7 +5,9 @@
 #
 # Runs target/release/simcrawl over the seeds of `corpus.sh seeds DATA_DIR`
 # with config/default.toml except that the fixed politeness delays are off
-# (min_delay_ms = 0, delay_factor = 0: the servers are local) and max_pages is
+# (min_delay_ms = 0, delay_factor = 0: the servers are local), the cap on
+# requests in flight per server address is off (one local nginx serves every
+# site, as config/test.toml raises it for the test web), and max_pages is
 # high enough for the whole corpus. robots.txt, one request in flight per host
 # and every dedup/mirror setting stay at their defaults; the default scope
 # (same-domain) already covers every 127.0.0.1 port. Extra --set arguments are
@@ -28,6 +30,7 @@ mkdir -p "$out"
 printf '# run-crawl.sh: defaults; see the --set arguments in command.txt\n' >"$out/realweb.toml"
 args=(crawl --config "$out/realweb.toml" --seeds "$out/seeds.txt" --out "$out"
       --set politeness.min_delay_ms=0 --set politeness.delay_factor=0.0
+      --set politeness.max_in_flight_per_ip=0
       --set crawl.max_pages=1000000 "$@")
 echo "$bin ${args[*]}" >"$out/command.txt"
 start=$(date +%s.%N)

@@ -1,11 +1,9 @@
 //! Content sketches (pipeline: computed beside the simhash in analysis,
 //! compared in the dedup decision): a bottom-k sample of the word
-//! w-shingles of a page's *content* — its text blocks without the title and
-//! structural boilerplate (navigation, headers, footers, link lists) — used
-//! to confirm a simhash candidate before a page is called a near duplicate.
-//! Blocks of the host's learned template stay in: the fingerprint leaves
-//! them out so that pages are told apart by what differs, but text two
-//! pages share is part of how much they resemble each other.
+//! w-shingles of a page's *content* — the blocks its fingerprint weighs (no
+//! structural boilerplate, no blocks of the host's learned template), without
+//! the title and, on a page that is not mostly links, without link lists —
+//! used to confirm a candidate before a page is called a near duplicate.
 //!
 //! # Why bottom-k
 //!
