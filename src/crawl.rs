@@ -1160,6 +1160,8 @@ struct Decider {
     /// Pages whose fingerprint was reused from an exact original.
     reused: u64,
     matches: Vec<Match>,
+    /// The earlier page whose fingerprint the page just decided new has.
+    look_alike: Option<PageId>,
     /// The store directory, and when the decider last flushed the store
     /// and wrote its page count there (see [`write_flush_mark`]).
     store_dir: PathBuf,
@@ -1297,6 +1299,7 @@ impl Decider {
             focus_cut: 0,
             reused: 0,
             matches: Vec::with_capacity(16),
+            look_alike: None,
             store_dir: log_path.with_file_name(STORE_DIR),
             flushed_at: std::time::Instant::now(),
             dup_chains,
@@ -1445,6 +1448,9 @@ impl Decider {
                     page.simhash = Some(a.simhash);
                     self.refresh_provisional(&a.host);
                     let v = self.decide(id, &a);
+                    if let Some(of) = self.look_alike.take() {
+                        frontier.note_look_alike(&q.canonical, of)?;
+                    }
                     self.keep_provisional(id, &mut a, v.decision);
                     v
                 };
@@ -1600,6 +1606,12 @@ impl Decider {
                 }
             }
             None => dedup::decide(None, None, &near, k),
+        };
+        // A new page with an earlier page's very fingerprint looks like it
+        // (see `Frontier::note_look_alike`).
+        self.look_alike = match v.decision {
+            Decision::New => near.iter().filter(|m| m.distance == 0).map(|m| m.page).min(),
+            _ => None,
         };
         if v.decision == Decision::New {
             self.index.insert(a.simhash, id);
