@@ -413,7 +413,7 @@ pub struct DedupSettings {
     pub verify: Verify,
     pub verify_threshold: f64,
     /// Out-links of a page are not followed when it ends a chain of this
-    /// many same-host duplicates in a row along its link path (0 = no limit).
+    /// many same-host duplicates or look-alikes in a row along its link path (0 = no limit).
     pub max_duplicate_chain: u32,
 }
 

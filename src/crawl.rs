@@ -1170,7 +1170,7 @@ struct Decider {
     dup_chains: DupChains,
 }
 
-/// Per duplicate page, how many same-host duplicates in a row end at it
+/// Per duplicate page, how many same-host duplicates or look-alikes in a row end at it
 /// along its link path (a page that is no such duplicate has 0 and is not
 /// kept). Keys are 64-bit hashes of canonical URLs.
 #[derive(Default)]
@@ -1184,13 +1184,19 @@ impl DupChains {
         h.finish()
     }
 
-    /// Records a page; returns the length of the chain it ends.
-    fn record(&mut self, canonical: &str, parent: Option<&str>, decision: Decision, dup_of: Option<&str>) -> u32 {
+    /// Records a page; returns the length of the chain it ends. A link of
+    /// a chain is a duplicate of a page of its own host, or a new page with
+    /// the very fingerprint of one (`looks_like`: a calendar month differs
+    /// from the next only in its numbers).
+    fn record(&mut self, r: &PageRecord) -> u32 {
         let host = |u: &str| Url::parse(u).ok().and_then(|u| u.host_str().map(str::to_string));
-        let same_host = dup_of.is_some_and(|d| host(d).is_some() && host(d) == host(canonical));
-        if !(decision.is_duplicate() && same_host) {
+        let same_host = |of: Option<&str>| of.is_some_and(|d| host(d).is_some() && host(d) == host(&r.canonical));
+        let link = (r.decision.is_duplicate() && same_host(r.dup_of.as_deref()))
+            || (r.decision == Decision::New && same_host(r.looks_like.as_deref()));
+        if !link {
             return 0;
         }
+        let (canonical, parent) = (r.canonical.as_str(), r.parent.as_deref());
         let before = parent.and_then(|p| self.0.get(&Self::key(p)).copied()).unwrap_or(0);
         let n = before.saturating_add(1);
         self.0.insert(Self::key(canonical), n);
@@ -1274,7 +1280,7 @@ impl Decider {
             if r.decision == Decision::Redirect {
                 redirects.insert(r.canonical.clone(), r.final_url.clone());
             }
-            dup_chains.record(&r.canonical, r.parent.as_deref(), r.decision, r.dup_of.as_deref());
+            dup_chains.record(r);
         }
         let file = std::fs::OpenOptions::new()
             .create(true)
@@ -1449,7 +1455,7 @@ impl Decider {
                     self.refresh_provisional(&a.host);
                     let v = self.decide(id, &a);
                     if let Some(of) = self.look_alike.take() {
-                        frontier.note_look_alike(&q.canonical, of)?;
+                        rec.looks_like = self.url_of(of)?;
                     }
                     self.keep_provisional(id, &mut a, v.decision);
                     v
@@ -1463,17 +1469,12 @@ impl Decider {
                 if let Some(of) = verdict.dup_of {
                     rec.dup_of = self.url_of(of)?;
                 }
-                let chain = self.dup_chains.record(
-                    &q.canonical,
-                    q.parent.as_deref(),
-                    verdict.decision,
-                    rec.dup_of.as_deref(),
-                );
+                let chain = self.dup_chains.record(&rec);
                 let max_chain = s.dedup.max_duplicate_chain;
                 let chain_cut = max_chain > 0 && chain >= max_chain;
                 if chain_cut {
                     rec.error = Some(format!(
-                        "out-links not followed: {chain} same-host duplicates in a row ([dedup] max_duplicate_chain)"
+                        "out-links not followed: {chain} same-host duplicates or look-alikes in a row ([dedup] max_duplicate_chain)"
                     ));
                 }
                 let follow = if a.nofollow || chain_cut {
@@ -1607,8 +1608,9 @@ impl Decider {
             }
             None => dedup::decide(None, None, &near, k),
         };
-        // A new page with an earlier page's very fingerprint looks like it
-        // (see `Frontier::note_look_alike`).
+        // A new page with an earlier page's very fingerprint looks like it:
+        // the same words with letters, only numbers or stop words differ (a
+        // link in a duplicate chain, see `DupChains`).
         self.look_alike = match v.decision {
             Decision::New => near.iter().filter(|m| m.distance == 0).map(|m| m.page).min(),
             _ => None,
@@ -1968,7 +1970,12 @@ impl DedupState {
                 started.elapsed().as_secs_f64()
             );
         }
-        let (templates, sketches) = replay_analysis(store, s, &analysed)?;
+        let (templates, sketches, refreshed) = replay_analysis(store, s, &analysed)?;
+        // Young hosts' pages fingerprinted again under their settled
+        // template are indexed under both fingerprints, as in the live crawl.
+        for (fp, id) in refreshed {
+            index.insert(fp, id);
+        }
         Ok(DedupState {
             index,
             exact,
@@ -1994,17 +2001,19 @@ fn replay_analysis(
     store: &dyn Store,
     s: &Settings,
     pages: &[(PageId, String, Decision, u64)],
-) -> Result<(TemplateLearner, SketchIndex)> {
+) -> Result<(TemplateLearner, SketchIndex, Vec<(u64, PageId)>)> {
     use rayon::prelude::*;
     let templates = TemplateLearner::new(&s.features);
     let mut sketches = SketchIndex::new();
     let (fx, verifier) = (feature_extractor(s), verifier(s));
     let sketching = verifier.is_some() || fx.keeps_words();
+    let mut refreshed = Vec::new();
     if pages.is_empty() || (!s.features.template_learning && !sketching) {
-        return Ok((templates, sketches));
+        return Ok((templates, sketches, refreshed));
     }
     let started = std::time::Instant::now();
     let mut missing = 0u64;
+    let mut young = Vec::new();
     for chunk in pages.chunks(REPLAY_CHUNK) {
         let bodies = chunk
             .iter()
@@ -2036,6 +2045,26 @@ fn replay_analysis(
                     sketches.insert(*id, sk, *simhash);
                 }
             }
+            if *decision == Decision::New
+                && templates.pages(&host) as usize <= PROVISIONAL_PER_HOST
+                && young.len() < PROVISIONAL_MAX
+            {
+                young.push((*id, host, doc, blocks, *simhash));
+            }
+        }
+    }
+    // A young host's first pages were sketched again as its template
+    // settled (`Decider::refresh_provisional`): take them under the
+    // template the recorded pages leave.
+    for (id, host, doc, blocks, stored) in young {
+        let template = templates.template_shared(&host);
+        let features = fx.features_hashed(&doc, &blocks, template.as_deref());
+        let fp = simhash::simhash(&features);
+        if fp != stored {
+            refreshed.push((fp, id));
+        }
+        if let Some(sk) = page_sketch(&fx, verifier.as_ref(), &doc, &features) {
+            sketches.update(id, sk, fp);
         }
     }
     if missing > 0 {
@@ -2049,7 +2078,7 @@ fn replay_analysis(
         pages.len(),
         started.elapsed().as_secs_f64()
     );
-    Ok((templates, sketches))
+    Ok((templates, sketches, refreshed))
 }
 
 /// Writes the index snapshot; a failure only costs a rebuild at the next start.

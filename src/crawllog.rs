@@ -67,6 +67,10 @@ pub struct PageRecord {
     /// duplicate (`[dedup] verify`), 0..=1.
     #[serde(default)]
     pub resemblance: Option<f64>,
+    /// For a new page: an earlier page with the very same fingerprint (only
+    /// numbers or stop words differ; a link in a duplicate chain).
+    #[serde(default)]
+    pub looks_like: Option<String>,
     /// Priority the URL had when it was taken from the frontier.
     pub priority: f64,
     /// The priority's parts.

@@ -138,9 +138,12 @@ async fn full_crawl_matches_ground_truth() {
     let reports = summary.reports.expect("reports");
     assert!(reports.files.iter().any(|f| f.ends_with("mirrors.json")));
     let strip_port = |h: &str| h.split(':').next().unwrap_or(h).to_string();
+    // Mirror pairs (overlap pairs, such as two versions of one site, are
+    // shared content, not mirrors).
     let mut found: Vec<(String, String, String, String)> = simcrawl::mirror::detect(&records, &settings.mirror)
         .pairs
         .iter()
+        .filter(|p| p.kind.is_mirror())
         .map(|p| {
             let a = (strip_port(&p.host_a), p.prefix_a.clone());
             let b = (strip_port(&p.host_b), p.prefix_b.clone());
@@ -214,11 +217,15 @@ async fn resume_from_index_snapshot_keeps_duplicate_decisions() {
         let dir = tempfile::tempdir().unwrap();
         let (records, before) = stop_and_resume(&server, dir.path(), damage).await;
         assert_once(&records);
-        assert_eq!(
-            canonical_set(&records),
-            canonical_set(&full),
-            "damaged snapshot: {damage}"
-        );
+        // The same pages but for which calendar months fall inside the
+        // trap's bound (see `resume_after_kill_matches_an_uninterrupted_crawl`).
+        let (a, b) = (canonical_set(&records), canonical_set(&full));
+        assert_trap_bounded(&a);
+        let differ: Vec<_> = a
+            .symmetric_difference(&b)
+            .filter(|u| !u.contains("/calendar/"))
+            .collect();
+        assert!(differ.is_empty(), "damaged snapshot: {damage}: {differ:?}");
         assert_eq!(dups(&records), dups(&full), "damaged snapshot: {damage}");
         // Pages decided after the resume found near-duplicates among the
         // pages indexed before the stop (snapshot, or rebuild when damaged).
@@ -397,12 +404,12 @@ async fn resume_after_kill_matches_an_uninterrupted_crawl() {
     // The same pages as an uninterrupted crawl.
     let dir2 = tempfile::tempdir().unwrap();
     let (_, full) = crawl_web(&server, dir2.path(), &[]).await;
-    // Which pages of the calendar trap fall inside its bound depends on the
-    // fetch order (in-link counts are memory-only and lost by the kill), so
-    // for them only the number is compared; every other page must match.
-    let trap = |set: &HashSet<String>| set.iter().filter(|u| u.contains("/calendar/")).count();
+    // Which pages of the calendar trap fall inside its bound, and how many,
+    // depends on the fetch order (the chain a month is first linked from),
+    // so for them only the bound is checked; every other page must match.
     let (a, b) = (canonical_set(&resumed), canonical_set(&full));
-    assert_eq!(trap(&a), trap(&b), "calendar pages within the trap bound");
+    assert_trap_bounded(&a);
+    assert_trap_bounded(&b);
     let only_resumed: Vec<_> = a.difference(&b).filter(|u| !u.contains("/calendar/")).collect();
     let only_full: Vec<_> = b.difference(&a).filter(|u| !u.contains("/calendar/")).collect();
     assert!(
@@ -416,6 +423,13 @@ async fn resume_after_kill_matches_an_uninterrupted_crawl() {
     let (c_resumed, c_full) = (duplicate_clusters(&resumed), duplicate_clusters(&full));
     let differ: Vec<_> = c_resumed.symmetric_difference(&c_full).collect();
     assert!(differ.is_empty(), "clusters differ after the resume: {differ:?}");
+}
+
+/// The calendar trap of the test web is cut by the duplicate-chain rule:
+/// a few dozen of its endless months are fetched, not `max_depth` levels.
+fn assert_trap_bounded(urls: &HashSet<String>) {
+    let trap = urls.iter().filter(|u| u.contains("/calendar/")).count();
+    assert!((8..=60).contains(&trap), "{trap} calendar pages fetched");
 }
 
 /// The duplicate clusters of a crawl (pages joined by their `dup_of`

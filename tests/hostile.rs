@@ -450,7 +450,7 @@ async fn hostile_server_crawl_holds_every_case() {
         "no chain cut recorded"
     );
     let why = simcrawl::report::explain::explain(&out, &cut[0].canonical, &hostile_settings()).unwrap();
-    assert!(why.contains("same-host duplicates in a row"), "{why}");
+    assert!(why.contains("same-host duplicates or look-alikes in a row"), "{why}");
 
     // 3. Credentials in links: never sent (robots.txt included), never stored.
     assert!(hits.iter().all(|h| !h.authorization), "a request carried credentials");

@@ -846,21 +846,6 @@ impl Frontier {
         Ok(same.then_some(p))
     }
 
-    /// A new page whose fingerprint equals that of an earlier page of its
-    /// own host (the same words with letters: only numbers or stop words
-    /// differ) charges its URL's digit pattern as a duplicate does: a
-    /// calendar whose months differ only in their numbers is a trap, though
-    /// no two months are copies.
-    pub fn note_look_alike(&self, canonical: &str, of: PageId) -> Result<(), FrontierError> {
-        if self.max_urls_per_pattern == 0 {
-            return Ok(());
-        }
-        if let Some(p) = self.self_similar_pattern(canonical, Some(of))? {
-            *self.inner.lock().patterns.entry(pattern_hash(&p)).or_insert(0) += 1;
-        }
-        Ok(())
-    }
-
     /// Record the page fetched (or skipped) for an in-flight URL: page, body,
     /// seen state, queue removal and host stats in one atomic store batch.
     /// `page.id` comes from [`Frontier::allocate_page_id`].

@@ -484,17 +484,20 @@ impl LiveIndex {
         let delta = pairs(&mut r, h.delta)?;
         let extras = pairs(&mut r, h.extras)?;
         r.finish()?;
-        {
-            let mut st = idx.inner.state.write();
-            st.main = Arc::new(Run { tables, ids });
-            for (fp, id) in extras {
-                st.extras.entry(fp).or_default().push(id);
-            }
-        }
+        idx.inner.state.write().main = Arc::new(Run { tables, ids });
+        // The delta before the extras: an insert takes a fingerprint that
+        // has extras for a repeat, and would leave the delta's first copy
+        // out of the tables.
         for (fp, id) in delta {
             idx.insert(fp, id);
         }
-        idx.inner.state.write().len = h.pairs as usize;
+        {
+            let mut st = idx.inner.state.write();
+            for (fp, id) in extras {
+                st.extras.entry(fp).or_default().push(id);
+            }
+            st.len = h.pairs as usize;
+        }
         Ok((idx, h.watermark, h.crawl))
     }
 
