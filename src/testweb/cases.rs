@@ -247,7 +247,7 @@ fn manual_lang(code: &str) -> Option<&'static ManualLang> {
 pub(crate) enum VersionPage {
     /// The same main text on both versions (other version in the chrome).
     Same,
-    /// The same main text with a few words edited in v2.
+    /// The same main text with two words edited in v2.
     Edited,
     /// Rewritten in v2: a different main text.
     Rewritten,
@@ -697,7 +697,7 @@ impl TestWeb {
         if v == 1 && *kind == VersionPage::Edited {
             let words = text::TOPIC_WORDS[4];
             let mut e = Rng::for_stream(&[self.opts.seed, VERSION_TEXT, path_key(p), 7]);
-            while edits.len() < 3 {
+            while edits.len() < 2 {
                 let pos = e.below(t.words.len());
                 let w = words[e.below(words.len())];
                 if w != t.words[pos] && edits.iter().all(|(q, _)| *q != pos) {

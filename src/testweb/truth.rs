@@ -78,7 +78,7 @@ pub enum VariantKind {
     /// title and navigation (manual.test untranslated chapters).
     Untranslated,
     /// The same page of another version of the site: the version in the
-    /// chrome differs, and at most 3 words of the main text (`tw:main`).
+    /// chrome differs, and at most 2 words of the main text (`tw:main`).
     OtherVersion,
 }
 
