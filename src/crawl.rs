@@ -1970,7 +1970,11 @@ impl DedupState {
                 started.elapsed().as_secs_f64()
             );
         }
-        let (templates, sketches, refreshed) = replay_analysis(store, s, &analysed)?;
+        let Replayed {
+            templates,
+            sketches,
+            refreshed,
+        } = replay_analysis(store, s, &analysed)?;
         // Young hosts' pages fingerprinted again under their settled
         // template are indexed under both fingerprints, as in the live crawl.
         for (fp, id) in refreshed {
@@ -1997,11 +2001,7 @@ const REPLAY_CHUNK: usize = 512;
 /// resumed crawl then weighs and confirms like one that was never stopped.
 /// Without stored bodies (`output.store_bodies = false`) both start empty,
 /// with a warning.
-fn replay_analysis(
-    store: &dyn Store,
-    s: &Settings,
-    pages: &[(PageId, String, Decision, u64)],
-) -> Result<(TemplateLearner, SketchIndex, Vec<(u64, PageId)>)> {
+fn replay_analysis(store: &dyn Store, s: &Settings, pages: &[(PageId, String, Decision, u64)]) -> Result<Replayed> {
     use rayon::prelude::*;
     let templates = TemplateLearner::new(&s.features);
     let mut sketches = SketchIndex::new();
@@ -2009,7 +2009,11 @@ fn replay_analysis(
     let sketching = verifier.is_some() || fx.keeps_words();
     let mut refreshed = Vec::new();
     if pages.is_empty() || (!s.features.template_learning && !sketching) {
-        return Ok((templates, sketches, refreshed));
+        return Ok(Replayed {
+            templates,
+            sketches,
+            refreshed,
+        });
     }
     let started = std::time::Instant::now();
     let mut missing = 0u64;
@@ -2078,7 +2082,19 @@ fn replay_analysis(
         pages.len(),
         started.elapsed().as_secs_f64()
     );
-    Ok((templates, sketches, refreshed))
+    Ok(Replayed {
+        templates,
+        sketches,
+        refreshed,
+    })
+}
+
+/// What [`replay_analysis`] rebuilds.
+struct Replayed {
+    templates: TemplateLearner,
+    sketches: SketchIndex,
+    /// `(fingerprint, page)` of young hosts' pages fingerprinted again.
+    refreshed: Vec<(u64, PageId)>,
 }
 
 /// Writes the index snapshot; a failure only costs a rebuild at the next start.
