@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Offline rows (issue 22 item 3): the product's three offline near-duplicate
+"""Offline rows: the product's three offline near-duplicate
 detectors run on the real-web corpus as files, scored on the same truth.
 
 Usage: offline.py --data DATA_DIR --bin SIMCRAWL --out OUT_DIR
