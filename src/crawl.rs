@@ -1719,7 +1719,7 @@ fn open_crawl(
     let store: Arc<dyn Store> =
         Arc::new(SledStore::open_cached(store_dir, settings.frontier.seen_cache_urls)?.combining());
     if opts.resume {
-        check_flush_mark(store_dir, store.as_ref())?;
+        check_flush_mark(store_dir, store.pages_recorded()?)?;
     } else {
         // A snapshot left beside a removed store belongs to another crawl.
         let _ = std::fs::remove_file(snapshot);
@@ -1736,22 +1736,24 @@ fn open_crawl(
             .map_err(|e| Error::io("loader thread", e))?
     };
     let setup = if opts.resume {
-        Frontier::resume(store.clone(), settings)
-            .map_err(Error::from)
-            .and_then(|frontier| Ok((frontier, repair_log(log_path, store.as_ref())?)))
+        Frontier::resume(store.clone(), settings).map_err(Error::from)
     } else {
-        Frontier::new(store.clone(), settings, seeds)
-            .map_err(Error::from)
-            .map(|f| (f, Vec::new()))
+        Frontier::new(store.clone(), settings, seeds).map_err(Error::from)
     };
     // Joined before any error returns, so no thread outlives `run` holding
     // the store open.
     let loaded = loader.join();
-    let (frontier, previous) = setup?;
+    let frontier = setup?;
     let dedup_state = loaded.map_err(|_| Error::thread_panicked("loader"))??;
-    if !opts.resume {
+    let previous = if opts.resume {
+        // The page records themselves, not only the counter, before the
+        // log is repaired from them.
+        check_flush_mark(store_dir, dedup_state.pages)?;
+        repair_log(log_path, store.as_ref())?
+    } else {
         write_flush_mark(store_dir, store.as_ref());
-    }
+        Vec::new()
+    };
     Ok((store, frontier, previous, dedup_state, crawl_tag))
 }
 
@@ -1806,12 +1808,13 @@ fn write_flush_mark(store_dir: &Path, store: &dyn Store) {
 
 /// Refuses a store that holds fewer pages than at its last flush (part of
 /// it was lost, e.g. a truncated file the engine recovered a prefix of).
-fn check_flush_mark(store_dir: &Path, store: &dyn Store) -> Result<()> {
+/// `found` is the store's page counter, or the page records a scan read
+/// (a damaged file can keep the counter and lose records).
+fn check_flush_mark(store_dir: &Path, found: u64) -> Result<()> {
     let Ok(text) = std::fs::read_to_string(store_dir.join(FLUSH_MARK)) else {
         return Ok(());
     };
     let expected: u64 = text.trim().parse().unwrap_or(0);
-    let found = store.pages_recorded()?;
     if found < expected {
         return Err(crate::store::StoreError::Lost {
             path: store_dir.to_path_buf(),
@@ -1914,6 +1917,8 @@ pub(crate) struct DedupState {
     pub(crate) templates: TemplateLearner,
     /// The verification sketches of the recorded new pages.
     pub(crate) sketches: SketchIndex,
+    /// Page records the scan read.
+    pub(crate) pages: u64,
 }
 
 impl DedupState {
@@ -1945,8 +1950,10 @@ impl DedupState {
         let mut exact = ExactIndex::new();
         let mut fps = Vec::new();
         let mut analysed = Vec::new();
+        let mut pages = 0u64;
         for r in store.iter_pages() {
             let page = r?;
+            pages += 1;
             exact.insert(page.content_hash.as_ref(), page.text_hash.as_ref(), page.id);
             if page.simhash.is_some() || page.decision == Decision::Noindex {
                 analysed.push((page.id, page.canonical, page.decision, page.simhash.unwrap_or(0)));
@@ -1985,6 +1992,7 @@ impl DedupState {
             exact,
             templates,
             sketches,
+            pages,
         })
     }
 }

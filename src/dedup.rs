@@ -32,6 +32,20 @@ pub enum Decision {
 }
 
 impl Decision {
+    /// Every decision, in declaration order (the report order, and the
+    /// store's tag order: a decision's tag is its index here).
+    pub const ALL: [Decision; 9] = [
+        Decision::New,
+        Decision::ExactDuplicate,
+        Decision::NearDuplicate,
+        Decision::Disallowed,
+        Decision::Error,
+        Decision::TooLarge,
+        Decision::NotHtml,
+        Decision::Redirect,
+        Decision::Noindex,
+    ];
+
     /// The `pages.jsonl` spelling.
     pub fn as_str(self) -> &'static str {
         match self {

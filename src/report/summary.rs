@@ -12,17 +12,7 @@ use crate::dedup::Decision;
 use crate::mirror::{has_content, split_url};
 
 /// Every decision, in report order.
-pub const DECISIONS: [Decision; 9] = [
-    Decision::New,
-    Decision::ExactDuplicate,
-    Decision::NearDuplicate,
-    Decision::Disallowed,
-    Decision::Error,
-    Decision::TooLarge,
-    Decision::NotHtml,
-    Decision::Redirect,
-    Decision::Noindex,
-];
+pub const DECISIONS: [Decision; 9] = Decision::ALL;
 
 /// Fingerprint histogram buckets (Manku Figure 2(b)).
 pub const BUCKETS: usize = 128;

@@ -7,17 +7,7 @@ use super::{HostStats, QueueKey, QueuedUrl, StoredPage, UrlState};
 use crate::crawllog::ScoreComponents;
 use crate::dedup::Decision;
 
-pub(super) const DECISIONS: [Decision; 9] = [
-    Decision::New,
-    Decision::ExactDuplicate,
-    Decision::NearDuplicate,
-    Decision::Disallowed,
-    Decision::Error,
-    Decision::TooLarge,
-    Decision::NotHtml,
-    Decision::Redirect,
-    Decision::Noindex,
-];
+pub(super) const DECISIONS: [Decision; 9] = Decision::ALL;
 
 pub(super) fn enc_queued(u: &QueuedUrl) -> Vec<u8> {
     let mut e = Enc::with_capacity(64 + u.url.len() + u.canonical.len());
