@@ -10,9 +10,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use simcrawl::config::Settings;
-use simcrawl::dedup::Decision;
+use simcrawl::model::{Decision, StoredPage};
 use simcrawl::frontier::{Candidate, Frontier, NextUrl};
-use simcrawl::store::{MemStore, SledStore, Store, StoredPage};
+use simcrawl::store::{MemStore, SledStore, Store};
 use url::Url;
 
 const LINKS: u64 = 10;

@@ -143,7 +143,7 @@ fn crawl_simcrawl(
     let (cpu0, t0) = (cpu_time(), Instant::now());
     let summary = crawl::run_blocking(settings, CrawlOptions::new(out, seeds), std::future::pending())?;
     let (wall, cpu) = (t0.elapsed(), cpu_time() - cpu0);
-    let fetched = summary.pages - summary.count(crate::dedup::Decision::Disallowed);
+    let fetched = summary.pages - summary.count(crate::model::Decision::Disallowed);
     Ok((
         CrawlFigures {
             pages: fetched,
@@ -354,8 +354,9 @@ pub fn run_pipeline_bench(pages: usize, out: &mut dyn Write) -> Result<()> {
 /// `p` and a reopen without the seen-set cache are the baselines. The store
 /// goes to a temporary directory, removed after.
 pub fn run_resume_bench(pages: u64, out: &mut dyn Write) -> Result<()> {
-    use crate::dedup::Decision;
-    use crate::store::{Completion, HostStats, QueuedUrl, SledStore, Store, StoredPage};
+    use crate::model::Decision;
+    use crate::store::{Completion, SledStore, Store};
+    use crate::model::{HostStats, QueuedUrl, StoredPage};
 
     let dir = std::env::temp_dir().join(format!("simcrawl-bench-resume-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -385,7 +386,7 @@ pub fn run_resume_bench(pages: u64, out: &mut dyn Write) -> Result<()> {
             host,
             depth: 3,
             parent: Some(format!("http://h{}.test/section-{}/", i % 40, i % 97)),
-            components: crate::crawllog::ScoreComponents::default(),
+            components: crate::model::ScoreComponents::default(),
             priority: -3.0,
             seq: i,
             retries: 0,

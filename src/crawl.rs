@@ -51,7 +51,8 @@ use url::Url;
 use crate::canon::{self, Canonicalizer};
 use crate::config::{DedupPolicy, Settings};
 use crate::crawllog::{self, CrawlLogWriter, PageRecord};
-use crate::dedup::{self, ContentHashes, Decision, DedupPolicyEngine, ExactIndex, NearMatch, ParentDup, Verdict};
+use crate::dedup::{self, ContentHashes, DedupPolicyEngine, ExactIndex, Ruling};
+use crate::model::{Decision, FetchOutcome, NearMatch, ParentDup, Verdict};
 use crate::error::{Error, Result};
 use crate::extract::{self, Extracted};
 use crate::features::{FeatureExtractor, TemplateLearner};
@@ -65,8 +66,9 @@ use crate::report::{self, CrawlStats, ReportPaths};
 use crate::simhash;
 use crate::sketch::minhash::MinHasher;
 use crate::sketch::{ContentSketch, Sketch, SketchIndex};
-use crate::store::QueuedUrl;
-use crate::store::{PageId, SledStore, Store, StoredPage, UrlState};
+use crate::model::QueuedUrl;
+use crate::store::{SledStore, Store};
+use crate::model::{PageId, StoredPage, UrlState};
 
 /// The store directory inside a crawl output directory.
 pub const STORE_DIR: &str = "store";
@@ -1447,27 +1449,32 @@ impl Decider {
                 page.content_hash = Some(a.hashes.body);
                 page.text_hash = Some(a.hashes.text);
                 body = a.body.take();
-                let verdict = if a.noindex {
-                    Verdict::plain(Decision::Noindex)
+                // A noindex page gets no content verdict (it is not
+                // fingerprinted) and passes no duplicate status on.
+                let ruling = if a.noindex {
+                    None
                 } else {
                     rec.simhash = Some(simhash::to_hex(a.simhash));
                     page.simhash = Some(a.simhash);
                     self.refresh_provisional(&a.host);
-                    let v = self.decide(id, &a);
+                    let r = self.decide(id, &a);
                     if let Some(of) = self.look_alike.take() {
                         rec.looks_like = self.url_of(of)?;
                     }
-                    self.keep_provisional(id, &mut a, v.decision);
-                    v
+                    self.keep_provisional(id, &mut a, r.decision());
+                    Some(r)
                 };
-                rec.decision = verdict.decision;
-                rec.distance = verdict.distance;
-                rec.resemblance = verdict.resemblance;
-                page.decision = verdict.decision;
-                page.dup_of = verdict.dup_of;
-                page.distance = verdict.distance;
-                if let Some(of) = verdict.dup_of {
-                    rec.dup_of = self.url_of(of)?;
+                let decision = ruling.map_or(Decision::from(FetchOutcome::Noindex), |r| r.decision());
+                rec.decision = decision;
+                page.decision = decision;
+                if let Some(r) = ruling {
+                    rec.distance = r.distance;
+                    rec.resemblance = r.resemblance;
+                    page.dup_of = r.dup_of;
+                    page.distance = r.distance;
+                    if let Some(of) = r.dup_of {
+                        rec.dup_of = self.url_of(of)?;
+                    }
                 }
                 let chain = self.dup_chains.record(&rec);
                 let max_chain = s.dedup.max_duplicate_chain;
@@ -1477,10 +1484,10 @@ impl Decider {
                         "out-links not followed: {chain} same-host duplicates or look-alikes in a row ([dedup] max_duplicate_chain)"
                     ));
                 }
-                let follow = if a.nofollow || chain_cut {
-                    None
-                } else {
-                    self.policy.out_links(&verdict)
+                let follow = match ruling {
+                    _ if a.nofollow || chain_cut => None,
+                    Some(r) => self.policy.out_links(&r),
+                    None => Some(ParentDup::None),
                 };
                 match follow {
                     Some(pd) => {
@@ -1488,7 +1495,7 @@ impl Decider {
                             relevance: a.relevance.unwrap_or(0.0),
                             component: q.components.relevance,
                             tunnel: q.tunnel,
-                            duplicate: verdict.decision.is_duplicate(),
+                            duplicate: decision.is_duplicate(),
                         };
                         for (u, written, anchor) in a.links {
                             let mut c = Candidate::link(u, q, pd);
@@ -1515,7 +1522,7 @@ impl Decider {
                             offers.push(c);
                         }
                     }
-                    None if verdict.decision.is_duplicate() && (s.dedup.policy == DedupPolicy::Drop || chain_cut) => {
+                    None if decision.is_duplicate() && (s.dedup.policy == DedupPolicy::Drop || chain_cut) => {
                         let store = frontier.store();
                         for (u, _, _) in a.links {
                             if store.url_state(u.as_str())?.is_none() {
@@ -1570,7 +1577,7 @@ impl Decider {
 
     /// Exact body hash → exact text hash → nearest simhash within k; inserts
     /// a new page's fingerprint at once.
-    fn decide(&mut self, id: PageId, a: &Analysis) -> Verdict {
+    fn decide(&mut self, id: PageId, a: &Analysis) -> Ruling {
         if let Some(v) = self
             .exact
             .check_and_insert(Some(&a.hashes.body), Some(&a.hashes.text), id)
@@ -1597,13 +1604,13 @@ impl Decider {
             Some(sk) => {
                 let threshold = self.shared.settings.dedup.verify_threshold;
                 match self.sketches.confirm(sk, a.simhash, &near, threshold) {
-                    Some((m, r)) => Verdict {
-                        decision: Decision::NearDuplicate,
+                    Some((m, r)) => Ruling {
+                        verdict: Verdict::NearDuplicate,
                         dup_of: Some(m.page),
                         distance: Some(m.distance),
                         resemblance: Some(r),
                     },
-                    None => Verdict::plain(Decision::New),
+                    None => Ruling::new_content(),
                 }
             }
             None => dedup::decide(None, None, &near, k),
@@ -1611,11 +1618,11 @@ impl Decider {
         // A new page with an earlier page's very fingerprint looks like it:
         // the same words with letters, only numbers or stop words differ (a
         // link in a duplicate chain, see `DupChains`).
-        self.look_alike = match v.decision {
-            Decision::New => near.iter().filter(|m| m.distance == 0).map(|m| m.page).min(),
+        self.look_alike = match v.verdict {
+            Verdict::New => near.iter().filter(|m| m.distance == 0).map(|m| m.page).min(),
             _ => None,
         };
-        if v.decision == Decision::New {
+        if v.verdict == Verdict::New {
             self.index.insert(a.simhash, id);
             if let Some(sk) = &a.sketch {
                 self.sketches.insert(id, sk.clone(), a.simhash);
@@ -2209,7 +2216,8 @@ mod tests {
     #[test]
     fn dedup_state_reads_index_and_exact_maps_in_one_scan() {
         use crate::store::suite::{page, qurl};
-        use crate::store::{HostStats, MemStore};
+        use crate::store::MemStore;
+        use crate::model::HostStats;
         let settings = Settings::default();
         let store = MemStore::new();
         let urls: Vec<QueuedUrl> = (0..40).map(|i| qurl("a.test", &format!("p{i}"), 0.0, i)).collect();

@@ -7,28 +7,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::dedup::Decision;
+use crate::model::{Decision, ScoreComponents};
 use crate::error::{Error, Result};
-
-/// The parts of a URL's priority (weight x component each; see `[frontier]`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ScoreComponents {
-    /// -depth.
-    pub depth: f64,
-    /// -(parent's duplicate penalty).
-    pub parent_dup: f64,
-    /// -(host duplicate rate so far).
-    pub host_dup_rate: f64,
-    /// 1 / (1 + pages fetched from the host).
-    pub host_novelty: f64,
-    /// Topic relevance (focused crawls; 0 otherwise).
-    pub relevance: f64,
-    /// ln(1 + known in-links).
-    pub inlinks: f64,
-    /// -(mirror penalty) when the URL's host is an established mirror.
-    #[serde(default)]
-    pub mirror: f64,
-}
 
 /// One fetch attempt, as a line of `pages.jsonl`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -2,76 +2,6 @@
 //! new / exact duplicate / near duplicate, exact content hashes, and the policy
 //! that turns a decision into out-link treatment.
 
-use serde::{Deserialize, Serialize};
-
-/// What the crawl decided about one fetch attempt. Serialized in
-/// `pages.jsonl` as the `decision` string (`new`, `exact_duplicate`, ...);
-/// the page duplicated and the distance go in `dup_of` and `distance`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Decision {
-    /// New content: its fingerprint was inserted into the index.
-    #[default]
-    New,
-    /// Same body bytes or same normalized text as an earlier page.
-    ExactDuplicate,
-    /// Simhash within k of an earlier page.
-    NearDuplicate,
-    /// robots.txt (or a parked/over-delayed host) forbade the fetch.
-    Disallowed,
-    /// Network error, timeout, or an HTTP error status (4xx/5xx).
-    Error,
-    /// The body exceeded the fetch cap.
-    TooLarge,
-    /// Content type not parsed (not HTML/text).
-    NotHtml,
-    /// A redirect hop; the target is recorded as `final_url`.
-    Redirect,
-    /// `noindex` in meta robots or X-Robots-Tag: not fingerprinted.
-    Noindex,
-}
-
-impl Decision {
-    /// Every decision, in declaration order (the report order, and the
-    /// store's tag order: a decision's tag is its index here).
-    pub const ALL: [Decision; 9] = [
-        Decision::New,
-        Decision::ExactDuplicate,
-        Decision::NearDuplicate,
-        Decision::Disallowed,
-        Decision::Error,
-        Decision::TooLarge,
-        Decision::NotHtml,
-        Decision::Redirect,
-        Decision::Noindex,
-    ];
-
-    /// The `pages.jsonl` spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Decision::New => "new",
-            Decision::ExactDuplicate => "exact_duplicate",
-            Decision::NearDuplicate => "near_duplicate",
-            Decision::Disallowed => "disallowed",
-            Decision::Error => "error",
-            Decision::TooLarge => "too_large",
-            Decision::NotHtml => "not_html",
-            Decision::Redirect => "redirect",
-            Decision::Noindex => "noindex",
-        }
-    }
-
-    /// Whether the page is an exact or near duplicate of an earlier page.
-    pub fn is_duplicate(self) -> bool {
-        matches!(self, Decision::ExactDuplicate | Decision::NearDuplicate)
-    }
-}
-
-impl std::fmt::Display for Decision {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 // ---------------------------------------------------------------------------
 // Dedup policy: the ordered decision procedure over exact and near lookups,
@@ -81,22 +11,14 @@ impl std::fmt::Display for Decision {
 use std::collections::HashMap;
 
 use crate::config::{DedupPolicy, DedupSettings, Settings};
-use crate::store::{PageId, Store, StoreError};
+use crate::store::{Store, StoreError};
+use crate::model::{Decision, NearMatch, PageId, ParentDup, Verdict};
 
-/// A fingerprint found by the near-duplicate index within k of a page's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NearMatch {
-    /// The matching (earlier) page.
-    pub page: PageId,
-    /// Hamming distance between the fingerprints.
-    pub distance: u32,
-}
-
-/// A content decision with what it points at.
+/// A content verdict with what it points at.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Verdict {
-    /// New, exact duplicate or near duplicate (or a non-content outcome).
-    pub decision: Decision,
+pub struct Ruling {
+    /// New, exact duplicate or near duplicate.
+    pub verdict: Verdict,
     /// The original page for a duplicate.
     pub dup_of: Option<PageId>,
     /// Hamming distance to `dup_of` (0 for exact duplicates).
@@ -106,11 +28,11 @@ pub struct Verdict {
     pub resemblance: Option<f64>,
 }
 
-impl Verdict {
-    /// A verdict without an original (new content, or a non-content outcome).
-    pub fn plain(decision: Decision) -> Self {
-        Verdict {
-            decision,
+impl Ruling {
+    /// New content: no original.
+    pub fn new_content() -> Self {
+        Ruling {
+            verdict: Verdict::New,
             dup_of: None,
             distance: None,
             resemblance: None,
@@ -121,24 +43,17 @@ impl Verdict {
     /// near duplicate whose fingerprint lies beyond k counts as at k in
     /// [`parent_dup_penalty`]).
     pub fn parent_dup(&self) -> ParentDup {
-        match (self.decision, self.distance) {
-            (Decision::ExactDuplicate, _) => ParentDup::Exact,
-            (Decision::NearDuplicate, Some(d)) => ParentDup::Near(d),
+        match (self.verdict, self.distance) {
+            (Verdict::ExactDuplicate, _) => ParentDup::Exact,
+            (Verdict::NearDuplicate, Some(d)) => ParentDup::Near(d),
             _ => ParentDup::None,
         }
     }
-}
 
-/// The duplicate status of the page a link was found on (a priority component).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ParentDup {
-    /// The parent was new content (or a seed).
-    #[default]
-    None,
-    /// The parent was an exact duplicate.
-    Exact,
-    /// The parent was a near duplicate at this Hamming distance.
-    Near(u32),
+    /// The record's decision.
+    pub fn decision(&self) -> Decision {
+        self.verdict.into()
+    }
 }
 
 /// The ordered decision procedure for one fetched page, as a pure function
@@ -146,10 +61,10 @@ pub enum ParentDup {
 /// match, then the near-duplicate index's matches within `k` (the nearest
 /// wins; among equally near ones the earliest-crawled, i.e. smallest page id,
 /// is the original). The exact URL check happens before the fetch (seen-set).
-pub fn decide(body_match: Option<PageId>, text_match: Option<PageId>, near: &[NearMatch], k: u32) -> Verdict {
+pub fn decide(body_match: Option<PageId>, text_match: Option<PageId>, near: &[NearMatch], k: u32) -> Ruling {
     if let Some(of) = body_match.or(text_match) {
-        return Verdict {
-            decision: Decision::ExactDuplicate,
+        return Ruling {
+            verdict: Verdict::ExactDuplicate,
             dup_of: Some(of),
             distance: Some(0),
             resemblance: None,
@@ -160,13 +75,13 @@ pub fn decide(body_match: Option<PageId>, text_match: Option<PageId>, near: &[Ne
         .filter(|m| m.distance <= k)
         .min_by_key(|m| (m.distance, m.page))
     {
-        Some(m) => Verdict {
-            decision: Decision::NearDuplicate,
+        Some(m) => Ruling {
+            verdict: Verdict::NearDuplicate,
             dup_of: Some(m.page),
             distance: Some(m.distance),
             resemblance: None,
         },
-        None => Verdict::plain(Decision::New),
+        None => Ruling::new_content(),
     }
 }
 
@@ -210,11 +125,11 @@ impl DedupPolicyEngine {
 
     /// `None` when the page's out-links are not followed; otherwise the
     /// parent status to give them (see [`crate::frontier::Candidate`]).
-    pub fn out_links(&self, verdict: &Verdict) -> Option<ParentDup> {
+    pub fn out_links(&self, ruling: &Ruling) -> Option<ParentDup> {
         match self.settings.policy {
-            _ if !follow_links(verdict.decision, self.settings.policy) => None,
+            _ if !follow_links(ruling.decision(), self.settings.policy) => None,
             DedupPolicy::Keep => Some(ParentDup::None),
-            _ => Some(verdict.parent_dup()),
+            _ => Some(ruling.parent_dup()),
         }
     }
 
@@ -360,11 +275,11 @@ impl ExactIndex {
         body: Option<&[u8; 32]>,
         text: Option<&[u8; 32]>,
         page: PageId,
-    ) -> Option<Verdict> {
+    ) -> Option<Ruling> {
         let (b, t) = self.lookup(body, text);
         self.insert(body, text, page);
         let v = decide(b, t, &[], 0);
-        (v.decision == Decision::ExactDuplicate).then_some(v)
+        (v.verdict == Verdict::ExactDuplicate).then_some(v)
     }
 }
 
@@ -383,16 +298,16 @@ mod policy_tests {
         assert_eq!(decide(Some(5), Some(6), &near, 3).dup_of, Some(5));
         let v = decide(None, Some(6), &near, 3);
         assert_eq!(
-            (v.decision, v.dup_of, v.distance),
-            (Decision::ExactDuplicate, Some(6), Some(0))
+            (v.verdict, v.dup_of, v.distance),
+            (Verdict::ExactDuplicate, Some(6), Some(0))
         );
         let v = decide(None, None, &near, 3);
         assert_eq!(
-            (v.decision, v.dup_of, v.distance),
-            (Decision::NearDuplicate, Some(3), Some(1))
+            (v.verdict, v.dup_of, v.distance),
+            (Verdict::NearDuplicate, Some(3), Some(1))
         );
         // Matches beyond k are ignored.
-        assert_eq!(decide(None, None, &near[3..], 3), Verdict::plain(Decision::New));
+        assert_eq!(decide(None, None, &near[3..], 3), Ruling::new_content());
         assert_eq!(decide(None, None, &[], 3).parent_dup(), ParentDup::None);
         assert_eq!(v.parent_dup(), ParentDup::Near(1));
     }
@@ -417,13 +332,13 @@ mod policy_tests {
 
     #[test]
     fn policy_controls_out_links() {
-        let dup = Verdict {
-            decision: Decision::NearDuplicate,
+        let dup = Ruling {
+            verdict: Verdict::NearDuplicate,
             dup_of: Some(1),
             distance: Some(2),
             resemblance: None,
         };
-        let new = Verdict::plain(Decision::New);
+        let new = Ruling::new_content();
         let engine =
             |p: &str| DedupPolicyEngine::new(&Settings::from_layers(&[], &[format!("dedup.policy={p}")]).unwrap());
         assert_eq!(engine("drop").out_links(&dup), None);
@@ -440,14 +355,15 @@ mod policy_tests {
         let mut ix = ExactIndex::new();
         assert_eq!(ix.check_and_insert(Some(&[1; 32]), Some(&[2; 32]), 1), None);
         let v = ix.check_and_insert(Some(&[9; 32]), Some(&[2; 32]), 2).unwrap();
-        assert_eq!((v.decision, v.dup_of), (Decision::ExactDuplicate, Some(1)));
+        assert_eq!((v.verdict, v.dup_of), (Verdict::ExactDuplicate, Some(1)));
         assert_eq!(ix.lookup(Some(&[9; 32]), None), (Some(2), None));
         assert_eq!(ix.check_and_insert(Some(&[1; 32]), None, 3).unwrap().dup_of, Some(1));
     }
 
     #[test]
     fn exact_index_loads_from_store() {
-        use crate::store::{HostStats, MemStore};
+        use crate::store::MemStore;
+        use crate::model::HostStats;
         let s = MemStore::new();
         let u = crate::store::suite::qurl("a.test", "x", 1.0, 1);
         s.enqueue(std::slice::from_ref(&u)).unwrap();

@@ -17,7 +17,7 @@ use crate::canon::Canonicalizer;
 use crate::config::Settings;
 use crate::crawl::{self, CrawlOptions, CrawlSummary};
 use crate::crawllog::{self, PageRecord};
-use crate::dedup::Decision;
+use crate::model::Decision;
 use crate::error::{Error, Result};
 use crate::testweb::{GroundTruth, RequestLogEntry, RunningTestWeb, TestWeb, TestWebOptions};
 

@@ -49,6 +49,7 @@ pub mod focus;
 pub mod frontier;
 pub mod index;
 pub mod mirror;
+pub mod model;
 pub mod politeness;
 pub mod report;
 pub mod simhash;

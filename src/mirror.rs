@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::MirrorSettings;
 use crate::crawllog::PageRecord;
-use crate::dedup::Decision;
+use crate::model::Decision;
 
 /// How much of two hosts a verified pair covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

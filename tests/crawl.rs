@@ -11,7 +11,7 @@ use std::time::Duration;
 use simcrawl::canon::Canonicalizer;
 use simcrawl::crawl::{self, CrawlOptions};
 use simcrawl::crawllog::{read_log, PageRecord};
-use simcrawl::dedup::Decision;
+use simcrawl::model::Decision;
 use simcrawl::testweb::{RunningTestWeb, TestWeb, TestWebOptions};
 use simcrawl::Settings;
 

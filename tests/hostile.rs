@@ -22,7 +22,7 @@ use axum::response::{IntoResponse, Response};
 use parking_lot::Mutex;
 use simcrawl::crawl::{self, CrawlOptions};
 use simcrawl::crawllog::{read_log, PageRecord};
-use simcrawl::dedup::Decision;
+use simcrawl::model::Decision;
 use simcrawl::Settings;
 
 /// One request as the server saw it.

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use simcrawl::config::MirrorSettings;
 use simcrawl::crawllog::{CrawlLogWriter, PageRecord};
-use simcrawl::dedup::Decision;
+use simcrawl::model::Decision;
 use simcrawl::mirror::{self, MirrorKind, OnlineMirrors};
 use simcrawl::report::{self, Format, ReportKind};
 use simcrawl::Settings;

@@ -58,11 +58,12 @@ use parking_lot::Mutex;
 use url::Url;
 
 use crate::config::{FrontierSettings, Settings};
-pub use crate::crawllog::ScoreComponents;
+pub use crate::model::ScoreComponents;
 use crate::dedup::DedupPolicyEngine;
-pub use crate::dedup::ParentDup;
-pub use crate::store::QueuedUrl;
-use crate::store::{Completion, HostStats, PageId, QueueKey, Store, StoreError, StoredPage, UrlState};
+pub use crate::model::ParentDup;
+pub use crate::model::QueuedUrl;
+use crate::store::{Completion, Store, StoreError};
+use crate::model::{HostStats, PageId, QueueKey, StoredPage, UrlState};
 use scope::{digit_pattern, host_key, host_key_of_serialized, Rejection, ScopeRules};
 pub use scope::{ScopeReason, TrapReason};
 

@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use super::scope::*;
 use super::*;
 use crate::config::Settings;
-use crate::dedup::Decision;
+use crate::model::Decision;
 use crate::store::{MemStore, SledStore};
 
 fn u(s: &str) -> Url {

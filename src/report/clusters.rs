@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{csv_line, opt};
 use crate::crawllog::PageRecord;
-use crate::dedup::Decision;
+use crate::model::Decision;
 use crate::mirror::{split_url, UnionFind};
 
 /// One member of a cluster.

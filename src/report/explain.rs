@@ -8,10 +8,12 @@ use std::path::Path;
 
 use crate::canon::Canonicalizer;
 use crate::config::Settings;
-use crate::crawllog::{self, PageRecord, ScoreComponents};
-use crate::dedup::Decision;
+use crate::crawllog::{self, PageRecord};
+use crate::model::ScoreComponents;
+use crate::model::Decision;
 use crate::error::{Error, Result};
-use crate::store::{SledStore, Store, UrlState};
+use crate::store::{SledStore, Store};
+use crate::model::UrlState;
 
 fn components(out: &mut String, c: &ScoreComponents, priority: f64, settings: &Settings) {
     let _ = writeln!(

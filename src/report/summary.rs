@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{csv_line, opt, CrawlStats};
 use crate::crawllog::PageRecord;
-use crate::dedup::Decision;
+use crate::model::Decision;
 use crate::mirror::{has_content, split_url};
 
 /// Every decision, in report order.

@@ -6,8 +6,8 @@
 
 use std::collections::HashMap;
 
-use crate::dedup::NearMatch;
-use crate::store::PageId;
+use crate::model::NearMatch;
+use crate::model::PageId;
 
 /// The sketch a near-duplicate candidate is confirmed with
 /// (`[dedup] verify`): both pages of a comparison have the same kind.

@@ -196,7 +196,7 @@ pub fn run_eval_crawl(
     settings: &Settings,
     out: &mut dyn Write,
 ) -> crate::Result<crate::eval::Report> {
-    use crate::dedup::Decision;
+    use crate::model::Decision;
     use crate::store::Store;
     if !crawl.join(crate::crawl::LOG_FILE).is_file() {
         return Err(crate::Error::InvalidInput(format!(

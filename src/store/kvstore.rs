@@ -6,7 +6,7 @@
 use super::keys::*;
 use super::records::*;
 use super::*;
-use crate::dedup::Decision;
+use crate::model::Decision;
 use codec::Enc;
 
 /// One write of a batch: `(key, Some(value))` inserts, `(key, None)` removes.

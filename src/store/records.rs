@@ -4,8 +4,8 @@
 
 use super::codec::{self, Dec, Enc};
 use super::{HostStats, QueueKey, QueuedUrl, StoredPage, UrlState};
-use crate::crawllog::ScoreComponents;
-use crate::dedup::Decision;
+use crate::model::ScoreComponents;
+use crate::model::Decision;
 
 pub(super) const DECISIONS: [Decision; 9] = Decision::ALL;
 

@@ -3,7 +3,8 @@
 
 use super::keys::{id_key, queue_key, P};
 use super::*;
-use crate::dedup::Decision;
+use crate::model::priority_rank;
+use crate::model::Decision;
 
 /// A sled store in a temporary directory removed on drop.
 struct TempSled(SledStore, #[allow(dead_code)] tempfile::TempDir);

@@ -40,8 +40,8 @@ macro_rules! store_suite {
 }
 
 use super::*;
-use crate::crawllog::ScoreComponents;
-use crate::dedup::Decision;
+use crate::model::ScoreComponents;
+use crate::model::Decision;
 
 pub(crate) fn qurl(host: &str, path: &str, priority: f64, seq: u64) -> QueuedUrl {
     let canonical = format!("http://{host}/{path}");

@@ -1,0 +1,190 @@
+//! What a fetch attempt came to: a [`Verdict`] on the content of a fetched
+//! page, or a [`FetchOutcome`] for an attempt that ended before one, and the
+//! flat [`Decision`] the records carry.
+
+use serde::{Deserialize, Serialize};
+
+use super::PageId;
+
+/// What the crawl decided about one fetch attempt. Serialized in
+/// `pages.jsonl` as the `decision` string (`new`, `exact_duplicate`, ...);
+/// the page duplicated and the distance go in `dup_of` and `distance`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// New content: its fingerprint was inserted into the index.
+    #[default]
+    New,
+    /// Same body bytes or same normalized text as an earlier page.
+    ExactDuplicate,
+    /// Simhash within k of an earlier page.
+    NearDuplicate,
+    /// robots.txt (or a parked/over-delayed host) forbade the fetch.
+    Disallowed,
+    /// Network error, timeout, or an HTTP error status (4xx/5xx).
+    Error,
+    /// The body exceeded the fetch cap.
+    TooLarge,
+    /// Content type not parsed (not HTML/text).
+    NotHtml,
+    /// A redirect hop; the target is recorded as `final_url`.
+    Redirect,
+    /// `noindex` in meta robots or X-Robots-Tag: not fingerprinted.
+    Noindex,
+}
+
+impl Decision {
+    /// Every decision, in declaration order (the report order, and the
+    /// store's tag order: a decision's tag is its index here).
+    pub const ALL: [Decision; 9] = [
+        Decision::New,
+        Decision::ExactDuplicate,
+        Decision::NearDuplicate,
+        Decision::Disallowed,
+        Decision::Error,
+        Decision::TooLarge,
+        Decision::NotHtml,
+        Decision::Redirect,
+        Decision::Noindex,
+    ];
+
+    /// The `pages.jsonl` spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::New => "new",
+            Decision::ExactDuplicate => "exact_duplicate",
+            Decision::NearDuplicate => "near_duplicate",
+            Decision::Disallowed => "disallowed",
+            Decision::Error => "error",
+            Decision::TooLarge => "too_large",
+            Decision::NotHtml => "not_html",
+            Decision::Redirect => "redirect",
+            Decision::Noindex => "noindex",
+        }
+    }
+
+    /// Whether the page is an exact or near duplicate of an earlier page.
+    pub fn is_duplicate(self) -> bool {
+        matches!(self, Decision::ExactDuplicate | Decision::NearDuplicate)
+    }
+}
+
+impl std::fmt::Display for Decision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A fingerprint found by the near-duplicate index within k of a page's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NearMatch {
+    /// The matching (earlier) page.
+    pub page: PageId,
+    /// Hamming distance between the fingerprints.
+    pub distance: u32,
+}
+
+/// The duplicate status of the page a link was found on (a priority component).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ParentDup {
+    /// The parent was new content (or a seed).
+    #[default]
+    None,
+    /// The parent was an exact duplicate.
+    Exact,
+    /// The parent was a near duplicate at this Hamming distance.
+    Near(u32),
+}
+
+
+/// The content verdict on a fetched page: what the dedup stage answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Verdict {
+    /// New content.
+    New,
+    /// Same body bytes or same normalized text as an earlier page.
+    ExactDuplicate,
+    /// Content resembling an earlier page's.
+    NearDuplicate,
+}
+
+/// A fetch attempt that ends without a content verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FetchOutcome {
+    /// robots.txt (or a parked/over-delayed host) forbade the fetch.
+    Disallowed,
+    /// Network error, timeout, or an HTTP error status (4xx/5xx).
+    Error,
+    /// The body exceeded the fetch cap.
+    TooLarge,
+    /// Content type not parsed (not HTML/text).
+    NotHtml,
+    /// A redirect hop.
+    Redirect,
+    /// `noindex` in meta robots or X-Robots-Tag: not fingerprinted.
+    Noindex,
+}
+
+impl From<Verdict> for Decision {
+    fn from(v: Verdict) -> Self {
+        match v {
+            Verdict::New => Decision::New,
+            Verdict::ExactDuplicate => Decision::ExactDuplicate,
+            Verdict::NearDuplicate => Decision::NearDuplicate,
+        }
+    }
+}
+
+impl From<FetchOutcome> for Decision {
+    fn from(o: FetchOutcome) -> Self {
+        match o {
+            FetchOutcome::Disallowed => Decision::Disallowed,
+            FetchOutcome::Error => Decision::Error,
+            FetchOutcome::TooLarge => Decision::TooLarge,
+            FetchOutcome::NotHtml => Decision::NotHtml,
+            FetchOutcome::Redirect => Decision::Redirect,
+            FetchOutcome::Noindex => Decision::Noindex,
+        }
+    }
+}
+
+impl Decision {
+    /// The content verdict, for an attempt that reached the dedup stage.
+    pub fn verdict(self) -> Option<Verdict> {
+        match self {
+            Decision::New => Some(Verdict::New),
+            Decision::ExactDuplicate => Some(Verdict::ExactDuplicate),
+            Decision::NearDuplicate => Some(Verdict::NearDuplicate),
+            _ => None,
+        }
+    }
+
+    /// The fetch outcome, for an attempt that ended before a verdict.
+    pub fn fetch_outcome(self) -> Option<FetchOutcome> {
+        match self {
+            Decision::Disallowed => Some(FetchOutcome::Disallowed),
+            Decision::Error => Some(FetchOutcome::Error),
+            Decision::TooLarge => Some(FetchOutcome::TooLarge),
+            Decision::NotHtml => Some(FetchOutcome::NotHtml),
+            Decision::Redirect => Some(FetchOutcome::Redirect),
+            Decision::Noindex => Some(FetchOutcome::Noindex),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_decision_is_a_verdict_or_a_fetch_outcome_and_converts_back() {
+        for d in Decision::ALL {
+            match (d.verdict(), d.fetch_outcome()) {
+                (Some(v), None) => assert_eq!(Decision::from(v), d),
+                (None, Some(o)) => assert_eq!(Decision::from(o), d),
+                other => panic!("{d}: {other:?}"),
+            }
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! The layout of a crawl's output directory (a contract: docs/reports.md).
+//!
+//! ```text
+//! DIR/
+//!   pages.jsonl          one record per fetch attempt
+//!   crawl_stats.json     counts and rates of the crawl
+//!   store/               the crawl store (frontier, seen-set, pages)
+//!   index/tables.bin     the near-duplicate index snapshot
+//!   reports/             summary, clusters and mirror reports
+//! ```
+
+use std::path::{Path, PathBuf};
+
+/// A crawl's output directory and the paths of what it holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrawlDir {
+    root: PathBuf,
+}
+
+impl CrawlDir {
+    /// The crawl log's file name.
+    pub const LOG_FILE: &'static str = "pages.jsonl";
+    /// The store's directory name.
+    pub const STORE_DIR: &'static str = "store";
+    /// The index snapshot, relative to the root.
+    pub const INDEX_SNAPSHOT: &'static str = "index/tables.bin";
+    /// The crawl statistics file name.
+    pub const STATS_FILE: &'static str = "crawl_stats.json";
+    /// The reports' directory name.
+    pub const REPORTS_DIR: &'static str = "reports";
+
+    /// The layout under `root`.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        CrawlDir { root: root.into() }
+    }
+
+    /// The directory itself.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `DIR/pages.jsonl`.
+    pub fn log(&self) -> PathBuf {
+        self.root.join(Self::LOG_FILE)
+    }
+
+    /// `DIR/store`.
+    pub fn store(&self) -> PathBuf {
+        self.root.join(Self::STORE_DIR)
+    }
+
+    /// `DIR/index/tables.bin`.
+    pub fn index_snapshot(&self) -> PathBuf {
+        self.root.join(Self::INDEX_SNAPSHOT)
+    }
+
+    /// `DIR/crawl_stats.json`.
+    pub fn stats(&self) -> PathBuf {
+        self.root.join(Self::STATS_FILE)
+    }
+
+    /// `DIR/reports`.
+    pub fn reports(&self) -> PathBuf {
+        self.root.join(Self::REPORTS_DIR)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CrawlDir;
+
+    #[test]
+    fn paths_are_under_the_root() {
+        let d = CrawlDir::new("/c");
+        assert_eq!(d.log().to_str(), Some("/c/pages.jsonl"));
+        assert_eq!(d.store().to_str(), Some("/c/store"));
+        assert_eq!(d.index_snapshot().to_str(), Some("/c/index/tables.bin"));
+        assert_eq!(d.stats().to_str(), Some("/c/crawl_stats.json"));
+        assert_eq!(d.reports().to_str(), Some("/c/reports"));
+    }
+}

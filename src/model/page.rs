@@ -1,0 +1,79 @@
+//! The compact record of one recorded page and the per-host counts built
+//! from them.
+
+use super::{Decision, PageId};
+
+/// The compact record of one fetch attempt kept in the store.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StoredPage {
+    /// Page id (from [`Store::allocate_page_id`](crate::store::Store::allocate_page_id)).
+    pub id: PageId,
+    /// Canonical URL fetched.
+    pub canonical: String,
+    /// URL the content came from after redirects.
+    pub final_url: String,
+    /// HTTP status (0 when no response).
+    pub status: u16,
+    /// Link hops from a seed.
+    pub depth: u32,
+    /// What was decided.
+    pub decision: Decision,
+    /// The page this one duplicates.
+    pub dup_of: Option<PageId>,
+    /// Hamming distance to `dup_of`.
+    pub distance: Option<u32>,
+    /// 64-bit simhash (pages with text).
+    pub simhash: Option<u64>,
+    /// BLAKE3 of the body.
+    pub content_hash: Option<[u8; 32]>,
+    /// BLAKE3 of the normalized visible text.
+    pub text_hash: Option<[u8; 32]>,
+    /// Fetch start, milliseconds since the Unix epoch.
+    pub fetched_at_ms: u64,
+    /// Body bytes read.
+    pub bytes: u64,
+}
+
+/// Per-host counts behind the host duplicate-rate and novelty components.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HostStats {
+    /// Pages recorded (every fetch attempt).
+    pub fetched: u64,
+    /// Of which exact or near duplicates.
+    pub duplicates: u64,
+    /// Of which errors (network, 4xx/5xx, too large).
+    pub errors: u64,
+    /// Of which disallowed by robots.txt.
+    pub disallowed: u64,
+    /// Last fetch start, milliseconds since the Unix epoch.
+    pub last_fetch_ms: u64,
+}
+
+impl HostStats {
+    /// Duplicates / fetched (0 before the first fetch).
+    pub fn dup_rate(&self) -> f64 {
+        if self.fetched == 0 {
+            0.0
+        } else {
+            self.duplicates as f64 / self.fetched as f64
+        }
+    }
+
+    /// 1 / (1 + fetched): 1 for an unvisited host, falling as it is crawled.
+    pub fn novelty(&self) -> f64 {
+        1.0 / (1.0 + self.fetched as f64)
+    }
+
+    /// Count one recorded page.
+    pub fn record(&mut self, page: &StoredPage) {
+        self.fetched += 1;
+        match page.decision {
+            d if d.is_duplicate() => self.duplicates += 1,
+            Decision::Error | Decision::TooLarge => self.errors += 1,
+            Decision::Disallowed => self.disallowed += 1,
+            _ => {}
+        }
+        self.last_fetch_ms = self.last_fetch_ms.max(page.fetched_at_ms);
+    }
+}
+
