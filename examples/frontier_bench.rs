@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use simcrawl::config::Settings;
-use simcrawl::model::{Decision, StoredPage};
 use simcrawl::frontier::{Candidate, Frontier, NextUrl};
+use simcrawl::model::{Decision, StoredPage};
 use simcrawl::store::{MemStore, SledStore, Store};
 use url::Url;
 

@@ -355,8 +355,8 @@ pub fn run_pipeline_bench(pages: usize, out: &mut dyn Write) -> Result<()> {
 /// goes to a temporary directory, removed after.
 pub fn run_resume_bench(pages: u64, out: &mut dyn Write) -> Result<()> {
     use crate::model::Decision;
-    use crate::store::{Completion, SledStore, Store};
     use crate::model::{HostStats, QueuedUrl, StoredPage};
+    use crate::store::{Completion, SledStore, Store};
 
     let dir = std::env::temp_dir().join(format!("simcrawl-bench-resume-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);

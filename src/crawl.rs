@@ -52,7 +52,6 @@ use crate::canon::{self, Canonicalizer};
 use crate::config::{DedupPolicy, Settings};
 use crate::crawllog::{self, CrawlLogWriter, PageRecord};
 use crate::dedup::{self, ContentHashes, DedupPolicyEngine, ExactIndex, Ruling};
-use crate::model::{Decision, FetchOutcome, NearMatch, ParentDup, Verdict};
 use crate::error::{Error, Result};
 use crate::extract::{self, Extracted};
 use crate::features::{FeatureExtractor, TemplateLearner};
@@ -61,22 +60,15 @@ use crate::focus::{self, Focus};
 use crate::frontier::{Candidate, Frontier, NextUrl, Offer};
 use crate::index::{LiveIndex, Match};
 use crate::mirror::OnlineMirrors;
+use crate::model::{
+    CrawlDir, Decision, FetchOutcome, NearMatch, PageId, ParentDup, QueuedUrl, StoredPage, UrlState, Verdict,
+};
 use crate::politeness::{NotReady, Politeness, RequestOutcome, RetryPolicy, RobotsVerdict};
 use crate::report::{self, CrawlStats, ReportPaths};
 use crate::simhash;
 use crate::sketch::minhash::MinHasher;
 use crate::sketch::{ContentSketch, Sketch, SketchIndex};
-use crate::model::QueuedUrl;
 use crate::store::{SledStore, Store};
-use crate::model::{PageId, StoredPage, UrlState};
-
-/// The store directory inside a crawl output directory.
-pub const STORE_DIR: &str = "store";
-/// The crawl log inside a crawl output directory.
-pub const LOG_FILE: &str = "pages.jsonl";
-/// The index snapshot of the last clean stop, inside the output directory
-/// (format: [`crate::index::persist`]).
-pub const INDEX_SNAPSHOT: &str = "index/tables.bin";
 
 /// What to crawl and where to write it.
 pub struct CrawlOptions {
@@ -330,9 +322,9 @@ pub async fn run(
     shutdown: impl std::future::Future<Output = ()> + Send,
 ) -> Result<CrawlSummary> {
     let started = std::time::Instant::now();
-    let store_dir = opts.out.join(STORE_DIR);
-    let log_path = opts.out.join(LOG_FILE);
-    let snapshot = opts.out.join(INDEX_SNAPSHOT);
+    let store_dir = opts.out.join(CrawlDir::STORE_DIR);
+    let log_path = opts.out.join(CrawlDir::LOG_FILE);
+    let snapshot = opts.out.join(CrawlDir::INDEX_SNAPSHOT);
     let canon = Canonicalizer::new(&settings.canon);
     // A start that fails leaves the directory as it was: what can be checked
     // without it is checked before anything is created.
@@ -343,7 +335,7 @@ pub async fn run(
     };
     if opts.resume && !store_dir.is_dir() {
         return Err(Error::InvalidInput(format!(
-            "{}: no crawl to resume (no {STORE_DIR}/ in it); start one without --resume",
+            "{}: no crawl to resume (no store/ in it); start one without --resume",
             opts.out.display()
         )));
     }
@@ -444,7 +436,7 @@ pub async fn run(
     write_flush_mark(&store_dir, store.as_ref());
 
     let stats = decided.stats(store.as_ref())?;
-    let stats_path = opts.out.join(report::CRAWL_STATS_FILE);
+    let stats_path = CrawlDir::new(&opts.out).stats();
     let json = serde_json::to_vec_pretty(&stats).map_err(|e| Error::Internal(format!("crawl stats: {e}")))?;
     std::fs::write(&stats_path, json).map_err(|e| Error::io(&stats_path, e))?;
 
@@ -941,7 +933,7 @@ fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
     if let Some(x) = &resp.x_robots_tag {
         meta = meta.merge(extract::parse_x_robots_tag_for(x, &s.crawl.user_agent));
     }
-    let host = crate::features::template_key(&crate::frontier::scope::host_key(url), url.path(), doc.lang.as_deref());
+    let host = crate::features::template_key(&crate::host::host_key(url), url.path(), doc.lang.as_deref());
     // Each block hashed once: for template learning, the features and, on a
     // young host, the page's template membership.
     let blocks = crate::features::block_hashes(&doc);
@@ -1308,7 +1300,7 @@ impl Decider {
             reused: 0,
             matches: Vec::with_capacity(16),
             look_alike: None,
-            store_dir: log_path.with_file_name(STORE_DIR),
+            store_dir: log_path.with_file_name(CrawlDir::STORE_DIR),
             flushed_at: std::time::Instant::now(),
             dup_chains,
             shared,
@@ -1547,7 +1539,7 @@ impl Decider {
         // docs on crash safety.
         self.log
             .write(&rec)
-            .map_err(|e| Error::io(PathBuf::from(LOG_FILE), e))?;
+            .map_err(|e| Error::io(PathBuf::from(CrawlDir::LOG_FILE), e))?;
         self.mirrors.observe(&rec);
         self.group.push(Done { q: f.q, page, body });
         Ok(())
@@ -1558,7 +1550,9 @@ impl Decider {
         if self.group.is_empty() {
             return Ok(());
         }
-        self.log.flush().map_err(|e| Error::io(PathBuf::from(LOG_FILE), e))?;
+        self.log
+            .flush()
+            .map_err(|e| Error::io(PathBuf::from(CrawlDir::LOG_FILE), e))?;
         let items: Vec<(&QueuedUrl, &StoredPage, Option<&[u8]>)> =
             self.group.iter().map(|d| (&d.q, &d.page, d.body.as_deref())).collect();
         self.shared.frontier.complete_many(&items)?;
@@ -1783,11 +1777,11 @@ fn parse_seeds(canon: &Canonicalizer, seeds: &[String]) -> Result<Vec<Url>> {
 /// Removes what a new crawl that failed to start created in `out` (the
 /// crawl log only when there was none before).
 fn remove_new_crawl(out: &Path, created_out: bool, had_log: bool) {
-    for name in [STORE_DIR, "index"] {
+    for name in [CrawlDir::STORE_DIR, "index"] {
         let _ = std::fs::remove_dir_all(out.join(name));
     }
     if !had_log {
-        let _ = std::fs::remove_file(out.join(LOG_FILE));
+        let _ = std::fs::remove_file(out.join(CrawlDir::LOG_FILE));
     }
     if created_out {
         // Only when empty: never anything the user put there.
@@ -1865,7 +1859,7 @@ struct StoreBackup {
 
 impl StoreBackup {
     fn take(store: &Path) -> Result<StoreBackup> {
-        let copy = store.with_file_name(format!("{STORE_DIR}.before-resume"));
+        let copy = store.with_file_name(format!("store.before-resume"));
         if copy.is_dir() {
             // A resume stopped while it checked the store: the copy is the
             // store as it was before that attempt.
@@ -2053,8 +2047,8 @@ fn replay_analysis(store: &dyn Store, s: &Settings, pages: &[(PageId, String, De
                 missing += 1;
                 continue;
             };
-            let host = crate::frontier::scope::host_key_of_serialized(canonical).unwrap_or_default();
-            let path = crate::mirror::split_url(canonical).map_or("/", |(_, p)| p);
+            let host = crate::host::host_key_of_serialized(canonical).unwrap_or_default();
+            let path = crate::host::split_url(canonical).map_or("/", |(_, p)| p);
             let host = crate::features::template_key(host, path, doc.lang.as_deref());
             templates.observe_hashes(&host, &blocks);
             if sketching && *decision == Decision::New {
@@ -2215,9 +2209,9 @@ mod tests {
     /// exact maps owned by the first page of each hash.
     #[test]
     fn dedup_state_reads_index_and_exact_maps_in_one_scan() {
+        use crate::model::HostStats;
         use crate::store::suite::{page, qurl};
         use crate::store::MemStore;
-        use crate::model::HostStats;
         let settings = Settings::default();
         let store = MemStore::new();
         let urls: Vec<QueuedUrl> = (0..40).map(|i| qurl("a.test", &format!("p{i}"), 0.0, i)).collect();
@@ -2278,7 +2272,7 @@ mod tests {
     #[test]
     fn damaged_store_backup_is_put_back_and_an_interrupted_one_first() {
         let dir = tempfile::tempdir().unwrap();
-        let store = dir.path().join(STORE_DIR);
+        let store = dir.path().join(CrawlDir::STORE_DIR);
         std::fs::create_dir_all(store.join("blobs")).unwrap();
         std::fs::write(store.join("db"), "as found").unwrap();
         std::fs::write(store.join("blobs/1"), "blob").unwrap();
@@ -2293,7 +2287,7 @@ mod tests {
         let b = StoreBackup::take(&store).unwrap();
         assert_eq!(std::fs::read_to_string(store.join("db")).unwrap(), "as found");
         b.discard();
-        assert!(!dir.path().join(format!("{STORE_DIR}.before-resume")).exists());
+        assert!(!dir.path().join(format!("store.before-resume")).exists());
     }
 
     #[test]

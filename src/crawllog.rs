@@ -8,7 +8,6 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Decision, ScoreComponents};
-use crate::error::{Error, Result};
 
 /// One fetch attempt, as a line of `pages.jsonl`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -107,14 +106,41 @@ impl<W: Write> CrawlLogWriter<W> {
     }
 }
 
+/// Why a crawl log could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    /// The file could not be opened or read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The log file.
+        path: std::path::PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A line other than the last is not a record.
+    #[error("{}:{line}: bad record: {message}", path.display())]
+    BadRecord {
+        /// The log file.
+        path: std::path::PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// What the JSON parser said.
+        message: String,
+    },
+}
+
 /// Read every record of a `pages.jsonl`. A truncated last line (a killed
 /// crawl) is skipped; any other bad line is an error naming its line number.
-pub fn read_log(path: &Path) -> Result<Vec<PageRecord>> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+pub fn read_log(path: &Path) -> Result<Vec<PageRecord>, LogError> {
+    let io = |source| LogError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
     let mut lines = std::io::BufReader::new(file).lines().enumerate().peekable();
     let mut out = Vec::new();
     while let Some((i, line)) = lines.next() {
-        let line = line.map_err(|e| Error::io(path, e))?;
+        let line = line.map_err(io)?;
         if line.trim().is_empty() {
             continue;
         }
@@ -122,11 +148,11 @@ pub fn read_log(path: &Path) -> Result<Vec<PageRecord>> {
             Ok(rec) => out.push(rec),
             Err(_) if lines.peek().is_none() => break,
             Err(e) => {
-                return Err(Error::InvalidInput(format!(
-                    "{}:{}: bad record: {e}",
-                    path.display(),
-                    i + 1
-                )))
+                return Err(LogError::BadRecord {
+                    path: path.to_path_buf(),
+                    line: i + 1,
+                    message: e.to_string(),
+                })
             }
         }
     }

@@ -2,7 +2,6 @@
 //! new / exact duplicate / near duplicate, exact content hashes, and the policy
 //! that turns a decision into out-link treatment.
 
-
 // ---------------------------------------------------------------------------
 // Dedup policy: the ordered decision procedure over exact and near lookups,
 // the in-memory exact-hash index, and what a decision means for the page's
@@ -11,8 +10,8 @@
 use std::collections::HashMap;
 
 use crate::config::{DedupPolicy, DedupSettings, Settings};
-use crate::store::{Store, StoreError};
 use crate::model::{Decision, NearMatch, PageId, ParentDup, Verdict};
+use crate::store::{Store, StoreError};
 
 /// A content verdict with what it points at.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -362,8 +361,8 @@ mod policy_tests {
 
     #[test]
     fn exact_index_loads_from_store() {
-        use crate::store::MemStore;
         use crate::model::HostStats;
+        use crate::store::MemStore;
         let s = MemStore::new();
         let u = crate::store::suite::qurl("a.test", "x", 1.0, 1);
         s.enqueue(std::slice::from_ref(&u)).unwrap();

@@ -17,8 +17,8 @@ use crate::canon::Canonicalizer;
 use crate::config::Settings;
 use crate::crawl::{self, CrawlOptions, CrawlSummary};
 use crate::crawllog::{self, PageRecord};
-use crate::model::Decision;
 use crate::error::{Error, Result};
+use crate::model::Decision;
 use crate::testweb::{GroundTruth, RequestLogEntry, RunningTestWeb, TestWeb, TestWebOptions};
 
 /// Precision and recall of one kind of decision.
@@ -264,7 +264,7 @@ pub async fn run(out: Option<PathBuf>, overrides: &[String], progress: bool) -> 
     };
     let canon = Canonicalizer::new(&settings.canon);
     let summary = crawl::run(settings, opts, std::future::pending()).await?;
-    let records = crawllog::read_log(&out.join(crawl::LOG_FILE))?;
+    let records = crawllog::read_log(&out.join(crate::model::CrawlDir::LOG_FILE))?;
     let score = score(&server.truth(), &records, &canon, &server.requests());
     server.shutdown().await;
     Ok(DemoResult {
@@ -316,7 +316,11 @@ impl std::fmt::Display for DemoResult {
             st.dup_links_dropped.unwrap_or(0),
             st.mirror_fetches_saved.unwrap_or(0)
         )?;
-        writeln!(f, "  crawl log         {}", self.out.join(crawl::LOG_FILE).display())?;
+        writeln!(
+            f,
+            "  crawl log         {}",
+            self.out.join(crate::model::CrawlDir::LOG_FILE).display()
+        )?;
         if let Some(r) = &s.reports {
             for file in r.files.iter().filter(|p| p.extension().is_some_and(|e| e == "html")) {
                 writeln!(f, "  report            {}", file.display())?;

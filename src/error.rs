@@ -33,6 +33,27 @@ pub enum Error {
     Internal(String),
 }
 
+impl From<crate::crawllog::LogError> for Error {
+    fn from(e: crate::crawllog::LogError) -> Self {
+        match e {
+            crate::crawllog::LogError::Io { path, source } => Error::Io { path, source },
+            bad => Error::InvalidInput(bad.to_string()),
+        }
+    }
+}
+
+impl From<crate::fetch::FetchError> for Error {
+    fn from(e: crate::fetch::FetchError) -> Self {
+        Error::InvalidInput(e.to_string())
+    }
+}
+
+impl From<crate::focus::FocusError> for Error {
+    fn from(e: crate::focus::FocusError) -> Self {
+        Error::InvalidInput(e.to_string())
+    }
+}
+
 impl Error {
     /// Whether this error is the user's input (exit code 2) rather than a
     /// failure of simcrawl or its environment (exit code 1).

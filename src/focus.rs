@@ -44,9 +44,14 @@
 use std::path::Path;
 
 use crate::config::{FocusSettings, Settings};
-use crate::error::{Error, Result};
 use crate::extract;
 use crate::features::{FeatureExtractor, Features};
+
+/// A `[focus]` topic that cannot be used: an unreadable example file, or a
+/// topic with no features (a usage error).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct FocusError(String);
 
 /// The topic profile and the relevance rules of a focused crawl.
 #[derive(Debug, Clone)]
@@ -144,7 +149,7 @@ impl Focus {
     /// The profile of `settings.focus` (keywords and example files, with the
     /// `[features]` pipeline). Errors name an unreadable example, or a topic
     /// that yields no feature at all (only stop words or numbers).
-    pub fn new(settings: &Settings) -> Result<Focus> {
+    pub fn new(settings: &Settings) -> Result<Focus, FocusError> {
         let fx = FeatureExtractor::new(&settings.features);
         let f = &settings.focus;
         let mut profile: Vec<(u64, f32)> = Vec::new();
@@ -156,7 +161,7 @@ impl Focus {
         for path in &f.examples {
             let mut v = example_features(&fx, path)?.items;
             if v.is_empty() {
-                return Err(Error::InvalidInput(format!(
+                return Err(FocusError(format!(
                     "focus.examples: {} has no text to learn the topic from",
                     path.display()
                 )));
@@ -165,7 +170,7 @@ impl Focus {
             add_into(&mut profile, &v);
         }
         if profile.is_empty() {
-            return Err(Error::InvalidInput(
+            return Err(FocusError(
                 "focus.keywords: no keyword yields a feature (only stop words or numbers?); give topic words".into(),
             ));
         }
@@ -252,9 +257,9 @@ impl Focus {
 }
 
 /// Features of one example file: HTML unless it ends in `.txt` or `.text`.
-fn example_features(fx: &FeatureExtractor, path: &Path) -> Result<Features> {
+fn example_features(fx: &FeatureExtractor, path: &Path) -> Result<Features, FocusError> {
     let bytes = std::fs::read(path).map_err(|e| {
-        Error::InvalidInput(format!(
+        FocusError(format!(
             "focus.examples: cannot read {}: {e} (paths are relative to the config file)",
             path.display()
         ))

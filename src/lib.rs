@@ -47,6 +47,7 @@ pub mod features;
 pub mod fetch;
 pub mod focus;
 pub mod frontier;
+pub mod host;
 pub mod index;
 pub mod mirror;
 pub mod model;

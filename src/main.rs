@@ -470,7 +470,10 @@ fn crawl(args: CrawlArgs) -> anyhow::Result<ExitCode> {
         summary.queued,
         summary.elapsed.as_secs_f64()
     );
-    println!("crawl log: {}", args.out.join(simcrawl::crawl::LOG_FILE).display());
+    println!(
+        "crawl log: {}",
+        args.out.join(simcrawl::model::CrawlDir::LOG_FILE).display()
+    );
     if let Some(r) = &summary.reports {
         println!("reports:   {}", r.dir.display());
     }
@@ -509,7 +512,7 @@ fn explain(args: ExplainArgs) -> anyhow::Result<ExitCode> {
 fn near(a: NearArgs) -> anyhow::Result<ExitCode> {
     use simcrawl::sketch::near::Method;
     let settings = simcrawl::Settings::default();
-    let opts = simcrawl::sketch::corpus::NearOptions {
+    let opts = simcrawl::eval::corpus::NearOptions {
         corpus: a.corpus,
         method: match a.method {
             MethodArg::Simhash => Method::Simhash,
@@ -522,7 +525,7 @@ fn near(a: NearArgs) -> anyhow::Result<ExitCode> {
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    simcrawl::sketch::corpus::run_near(&opts, &settings, &mut out, &mut std::io::stderr())?;
+    simcrawl::eval::corpus::run_near(&opts, &settings, &mut out, &mut std::io::stderr())?;
     std::io::Write::flush(&mut out).context("writing stdout")?;
     Ok(ExitCode::SUCCESS)
 }
@@ -534,10 +537,10 @@ fn eval(a: EvalArgs) -> anyhow::Result<ExitCode> {
     let mut out = stdout.lock();
     match (a.corpus, a.crawl) {
         (Some(corpus), _) => {
-            simcrawl::sketch::corpus::run_eval_corpus(&corpus, &out_dir, &settings, &mut out, &mut std::io::stderr())?;
+            simcrawl::eval::corpus::run_eval_corpus(&corpus, &out_dir, &settings, &mut out, &mut std::io::stderr())?;
         }
         (None, Some(crawl)) => {
-            simcrawl::sketch::corpus::run_eval_crawl(&crawl, &out_dir, &settings, &mut out)?;
+            simcrawl::eval::corpus::run_eval_crawl(&crawl, &out_dir, &settings, &mut out)?;
         }
         (None, None) => {
             return Err(simcrawl::Error::InvalidInput("eval needs --corpus DIR or --crawl DIR".into()).into())

@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::MirrorSettings;
 use crate::crawllog::PageRecord;
+use crate::host::split_url;
 use crate::model::Decision;
 
 /// How much of two hosts a verified pair covers.
@@ -193,20 +194,6 @@ pub struct MirrorReport {
     pub sets: Vec<MirrorSet>,
     /// How `sets[].canonical` was chosen.
     pub canonical_rule: String,
-}
-
-/// Split a URL into its authority (host and port) and its path with query
-/// (fragment dropped; an empty path is `/`). None when there is no `scheme://`.
-pub fn split_url(url: &str) -> Option<(&str, &str)> {
-    let rest = &url[url.find("://")? + 3..];
-    let rest = rest.split('#').next().unwrap_or(rest);
-    let end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let host = &rest[..end];
-    if host.is_empty() {
-        return None;
-    }
-    let path = &rest[end..];
-    Some((host, if path.is_empty() { "/" } else { path }))
 }
 
 /// The prefixes of two paths left after removing their longest common suffix
@@ -1061,9 +1048,6 @@ mod tests {
 
     #[test]
     fn split_and_align() {
-        assert_eq!(split_url("http://a.test:81/x/y?q#f"), Some(("a.test:81", "/x/y?q")));
-        assert_eq!(split_url("http://a.test"), Some(("a.test", "/")));
-        assert_eq!(split_url("a.test/x"), None);
         let cases = [
             ("/news/x/y.html", "/mirror/news/x/y.html", Some(("/", "/mirror/"))),
             ("/", "/", Some(("/", "/"))),

@@ -31,7 +31,7 @@ async fn crawl_web(server: &RunningTestWeb, dir: &Path, overrides: &[&str]) -> (
     let summary = crawl::run(settings, CrawlOptions::new(dir, server.seeds()), std::future::pending())
         .await
         .unwrap();
-    let records = read_log(&dir.join(crawl::LOG_FILE)).unwrap();
+    let records = read_log(&dir.join(simcrawl::model::CrawlDir::LOG_FILE)).unwrap();
     (summary, records)
 }
 
@@ -185,7 +185,7 @@ async fn stop_and_resume(server: &RunningTestWeb, dir: &Path, damage: bool) -> (
         .await
         .unwrap();
     assert_eq!(first.stop, crawl::StopReason::MaxPages);
-    let snapshot = dir.join(crawl::INDEX_SNAPSHOT);
+    let snapshot = dir.join(simcrawl::model::CrawlDir::INDEX_SNAPSHOT);
     let len = std::fs::metadata(&snapshot)
         .expect("a clean stop writes the index snapshot")
         .len();
@@ -196,13 +196,16 @@ async fn stop_and_resume(server: &RunningTestWeb, dir: &Path, damage: bool) -> (
         bytes[mid] ^= 0xff;
         std::fs::write(&snapshot, bytes).unwrap();
     }
-    let before = read_log(&dir.join(crawl::LOG_FILE)).unwrap().len();
+    let before = read_log(&dir.join(simcrawl::model::CrawlDir::LOG_FILE)).unwrap().len();
     let mut opts = CrawlOptions::new(dir, Vec::new());
     opts.resume = true;
     crawl::run(Settings::test_web(&[]).unwrap(), opts, std::future::pending())
         .await
         .unwrap();
-    (read_log(&dir.join(crawl::LOG_FILE)).unwrap(), before)
+    (
+        read_log(&dir.join(simcrawl::model::CrawlDir::LOG_FILE)).unwrap(),
+        before,
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -363,7 +366,7 @@ impl CliCrawl {
     }
 
     fn log(&self) -> std::path::PathBuf {
-        self.out.join(crawl::LOG_FILE)
+        self.out.join(simcrawl::model::CrawlDir::LOG_FILE)
     }
 
     /// Waits (at most 60 s) until the crawl log holds `n` records.
@@ -484,7 +487,7 @@ async fn sigterm_stops_gracefully_and_resume_finishes() {
     assert!(output.status.success(), "exit {:?}: {err}", output.status);
     assert!(err.contains("SIGTERM: stopping"), "{err}");
     // The clean-stop path ran: the index snapshot is written.
-    assert!(cli.out.join(crawl::INDEX_SNAPSHOT).is_file());
+    assert!(cli.out.join(simcrawl::model::CrawlDir::INDEX_SNAPSHOT).is_file());
     let log = cli.log();
     let stopped = read_log(&log).unwrap();
     assert_once(&stopped);

@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::Arc;
 
-use simcrawl::crawl;
 use simcrawl::crawllog::read_log;
 use simcrawl::testweb::{RunningTestWeb, TestWeb, TestWebOptions};
 
@@ -83,7 +82,7 @@ fn assert_one_line_error(o: &Output, code: i32, mentions: &str) -> String {
 }
 
 fn canonicals(out: &Path) -> HashSet<String> {
-    read_log(&out.join(crawl::LOG_FILE))
+    read_log(&out.join(simcrawl::model::CrawlDir::LOG_FILE))
         .unwrap()
         .into_iter()
         .map(|r| r.canonical)
@@ -156,7 +155,7 @@ async fn damaged_log_cut_or_deleted_is_rewritten_from_the_store() {
     let dir = tempfile::tempdir().unwrap();
     let out = finished_crawl(&web, dir.path(), "crawl", 200).await;
     let all = canonicals(&out);
-    let log = out.join(crawl::LOG_FILE);
+    let log = out.join(simcrawl::model::CrawlDir::LOG_FILE);
 
     // The last 100 bytes cut.
     let text = std::fs::read(&log).unwrap();
@@ -183,7 +182,7 @@ async fn damaged_foreign_index_snapshot_is_rebuilt_with_a_warning() {
     let dir = tempfile::tempdir().unwrap();
     let small = finished_crawl(&web, dir.path(), "small", 60).await;
     let big = finished_crawl(&web, dir.path(), "big", 200).await;
-    let snap = crawl::INDEX_SNAPSHOT;
+    let snap = simcrawl::model::CrawlDir::INDEX_SNAPSHOT;
     std::fs::copy(small.join(snap), big.join(snap)).unwrap();
     let o = run(crawl_cmd(&big, None, 200)).await;
     let err = String::from_utf8_lossy(&o.stderr);

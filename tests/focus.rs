@@ -39,7 +39,7 @@ async fn crawl_web(server: &RunningTestWeb, overrides: &[&str]) -> (tempfile::Te
     )
     .await
     .unwrap();
-    let records = read_log(&dir.path().join(crawl::LOG_FILE)).unwrap();
+    let records = read_log(&dir.path().join(simcrawl::model::CrawlDir::LOG_FILE)).unwrap();
     (dir, records)
 }
 

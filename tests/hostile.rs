@@ -398,7 +398,7 @@ async fn hostile_server_crawl_holds_every_case() {
     .await
     .expect("the crawl ends")
     .unwrap();
-    let records = read_log(&out.join(crawl::LOG_FILE)).unwrap();
+    let records = read_log(&out.join(simcrawl::model::CrawlDir::LOG_FILE)).unwrap();
     let rec = by_canonical(&records);
     let hits = server.hits.lock().clone();
     let url = |host: &str, path: &str| format!("http://{host}:{port}{path}");

@@ -11,8 +11,8 @@ use std::time::Instant;
 
 use simcrawl::config::MirrorSettings;
 use simcrawl::crawllog::{CrawlLogWriter, PageRecord};
-use simcrawl::model::Decision;
 use simcrawl::mirror::{self, MirrorKind, OnlineMirrors};
+use simcrawl::model::Decision;
 use simcrawl::report::{self, Format, ReportKind};
 use simcrawl::Settings;
 

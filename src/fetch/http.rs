@@ -13,7 +13,6 @@ use url::Url;
 
 use super::{parse_content_type, parse_retry_after, FetchError, FetchResponse, Fetcher};
 use crate::config::Settings;
-use crate::error::Error;
 
 /// The production [`Fetcher`]. Cheap to share (`Arc<HttpFetcher>` or
 /// `Arc<dyn Fetcher>`): one connection pool for the whole crawl.
@@ -26,7 +25,7 @@ pub struct HttpFetcher {
 impl HttpFetcher {
     /// Build the client from `[crawl]` (User-Agent) and `[fetch]` (timeouts,
     /// caps, `resolve`). Redirects are never followed by the client.
-    pub fn new(settings: &Settings) -> Result<Self, Error> {
+    pub fn new(settings: &Settings) -> Result<Self, FetchError> {
         let f = &settings.fetch;
         let mut builder = reqwest::Client::builder()
             .user_agent(settings.crawl.user_agent_header())
@@ -42,9 +41,7 @@ impl HttpFetcher {
                 .dns_resolver(Arc::new(HostResolver::new(f.resolve.clone())))
                 .no_proxy();
         }
-        let client = builder
-            .build()
-            .map_err(|e| Error::InvalidInput(format!("cannot build the HTTP client: {}", error_chain(&e))))?;
+        let client = builder.build().map_err(|e| FetchError::Client(error_chain(&e)))?;
         Ok(HttpFetcher {
             client,
             max_body_bytes: f.max_body_bytes,

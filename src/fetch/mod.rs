@@ -88,6 +88,9 @@ pub enum FetchError {
     /// Anything else the HTTP client reported.
     #[error("request failed: {0}")]
     Other(String),
+    /// The HTTP client could not be built from the settings.
+    #[error("cannot build the HTTP client: {0}")]
+    Client(String),
 }
 
 /// The HTTP seam: one request, one response. Implementations: [`HttpFetcher`]

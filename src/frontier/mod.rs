@@ -58,13 +58,14 @@ use parking_lot::Mutex;
 use url::Url;
 
 use crate::config::{FrontierSettings, Settings};
-pub use crate::model::ScoreComponents;
 use crate::dedup::DedupPolicyEngine;
+use crate::host::{host_key, host_key_of_serialized};
 pub use crate::model::ParentDup;
 pub use crate::model::QueuedUrl;
-use crate::store::{Completion, Store, StoreError};
+pub use crate::model::ScoreComponents;
 use crate::model::{HostStats, PageId, QueueKey, StoredPage, UrlState};
-use scope::{digit_pattern, host_key, host_key_of_serialized, Rejection, ScopeRules};
+use crate::store::{Completion, Store, StoreError};
+use scope::{digit_pattern, Rejection, ScopeRules};
 pub use scope::{ScopeReason, TrapReason};
 
 /// Why the frontier could not be built or updated.

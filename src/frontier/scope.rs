@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use url::Url;
 
 use crate::config::{CrawlSettings, Scope};
+use crate::host::{host_key, registrable_domain};
 
 /// Why a URL is outside the crawl's scope.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,45 +90,6 @@ pub enum Rejection {
     OutOfScope(ScopeReason),
     /// A likely crawler trap.
     Trap(TrapReason),
-}
-
-/// The frontier's politeness and queue key for a URL: the host, plus `:port`
-/// when the port is not the scheme's default.
-pub fn host_key(url: &Url) -> String {
-    let host = url.host_str().unwrap_or("");
-    match url.port() {
-        Some(p) => format!("{host}:{p}"),
-        None => host.to_string(),
-    }
-}
-
-/// [`host_key`] of a URL serialized by the `url` crate with an `http` or
-/// `https` scheme (a canonical URL from the store), read off the string:
-/// the authority without its user info. Such a serialization has no default
-/// port and ends its authority at the path's `/`, so this equals
-/// `host_key(&Url::parse(s)?)` without the parse (resume reads every stored
-/// URL's host). `None` for any other string.
-pub fn host_key_of_serialized(s: &str) -> Option<&str> {
-    if !(s.starts_with("http://") || s.starts_with("https://")) {
-        return None;
-    }
-    let (authority, _) = crate::mirror::split_url(s)?;
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    (!host.is_empty()).then_some(host)
-}
-
-/// The registrable domain, approximated as the last two labels (an IP
-/// address or a one-label host is its own domain).
-pub fn registrable_domain(host: &str) -> &str {
-    if host.parse::<std::net::IpAddr>().is_ok() || host.starts_with('[') {
-        return host;
-    }
-    let mut dots = host.rmatch_indices('.');
-    dots.next();
-    match dots.next() {
-        Some((i, _)) => &host[i + 1..],
-        None => host,
-    }
 }
 
 /// The SURT form of a URL (Heritrix style): `http://(test,mirror-a,)/docs/x?q`,
@@ -283,41 +245,5 @@ impl ScopeRules {
             }
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn host_key_of_serialized_equals_host_key_of_the_parsed_url() {
-        let inputs = [
-            "http://www.news.test:8080/news/cooking/1/",
-            "https://Example.COM/a?b=c#d",
-            "http://example.com:80/",
-            "https://example.com:443/x",
-            "https://example.com:8443",
-            "http://user:pass@example.com:81/p",
-            "http://us%40er@example.com/",
-            "http://[::1]:8080/x",
-            "http://[2001:DB8::1]/",
-            "http://127.0.0.1:9/robots.txt",
-            "http://bücher.example/straße",
-            "http://example.com?q=1",
-            "http://example.com#frag",
-            "HTTP://EXAMPLE.com./",
-        ];
-        for input in inputs {
-            let u = Url::parse(input).unwrap();
-            assert_eq!(
-                host_key_of_serialized(u.as_str()),
-                Some(host_key(&u).as_str()),
-                "{input}"
-            );
-        }
-        for other in ["ftp://example.com/", "mailto:a@b.c", "http://", "example.com/x"] {
-            assert_eq!(host_key_of_serialized(other), None, "{other}");
-        }
     }
 }

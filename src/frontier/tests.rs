@@ -9,6 +9,7 @@ use proptest::prelude::*;
 use super::scope::*;
 use super::*;
 use crate::config::Settings;
+use crate::host::{host_key, registrable_domain};
 use crate::model::Decision;
 use crate::store::{MemStore, SledStore};
 

@@ -96,7 +96,6 @@ pub enum ParentDup {
     Near(u32),
 }
 
-
 /// The content verdict on a fetched page: what the dedup stage answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Verdict {

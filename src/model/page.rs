@@ -76,4 +76,3 @@ impl HostStats {
         self.last_fetch_ms = self.last_fetch_ms.max(page.fetched_at_ms);
     }
 }
-

@@ -95,4 +95,3 @@ pub enum UrlState {
     /// Another name of this canonical URL (redirect hop or rel=canonical).
     AliasOf(String),
 }
-

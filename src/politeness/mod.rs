@@ -317,15 +317,10 @@ impl Politeness {
         &self.inner.agent
     }
 
-    /// The politeness key of a URL: `scheme://host:port` (port always
-    /// explicit, defaults filled in). robots.txt and limits are per origin.
+    /// The politeness key of a URL: its [`origin`](crate::host::origin).
+    /// robots.txt and limits are per origin.
     pub fn origin_key(url: &Url) -> String {
-        format!(
-            "{}://{}:{}",
-            url.scheme(),
-            url.host_str().unwrap_or(""),
-            url.port_or_known_default().unwrap_or(0)
-        )
+        crate::host::origin(url)
     }
 
     /// Start a request to `url`'s host now, if its limits allow: one of at

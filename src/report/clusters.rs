@@ -8,8 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{csv_line, opt};
 use crate::crawllog::PageRecord;
+use crate::host::split_url;
+use crate::mirror::UnionFind;
 use crate::model::Decision;
-use crate::mirror::{split_url, UnionFind};
 
 /// One member of a cluster.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -9,11 +9,11 @@ use std::path::Path;
 use crate::canon::Canonicalizer;
 use crate::config::Settings;
 use crate::crawllog::{self, PageRecord};
-use crate::model::ScoreComponents;
-use crate::model::Decision;
 use crate::error::{Error, Result};
-use crate::store::{SledStore, Store};
+use crate::model::Decision;
+use crate::model::ScoreComponents;
 use crate::model::UrlState;
+use crate::store::{SledStore, Store};
 
 fn components(out: &mut String, c: &ScoreComponents, priority: f64, settings: &Settings) {
     let _ = writeln!(
@@ -89,7 +89,7 @@ fn explain_record(out: &mut String, r: &PageRecord, settings: &Settings) {
 
 /// The explanation of `url` in the crawl stored in `dir`, as text.
 pub fn explain(dir: &Path, url: &str, settings: &Settings) -> Result<String> {
-    let log = dir.join(crate::crawl::LOG_FILE);
+    let log = crate::model::CrawlDir::new(dir).log();
     if !log.exists() {
         return Err(Error::InvalidInput(format!(
             "{}: not a crawl directory (no pages.jsonl)",
@@ -127,7 +127,7 @@ pub fn explain(dir: &Path, url: &str, settings: &Settings) -> Result<String> {
         return Ok(out);
     }
     // Not fetched: ask the store.
-    let store_dir = dir.join(crate::crawl::STORE_DIR);
+    let store_dir = crate::model::CrawlDir::new(dir).store();
     let store = SledStore::open(&store_dir)?;
     match store.url_state(&canonical)? {
         Some(UrlState::AliasOf(of)) => {
@@ -138,7 +138,7 @@ pub fn explain(dir: &Path, url: &str, settings: &Settings) -> Result<String> {
         }
         Some(UrlState::Queued(key)) | Some(UrlState::InFlight(key)) => {
             let host = url::Url::parse(&canonical)
-                .map(|u| crate::frontier::scope::host_key(&u))
+                .map(|u| crate::host::host_key(&u))
                 .unwrap_or_default();
             let _ = writeln!(out, "url         {canonical}");
             let _ = writeln!(

@@ -20,6 +20,7 @@ use crate::config::Settings;
 use crate::crawllog::{read_log, PageRecord};
 use crate::error::{Error, Result};
 use crate::mirror;
+use crate::model::CrawlDir;
 
 /// Which report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,12 +89,9 @@ pub struct CrawlStats {
     pub fingerprints_reused: Option<u64>,
 }
 
-/// The file name of [`CrawlStats`] in a crawl directory.
-pub const CRAWL_STATS_FILE: &str = "crawl_stats.json";
-
 /// Read `DIR/crawl_stats.json` if present.
 pub fn read_crawl_stats(dir: &Path) -> Result<Option<CrawlStats>> {
-    let path = dir.join(CRAWL_STATS_FILE);
+    let path = CrawlDir::new(dir).stats();
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -115,7 +113,7 @@ pub struct CrawlData {
 impl CrawlData {
     /// Read `DIR/pages.jsonl` (required) and `DIR/crawl_stats.json` (optional).
     pub fn load(dir: &Path) -> Result<CrawlData> {
-        let log = dir.join("pages.jsonl");
+        let log = CrawlDir::new(dir).log();
         if !log.is_file() {
             return Err(Error::InvalidInput(format!(
                 "{}: not a crawl directory (no pages.jsonl)",
@@ -197,7 +195,7 @@ pub const ALL_REPORTS: [(ReportKind, Format); 8] = [
 /// clusters.{json,html}, mirrors.{json,csv,html}); reads the optional
 /// `DIR/crawl_stats.json`. Each report is computed once.
 pub fn write_all(dir: &Path, records: &[PageRecord], settings: &Settings) -> Result<ReportPaths> {
-    let out = dir.join("reports");
+    let out = CrawlDir::new(dir).reports();
     std::fs::create_dir_all(&out).map_err(|e| Error::io(&out, e))?;
     let stats = read_crawl_stats(dir)?;
     let s = summary::build(records, stats);

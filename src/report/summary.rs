@@ -8,8 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{csv_line, opt, CrawlStats};
 use crate::crawllog::PageRecord;
+use crate::host::split_url;
+use crate::mirror::has_content;
 use crate::model::Decision;
-use crate::mirror::{has_content, split_url};
 
 /// Every decision, in report order.
 pub const DECISIONS: [Decision; 9] = Decision::ALL;

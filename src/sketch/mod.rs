@@ -14,12 +14,10 @@
 //! - [`minhash`]: shingles → k·s min-hashes → k super-shingle features (Broder §3).
 //! - [`bloom`]: Rabin content-defined chunks → Bloom filter; similarity and containment (Jain et al. §2).
 //! - [`near`]: a corpus's pages sketched once; pairs and clusters by each method (`simcrawl near`).
-//! - [`corpus`]: documents from a directory through the shared pipeline; the `near` and `eval` runners.
 
 pub mod bloom;
 pub mod confirm;
 pub mod content;
-pub mod corpus;
 pub mod minhash;
 pub mod near;
 

@@ -4,8 +4,8 @@
 
 use super::codec::{self, Dec, Enc};
 use super::{HostStats, QueueKey, QueuedUrl, StoredPage, UrlState};
-use crate::model::ScoreComponents;
 use crate::model::Decision;
+use crate::model::ScoreComponents;
 
 pub(super) const DECISIONS: [Decision; 9] = Decision::ALL;
 

@@ -40,8 +40,8 @@ macro_rules! store_suite {
 }
 
 use super::*;
-use crate::model::ScoreComponents;
 use crate::model::Decision;
+use crate::model::ScoreComponents;
 
 pub(crate) fn qurl(host: &str, path: &str, priority: f64, seq: u64) -> QueuedUrl {
     let canonical = format!("http://{host}/{path}");

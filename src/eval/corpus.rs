@@ -4,7 +4,7 @@
 //!
 //! A source of documents is anything yielding `(name, Extracted)`: a
 //! directory of HTML/text files ([`read_corpus`]) today; a crawl's stored
-//! bodies (`eval --crawl`) plug in the same way.
+//! bodies ([`run_eval_crawl`]) plug in the same way.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -12,11 +12,11 @@ use std::path::{Path, PathBuf};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
-use super::near::{clusters, near_pairs, Detectors, Method, PageSketch, Pair};
 use crate::config::Settings;
 use crate::extract::Extracted;
 use crate::features::FeatureExtractor;
 use crate::simhash::{collect_files, extract_file, simhash};
+use crate::sketch::near::{clusters, near_pairs, Detectors, Method, PageSketch, Pair};
 
 /// Named documents: (name, extracted page).
 pub type Documents = Vec<(String, Extracted)>;
@@ -158,7 +158,7 @@ pub fn run_eval_corpus(
     settings: &Settings,
     out: &mut dyn Write,
     err: &mut dyn Write,
-) -> crate::Result<crate::eval::Report> {
+) -> crate::Result<super::Report> {
     let (docs, errors) = read_corpus(corpus, settings.features.max_text_bytes)?;
     for e in &errors {
         let _ = writeln!(err, "simcrawl: {e}");
@@ -173,7 +173,7 @@ pub fn run_eval(
     out_dir: &Path,
     settings: &Settings,
     out: &mut dyn Write,
-) -> crate::Result<crate::eval::Report> {
+) -> crate::Result<super::Report> {
     let det = Detectors::from_settings(settings);
     let pages = sketch_documents(docs, settings, &det);
     let report = crate::eval::evaluate(&pages, &det, settings.dedup.verify_threshold);
@@ -195,16 +195,17 @@ pub fn run_eval_crawl(
     out_dir: &Path,
     settings: &Settings,
     out: &mut dyn Write,
-) -> crate::Result<crate::eval::Report> {
+) -> crate::Result<super::Report> {
     use crate::model::Decision;
     use crate::store::Store;
-    if !crawl.join(crate::crawl::LOG_FILE).is_file() {
+    let dir = crate::model::CrawlDir::new(crawl);
+    if !dir.log().is_file() {
         return Err(crate::Error::InvalidInput(format!(
             "--crawl {}: no pages.jsonl (not a crawl output directory)",
             crawl.display()
         )));
     }
-    let store = crate::store::SledStore::open(&crawl.join(crate::crawl::STORE_DIR))?;
+    let store = crate::store::SledStore::open(&dir.store())?;
     let mut docs = Vec::new();
     for page in store.iter_pages() {
         let page = page?;

@@ -18,6 +18,11 @@
 //! r = 1..=k, and Bloom similarity thresholds. The [`Report`] has precision
 //! and recall per setting and threshold, written as a text table, CSV and
 //! SVG plots (precision and recall against k, like Manku et al.'s Figure 1).
+//!
+//! [`corpus`] reads the documents (a directory, or a crawl's stored bodies)
+//! and runs `simcrawl near` and `simcrawl eval` over them.
+
+pub mod corpus;
 
 use std::collections::HashMap;
 use std::fmt::Write as _;

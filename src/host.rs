@@ -1,0 +1,134 @@
+//! What a crawl calls a host, in one place.
+//!
+//! - The **host key** ([`host_key`]): the host, with `:port` when the port is
+//!   not the scheme's default. The frontier's queues and host statistics, the
+//!   scope rules, template learning, mirror detection and the reports key
+//!   hosts by it. [`host_key_of_serialized`] and [`split_url`] read it off a
+//!   stored canonical URL without parsing it again.
+//! - The **origin** ([`origin`]): `scheme://host:port` with the port always
+//!   written. robots.txt applies per origin (RFC 9309 section 2.3), so
+//!   politeness keys its robots cache, Crawl-delay and request spacing by it.
+//!   A host key's URLs share one origin unless a site mixes `http` and
+//!   `https` on default ports.
+//! - The **registrable domain** ([`registrable_domain`]) for
+//!   `scope = "same_domain"`.
+
+use url::Url;
+
+/// A URL's origin: `scheme://host:port`, the port always explicit (defaults
+/// filled in).
+pub fn origin(url: &Url) -> String {
+    format!(
+        "{}://{}:{}",
+        url.scheme(),
+        url.host_str().unwrap_or(""),
+        url.port_or_known_default().unwrap_or(0)
+    )
+}
+
+/// A URL's host key: the host, plus `:port` when the port is not the
+/// scheme's default. The frontier queues, the scope rules, the template
+/// learner and the mirror detector all key hosts by it.
+pub fn host_key(url: &Url) -> String {
+    let host = url.host_str().unwrap_or("");
+    match url.port() {
+        Some(p) => format!("{host}:{p}"),
+        None => host.to_string(),
+    }
+}
+
+/// [`host_key`] of a URL serialized by the `url` crate with an `http` or
+/// `https` scheme (a canonical URL from the store), read off the string:
+/// the authority without its user info. Such a serialization has no default
+/// port and ends its authority at the path's `/`, so this equals
+/// `host_key(&Url::parse(s)?)` without the parse (resume reads every stored
+/// URL's host). `None` for any other string.
+pub fn host_key_of_serialized(s: &str) -> Option<&str> {
+    if !(s.starts_with("http://") || s.starts_with("https://")) {
+        return None;
+    }
+    let (authority, _) = split_url(s)?;
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    (!host.is_empty()).then_some(host)
+}
+
+/// The registrable domain, approximated as the last two labels (an IP
+/// address or a one-label host is its own domain).
+pub fn registrable_domain(host: &str) -> &str {
+    if host.parse::<std::net::IpAddr>().is_ok() || host.starts_with('[') {
+        return host;
+    }
+    let mut dots = host.rmatch_indices('.');
+    dots.next();
+    match dots.next() {
+        Some((i, _)) => &host[i + 1..],
+        None => host,
+    }
+}
+
+/// Split a URL string into its authority (host and port, with any user
+/// info) and its path with query (fragment dropped; an empty path is `/`).
+/// None when there is no `scheme://`. For a canonical URL (no user info) the
+/// authority is its [`host_key`].
+pub fn split_url(url: &str) -> Option<(&str, &str)> {
+    let rest = &url[url.find("://")? + 3..];
+    let rest = rest.split('#').next().unwrap_or(rest);
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let host = &rest[..end];
+    if host.is_empty() {
+        return None;
+    }
+    let path = &rest[end..];
+    Some((host, if path.is_empty() { "/" } else { path }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins_fill_default_ports() {
+        let u = |s: &str| Url::parse(s).unwrap();
+        assert_eq!(origin(&u("http://A.test/x?y")), "http://a.test:80");
+        assert_eq!(origin(&u("https://a.test:8443/")), "https://a.test:8443");
+        assert_eq!(origin(&u("https://a.test/")), "https://a.test:443");
+    }
+
+    #[test]
+    fn split_url_reads_authority_and_path() {
+        assert_eq!(split_url("http://a.test:81/x/y?q#f"), Some(("a.test:81", "/x/y?q")));
+        assert_eq!(split_url("http://a.test"), Some(("a.test", "/")));
+        assert_eq!(split_url("a.test/x"), None);
+    }
+
+    #[test]
+    fn host_key_of_serialized_equals_host_key_of_the_parsed_url() {
+        let inputs = [
+            "http://www.news.test:8080/news/cooking/1/",
+            "https://Example.COM/a?b=c#d",
+            "http://example.com:80/",
+            "https://example.com:443/x",
+            "https://example.com:8443",
+            "http://user:pass@example.com:81/p",
+            "http://us%40er@example.com/",
+            "http://[::1]:8080/x",
+            "http://[2001:DB8::1]/",
+            "http://127.0.0.1:9/robots.txt",
+            "http://bücher.example/straße",
+            "http://example.com?q=1",
+            "http://example.com#frag",
+            "HTTP://EXAMPLE.com./",
+        ];
+        for input in inputs {
+            let u = Url::parse(input).unwrap();
+            assert_eq!(
+                host_key_of_serialized(u.as_str()),
+                Some(host_key(&u).as_str()),
+                "{input}"
+            );
+        }
+        for other in ["ftp://example.com/", "mailto:a@b.c", "http://", "example.com/x"] {
+            assert_eq!(host_key_of_serialized(other), None, "{other}");
+        }
+    }
+}
