@@ -1,0 +1,169 @@
+//! The CPU work on one fetched page, on the analysis threads: extract,
+//! template learning, features, simhash, content hashes, content sketch and
+//! out-link resolution.
+
+use super::*;
+
+/// Parse, learn the host template, fingerprint and resolve links.
+pub(super) fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analysis {
+    let s = &shared.settings;
+    let (text, _encoding) = resp.text();
+    let max = s.features.max_text_bytes;
+    let doc = extract_body(&text, resp.content_type.as_deref() == Some("text/plain"), max);
+    let mut meta = doc.meta_robots;
+    if let Some(x) = &resp.x_robots_tag {
+        meta = meta.merge(extract::parse_x_robots_tag_for(x, &s.crawl.user_agent));
+    }
+    let host = crate::features::template_key(&crate::host::host_key(url), url.path(), doc.lang.as_deref());
+    // Each block hashed once: for template learning, the features and, on a
+    // young host, the page's template membership.
+    let blocks = crate::features::block_hashes(&doc);
+    shared.templates.observe_hashes(&host, &blocks);
+    let template_version = shared.templates.version(&host);
+    let template = shared.templates.template_shared(&host);
+    let hashes = ContentHashes::compute(&resp.body, &doc);
+    // An exact duplicate of a decided page (same body or text) needs no
+    // fingerprint of its own: it takes its original's. A focused crawl
+    // still scores its features.
+    let known = if shared.focus.is_none() {
+        shared.known.simhash_of(&hashes)
+    } else {
+        None
+    };
+    let (fp, relevance, sketch) = match known {
+        Some(fp) => (fp, None, None),
+        None => {
+            let features = shared.fx.features_hashed(&doc, &blocks, template.as_deref());
+            let relevance = shared.focus.as_ref().map(|f| f.page_relevance(&features));
+            let sketch = page_sketch(&shared.fx, shared.verifier.as_ref(), &doc, &features);
+            (simhash::simhash(&features), relevance, sketch)
+        }
+    };
+    let mut link_text = String::new();
+    // Links are stemmed in the page's language (no detection per link).
+    let language = if shared.focus.is_some() {
+        shared.fx.language(&doc)
+    } else {
+        "en"
+    };
+
+    let base = canon::effective_base(&resp.url, doc.base_href.as_deref());
+    let mut links = Vec::with_capacity(doc.links.len() + 1);
+    let mut seen = LinkSet::with_capacity(doc.links.len());
+    for l in &doc.links {
+        if l.nofollow {
+            continue;
+        }
+        if let Ok(u) = shared.canon.resolve(&base, &l.href) {
+            if seen.first_time(&links, &u) {
+                let rel = shared
+                    .focus
+                    .as_ref()
+                    .map_or(0.0, |f| f.link_relevance(f.link_text(l, &mut link_text), language));
+                links.push((u, canon::redacted_href(&base, &l.href), rel));
+            }
+        }
+    }
+    // rel=canonical names the page's preferred URL: offer it like a link.
+    if let Some(c) = doc
+        .canonical
+        .as_deref()
+        .and_then(|c| shared.canon.resolve(&base, c).ok())
+    {
+        if c.as_str() != url.as_str() && seen.first_time(&links, &c) {
+            let found = canon::redacted_href(&base, doc.canonical.as_deref().unwrap_or_default());
+            links.push((c, found, 0.0));
+        }
+    }
+    let young = ((shared.templates.pages(&host) as usize) <= PROVISIONAL_PER_HOST).then(|| {
+        let member = in_template(&blocks, template.as_deref());
+        (doc, blocks, member)
+    });
+    Analysis {
+        young,
+        host,
+        template_version,
+        hashes,
+        simhash: fp,
+        reused: known.is_some(),
+        noindex: meta.noindex,
+        nofollow: meta.nofollow,
+        links,
+        relevance,
+        sketch,
+        body: s.output.store_bodies.then_some(resp.body),
+    }
+}
+
+/// The crawl's feature extractor: it keeps content words when candidates
+/// are confirmed by content shingles.
+pub(super) fn feature_extractor(settings: &Settings) -> FeatureExtractor {
+    FeatureExtractor::new(&settings.features).with_words(settings.dedup.verify == crate::config::Verify::Shingles)
+}
+
+/// The min-hash sketcher, when candidates are confirmed by min-hash.
+pub(super) fn verifier(settings: &Settings) -> Option<MinHasher> {
+    (settings.dedup.verify == crate::config::Verify::Minhash).then(|| MinHasher::from_settings(&settings.sketch))
+}
+
+/// The sketch a page's near-duplicate candidates are confirmed with
+/// (`[dedup] verify`): min-hash over its tokens when `verifier` is set, the
+/// content shingles of its features when the extractor keeps their words,
+/// else none.
+pub(super) fn page_sketch(
+    fx: &FeatureExtractor,
+    verifier: Option<&MinHasher>,
+    doc: &Extracted,
+    features: &crate::features::Features,
+) -> Option<Sketch> {
+    match verifier {
+        Some(v) => Some(Sketch::MinHash(v.sketch(&fx.tokens(doc)))),
+        None if fx.keeps_words() => Some(Sketch::Content(ContentSketch::from_words(&features.words))),
+        None => None,
+    }
+}
+
+/// The extracted document of a fetched body (HTML, or plain text).
+pub(super) fn extract_body(text: &str, plain: bool, max_text_bytes: usize) -> Extracted {
+    if plain {
+        extract::extract_plain(text, max_text_bytes)
+    } else {
+        extract::extract_html(text, max_text_bytes)
+    }
+}
+
+/// The URLs already in a page's out-link list, as indices into it (no copy
+/// of each URL), for [`analyze`]'s de-duplication.
+pub(super) struct LinkSet {
+    hasher: std::collections::hash_map::RandomState,
+    table: hashbrown::HashTable<usize>,
+}
+
+impl LinkSet {
+    pub(super) fn with_capacity(n: usize) -> Self {
+        LinkSet {
+            hasher: std::collections::hash_map::RandomState::new(),
+            table: hashbrown::HashTable::with_capacity(n),
+        }
+    }
+
+    /// Whether `u` is not among `links` yet; if so it is recorded as the
+    /// next entry of `links`, which the caller must push next.
+    pub(super) fn first_time(&mut self, links: &[(Url, String, f64)], u: &Url) -> bool {
+        use std::hash::BuildHasher;
+        let hasher = &self.hasher;
+        let h = hasher.hash_one(u.as_str());
+        let entry = self.table.entry(
+            h,
+            |&i| links.get(i).is_some_and(|l| l.0.as_str() == u.as_str()),
+            |&i| links.get(i).map_or(0, |l| hasher.hash_one(l.0.as_str())),
+        );
+        match entry {
+            hashbrown::hash_table::Entry::Occupied(_) => false,
+            hashbrown::hash_table::Entry::Vacant(v) => {
+                v.insert(links.len());
+                true
+            }
+        }
+    }
+}

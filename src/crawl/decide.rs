@@ -1,0 +1,566 @@
+//! The decider: the one thread that owns the near-duplicate index and the
+//! exact-hash maps. It decides each page in arrival order, offers its
+//! out-links, writes its crawl-log line and commits pages to the store in
+//! groups.
+
+use super::*;
+
+/// Pages decided and not yet committed, at most this many.
+pub(super) const GROUP_MAX: usize = 256;
+/// How long a group stays open for more pages after its first arrived (a
+/// page's store record waits at most this much longer; its fetch slot does
+/// not wait, and it is decided, indexed and its out-links offered as soon as
+/// the decider takes it). Each commit costs sled a log write, a sync request
+/// and wake-ups of its I/O threads, whatever its size: 20 ms instead of 2 ms
+/// (and a 2 ms poll instead of 200 µs) cut the crawler's CPU per page by
+/// about 6% in `simcrawl bench crawl` (docs/benchmarks.md). A
+/// `kill -9` loses at most this much more decided work, which resume
+/// fetches again.
+pub(super) const GROUP_WAIT: Duration = Duration::from_millis(20);
+/// How often an open group looks for the next page (the decider drains the
+/// channel at each look, so a longer poll means fewer wake-ups per page).
+pub(super) const GROUP_POLL: Duration = Duration::from_millis(2);
+
+/// The next page of a group opened at `opened`: one waiting in the channel,
+/// or one arriving before the group is [`GROUP_WAIT`] old. The group is held
+/// open a little because each commit is a store batch (a log write and a
+/// sync request of its own).
+pub(super) fn next_in_group(rx: &mut mpsc::Receiver<Fetched>, opened: std::time::Instant) -> Option<Fetched> {
+    loop {
+        match rx.try_recv() {
+            Ok(f) => return Some(f),
+            Err(mpsc::error::TryRecvError::Empty) if opened.elapsed() < GROUP_WAIT => std::thread::sleep(GROUP_POLL),
+            Err(_) => return None,
+        }
+    }
+}
+
+/// A decided page waiting for its group's commit.
+pub(super) struct Done {
+    q: QueuedUrl,
+    page: StoredPage,
+    body: Option<Vec<u8>>,
+}
+
+/// The single owner of the index and the exact-hash maps.
+pub(super) struct Decider {
+    shared: Arc<Shared>,
+    /// The crawl log, flushed before each group's store commit.
+    log: CrawlLogWriter<std::io::BufWriter<std::fs::File>>,
+    /// Decided pages waiting for the commit (see [`Decider::run`]).
+    group: Vec<Done>,
+    /// The exact and near-duplicate indexes and the content sketches.
+    dedup: Deduper,
+    policy: DedupPolicyEngine,
+    mirrors: OnlineMirrors,
+    /// Young hosts' new pages, re-fingerprinted when the host template changes.
+    provisional: HashMap<String, Vec<Provisional>>,
+    provisional_len: usize,
+    /// Redirect source → target (canonical), and hops leading to a URL.
+    redirects: HashMap<String, String>,
+    hops: HashMap<String, u32>,
+    /// New URLs not enqueued because their parent was a duplicate (`drop`).
+    dropped: HashSet<String>,
+    /// URLs enqueued with a duplicate penalty (`deprioritize`).
+    demoted: HashSet<String>,
+    /// URLs demoted because their host is an established mirror.
+    mirror_demoted: HashSet<String>,
+    /// Out-links not enqueued by `focus.min_relevance`.
+    focus_cut: u64,
+    /// Pages whose fingerprint was reused from an exact original.
+    reused: u64,
+    /// The store directory, and when the decider last flushed the store
+    /// and wrote its page count there (see [`write_flush_mark`]).
+    store_dir: PathBuf,
+    flushed_at: std::time::Instant,
+    /// Lengths of same-host duplicate chains (`[dedup] max_duplicate_chain`).
+    dup_chains: DupChains,
+}
+
+/// Per duplicate page, how many same-host duplicates or look-alikes in a row end at it
+/// along its link path (a page that is no such duplicate has 0 and is not
+/// kept). Keys are 64-bit hashes of canonical URLs.
+#[derive(Default)]
+pub(super) struct DupChains(HashMap<u64, u32>);
+
+impl DupChains {
+    pub(super) fn key(canonical: &str) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        canonical.hash(&mut h);
+        h.finish()
+    }
+
+    /// Records a page; returns the length of the chain it ends. A link of
+    /// a chain is a duplicate of a page of its own host, or a new page with
+    /// the very fingerprint of one (`looks_like`: a calendar month differs
+    /// from the next only in its numbers).
+    pub(super) fn record(&mut self, r: &PageRecord) -> u32 {
+        let host = |u: &str| Url::parse(u).ok().and_then(|u| u.host_str().map(str::to_string));
+        let same_host = |of: Option<&str>| of.is_some_and(|d| host(d).is_some() && host(d) == host(&r.canonical));
+        let link = (r.decision.is_duplicate() && same_host(r.dup_of.as_deref()))
+            || (r.decision == Decision::New && same_host(r.looks_like.as_deref()));
+        if !link {
+            return 0;
+        }
+        let (canonical, parent) = (r.canonical.as_str(), r.parent.as_deref());
+        let before = parent.and_then(|p| self.0.get(&Self::key(p)).copied()).unwrap_or(0);
+        let n = before.saturating_add(1);
+        self.0.insert(Self::key(canonical), n);
+        n
+    }
+}
+
+/// A new page of a young host, kept to be re-fingerprinted.
+pub(super) struct Provisional {
+    id: PageId,
+    doc: Extracted,
+    /// Block hashes of `doc`, and which were template blocks when `fp` was
+    /// computed: a page's features depend on its host's template only
+    /// through these, so a template change that leaves them alone leaves
+    /// `fp` alone.
+    blocks: Vec<u64>,
+    member: Vec<bool>,
+    fp: u64,
+    version: u64,
+}
+
+/// Which of `blocks` (block hashes) are blocks of `template`.
+pub(super) fn in_template(blocks: &[u64], template: Option<&crate::features::HostTemplate>) -> Vec<bool> {
+    blocks
+        .iter()
+        .map(|h| template.is_some_and(|t| t.blocks.contains(h)))
+        .collect()
+}
+
+/// What the decider leaves for the crawl summary.
+pub(super) struct Decided {
+    pub(super) index: LiveIndex,
+    dropped: HashSet<String>,
+    demoted: HashSet<String>,
+    mirror_demoted: HashSet<String>,
+    /// `focus.on_topic` and the links cut by `min_relevance`, when focused.
+    focus: Option<(f64, u64)>,
+    /// Pages whose fingerprint was reused from an exact original.
+    reused: u64,
+}
+
+impl Decided {
+    /// What dedup did to the crawl, counted at its end: links of duplicates
+    /// dropped and never fetched; links of duplicates enqueued with a penalty;
+    /// URLs demoted as mirror copies and never fetched.
+    pub(super) fn stats(&self, store: &dyn Store) -> Result<CrawlStats> {
+        let mut dropped = 0;
+        for u in &self.dropped {
+            if store.url_state(u)?.is_none() {
+                dropped += 1;
+            }
+        }
+        let mut mirror_saved = 0;
+        for u in &self.mirror_demoted {
+            if !matches!(store.url_state(u)?, Some(UrlState::Done(_))) {
+                mirror_saved += 1;
+            }
+        }
+        Ok(CrawlStats {
+            dup_links_dropped: Some(dropped),
+            dup_links_demoted: Some(self.demoted.len() as u64),
+            mirror_fetches_saved: Some(mirror_saved),
+            focus_on_topic: self.focus.map(|f| f.0),
+            focus_links_cut: self.focus.map(|f| f.1),
+            fingerprints_reused: Some(self.reused),
+        })
+    }
+}
+
+impl Decider {
+    pub(super) fn new(
+        shared: Arc<Shared>,
+        log_path: &Path,
+        previous: &[PageRecord],
+        loaded: DedupState,
+    ) -> Result<Self> {
+        let s = &shared.settings;
+        let DedupState {
+            index, exact, sketches, ..
+        } = loaded;
+        let mut mirrors = OnlineMirrors::new(&s.mirror);
+        let mut redirects = HashMap::new();
+        let mut dup_chains = DupChains::default();
+        for r in previous {
+            mirrors.observe(r);
+            if r.decision == Decision::Redirect {
+                redirects.insert(r.canonical.clone(), r.final_url.clone());
+            }
+            dup_chains.record(r);
+        }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log_path)
+            .map_err(|e| Error::io(log_path, e))?;
+        Ok(Decider {
+            log: CrawlLogWriter::new(std::io::BufWriter::with_capacity(1 << 20, file)),
+            group: Vec::with_capacity(GROUP_MAX),
+            dedup: Deduper::new(exact, index, sketches, s.simhash.k, s.dedup.verify_threshold),
+            policy: DedupPolicyEngine::new(s),
+            mirrors,
+            redirects,
+            provisional: HashMap::new(),
+            provisional_len: 0,
+            hops: HashMap::new(),
+            dropped: HashSet::new(),
+            demoted: HashSet::new(),
+            mirror_demoted: HashSet::new(),
+            focus_cut: 0,
+            reused: 0,
+            store_dir: log_path.with_file_name(CrawlDir::STORE_DIR),
+            flushed_at: std::time::Instant::now(),
+            dup_chains,
+            shared,
+        })
+    }
+
+    /// Decide pages as they arrive; the pages waiting in the channel or
+    /// arriving within [`GROUP_WAIT`] of the first (up to [`GROUP_MAX`]) are
+    /// decided one by one and then committed together.
+    pub(super) fn run(mut self, mut rx: mpsc::Receiver<Fetched>) -> Result<Decided> {
+        let mut result = Ok(());
+        while let Some(first) = rx.blocking_recv() {
+            let opened = std::time::Instant::now();
+            let mut n = 0;
+            let mut next = Some(first);
+            while let Some(f) = next.take() {
+                n += 1;
+                if result.is_ok() {
+                    result = self.handle(f);
+                }
+                if n < GROUP_MAX {
+                    next = next_in_group(&mut rx, opened);
+                }
+            }
+            if result.is_ok() {
+                result = self.commit();
+                if let Err(e) = &result {
+                    tracing::error!("recording a page failed: {e}");
+                    self.shared.failed.store(true, Ordering::Relaxed);
+                }
+            }
+            self.group.clear();
+            self.shared.in_flight.fetch_sub(n, Ordering::AcqRel);
+            self.shared.wake.notify_one();
+        }
+        result?;
+        Ok(Decided {
+            index: self.dedup.into_index(),
+            mirror_demoted: self.mirror_demoted,
+            focus: self
+                .shared
+                .focus
+                .is_some()
+                .then_some((self.shared.settings.focus.on_topic, self.focus_cut)),
+            dropped: self.dropped,
+            demoted: self.demoted,
+            reused: self.reused,
+        })
+    }
+
+    pub(super) fn url_of(&self, id: PageId) -> Result<Option<String>> {
+        if let Some(d) = self.group.iter().find(|d| d.page.id == id) {
+            return Ok(Some(d.page.canonical.clone()));
+        }
+        Ok(self.shared.frontier.store().page(id)?.map(|p| p.canonical))
+    }
+
+    pub(super) fn handle(&mut self, f: Fetched) -> Result<()> {
+        let shared = self.shared.clone();
+        let s = &shared.settings;
+        let frontier = &shared.frontier;
+        let id = frontier.allocate_page_id();
+        let q = &f.q;
+        let mut rec = PageRecord {
+            url: q.url.clone(),
+            canonical: q.canonical.clone(),
+            final_url: f.final_url.clone(),
+            status: f.status,
+            depth: q.depth,
+            parent: q.parent.clone(),
+            fetched_at: rfc3339(f.fetched_at),
+            bytes: f.bytes,
+            content_type: f.content_type.clone(),
+            priority: q.priority,
+            score: q.components.clone(),
+            latency_ms: f.latency_ms,
+            delay_ms: f.delay_ms,
+            robots: f.robots.map(str::to_string),
+            server_ip: f.server_ip.map(|ip| ip.to_string()),
+            ip_wait_ms: f.ip_wait_ms,
+            ..PageRecord::default()
+        };
+        let mut page = StoredPage {
+            id,
+            canonical: q.canonical.clone(),
+            final_url: f.final_url.clone(),
+            status: f.status,
+            depth: q.depth,
+            fetched_at_ms: now_ms(f.fetched_at),
+            bytes: f.bytes,
+            ..StoredPage::default()
+        };
+        let mut body = None;
+        let mut offers: Vec<Candidate> = Vec::new();
+        match f.kind {
+            FetchedKind::Outcome {
+                decision,
+                error,
+                body_hash,
+            } => {
+                rec.decision = decision;
+                rec.error = error;
+                rec.content_hash = body_hash.as_ref().map(dedup::hex);
+                page.decision = decision;
+            }
+            FetchedKind::Redirect { target, location } => {
+                rec.decision = Decision::Redirect;
+                page.decision = Decision::Redirect;
+                let hops = self.hops.get(&q.canonical).copied().unwrap_or(0) + 1;
+                let target_s = target.as_str().to_string();
+                if target_s == q.canonical {
+                    rec.error = Some("redirect to itself".into());
+                } else if let Some(cycle) = self.cycle(&q.canonical, &target_s) {
+                    rec.error = Some(format!("redirect loop: {cycle}"));
+                } else if hops > s.fetch.max_redirects {
+                    rec.error = Some(format!(
+                        "more than fetch.max_redirects ({}) redirects",
+                        s.fetch.max_redirects
+                    ));
+                } else {
+                    self.hops.insert(target_s.clone(), hops);
+                    let mut c = Candidate::new(target, q.depth);
+                    c.parent = q.parent.clone();
+                    // The target stands in for the redirecting URL.
+                    c.relevance = q.components.relevance;
+                    c.tunnel = q.tunnel;
+                    c.discovered = Some(location);
+                    offers.push(c);
+                }
+                self.redirects.insert(q.canonical.clone(), target_s);
+            }
+            FetchedKind::Page(a) => {
+                let mut a = *a;
+                self.reused += u64::from(a.reused);
+                rec.content_hash = Some(a.hashes.body_hex());
+                rec.text_hash = Some(a.hashes.text_hex());
+                rec.relevance = a.relevance;
+                page.content_hash = Some(a.hashes.body);
+                page.text_hash = Some(a.hashes.text);
+                body = a.body.take();
+                // A noindex page gets no content verdict (it is not
+                // fingerprinted) and passes no duplicate status on.
+                let ruling = if a.noindex {
+                    None
+                } else {
+                    rec.simhash = Some(simhash::to_hex(a.simhash));
+                    page.simhash = Some(a.simhash);
+                    self.refresh_provisional(&a.host);
+                    let judged = self.dedup.decide(id, &a.hashes, a.simhash, a.sketch.as_ref());
+                    let r = judged.ruling;
+                    if r.verdict != Verdict::ExactDuplicate {
+                        // This page now owns its hashes: later copies of it
+                        // can skip their fingerprint.
+                        shared.known.insert(&a.hashes, a.simhash);
+                    }
+                    // A new page with an earlier page's very fingerprint
+                    // looks like it (a link in a duplicate chain, see
+                    // `DupChains`).
+                    if let Some(of) = judged.looks_like {
+                        rec.looks_like = self.url_of(of)?;
+                    }
+                    self.keep_provisional(id, &mut a, r.decision());
+                    Some(r)
+                };
+                let decision = ruling.map_or(Decision::from(FetchOutcome::Noindex), |r| r.decision());
+                rec.decision = decision;
+                page.decision = decision;
+                if let Some(r) = ruling {
+                    rec.distance = r.distance;
+                    rec.resemblance = r.resemblance;
+                    page.dup_of = r.dup_of;
+                    page.distance = r.distance;
+                    if let Some(of) = r.dup_of {
+                        rec.dup_of = self.url_of(of)?;
+                    }
+                }
+                let chain = self.dup_chains.record(&rec);
+                let max_chain = s.dedup.max_duplicate_chain;
+                let chain_cut = max_chain > 0 && chain >= max_chain;
+                if chain_cut {
+                    rec.error = Some(format!(
+                        "out-links not followed: {chain} same-host duplicates or look-alikes in a row ([dedup] max_duplicate_chain)"
+                    ));
+                }
+                let follow = match ruling {
+                    _ if a.nofollow || chain_cut => None,
+                    Some(r) => self.policy.out_links(&r),
+                    None => Some(ParentDup::None),
+                };
+                match follow {
+                    Some(pd) => {
+                        let parent = focus::Parent {
+                            relevance: a.relevance.unwrap_or(0.0),
+                            component: q.components.relevance,
+                            tunnel: q.tunnel,
+                            duplicate: decision.is_duplicate(),
+                        };
+                        for (u, written, anchor) in a.links {
+                            let mut c = Candidate::link(u, q, pd);
+                            if let Some(f) = &shared.focus {
+                                match f.out_link(parent, anchor) {
+                                    Some(ls) => {
+                                        c.relevance = ls.relevance;
+                                        c.tunnel = ls.tunnel;
+                                    }
+                                    None => {
+                                        tracing::trace!("focus: {} not enqueued (min_relevance)", c.url);
+                                        self.focus_cut += 1;
+                                        continue;
+                                    }
+                                }
+                            }
+                            if written != c.url.as_str() {
+                                c.discovered = Some(written);
+                            }
+                            c.mirror = self.mirrors.penalty_for(c.url.as_str()).is_some();
+                            if c.mirror {
+                                self.mirror_demoted.insert(c.url.to_string());
+                            }
+                            offers.push(c);
+                        }
+                    }
+                    None if decision.is_duplicate() && (s.dedup.policy == DedupPolicy::Drop || chain_cut) => {
+                        let store = frontier.store();
+                        for (u, _, _) in a.links {
+                            if store.url_state(u.as_str())?.is_none() {
+                                self.dropped.insert(u.to_string());
+                            }
+                        }
+                    }
+                    None => {}
+                }
+            }
+        }
+        if !offers.is_empty() {
+            let results = frontier.offer_many(&offers)?;
+            rec.outlinks = results.iter().filter(|o| **o == Offer::Enqueued).count() as u32;
+            for (c, o) in offers.iter().zip(&results) {
+                if *o == Offer::Enqueued && c.parent_dup != ParentDup::None {
+                    self.demoted.insert(c.url.to_string());
+                }
+            }
+        }
+        // Log first (buffered), then commit with the group: see the module
+        // docs on crash safety.
+        self.log
+            .write(&rec)
+            .map_err(|e| Error::io(PathBuf::from(CrawlDir::LOG_FILE), e))?;
+        self.mirrors.observe(&rec);
+        self.group.push(Done { q: f.q, page, body });
+        Ok(())
+    }
+
+    /// Append the group's log lines, then record its pages in one store batch.
+    pub(super) fn commit(&mut self) -> Result<()> {
+        if self.group.is_empty() {
+            return Ok(());
+        }
+        self.log
+            .flush()
+            .map_err(|e| Error::io(PathBuf::from(CrawlDir::LOG_FILE), e))?;
+        let items: Vec<(&QueuedUrl, &StoredPage, Option<&[u8]>)> =
+            self.group.iter().map(|d| (&d.q, &d.page, d.body.as_deref())).collect();
+        self.shared.frontier.complete_many(&items)?;
+        self.shared
+            .recorded
+            .fetch_add(self.group.len() as u64, Ordering::AcqRel);
+        self.group.clear();
+        if self.flushed_at.elapsed() >= FLUSH_MARK_EVERY {
+            let store = self.shared.frontier.store();
+            store.flush()?;
+            write_flush_mark(&self.store_dir, store.as_ref());
+            self.flushed_at = std::time::Instant::now();
+        }
+        Ok(())
+    }
+
+    /// A page fingerprinted before its host's template was learned carries the
+    /// template's weight; a copy fetched later does not, and would miss it.
+    /// So a young host's new pages are kept, and when the host's template
+    /// changes they are fingerprinted again and the new fingerprint is
+    /// indexed under the same page id (the old one stays: both name the page).
+    pub(super) fn refresh_provisional(&mut self, host: &str) {
+        let shared = &self.shared;
+        let Some(list) = self.provisional.get_mut(host) else {
+            return;
+        };
+        let version = shared.templates.version(host);
+        if list.iter().all(|p| p.version == version) {
+            return;
+        }
+        let template = shared.templates.template_shared(host);
+        for p in list.iter_mut().filter(|p| p.version != version) {
+            p.version = version;
+            let member = in_template(&p.blocks, template.as_deref());
+            if member == p.member {
+                // None of its blocks changed side: same features, same fp.
+                continue;
+            }
+            p.member = member;
+            let features = shared.fx.features_hashed(&p.doc, &p.blocks, template.as_deref());
+            let fp = simhash::simhash(&features);
+            let sketch = page_sketch(&shared.fx, shared.verifier.as_ref(), &p.doc, &features);
+            self.dedup.reindex(p.id, p.fp, fp, sketch);
+            p.fp = fp;
+        }
+        // A host past its youth has a settled template: forget its pages.
+        if shared.templates.pages(host) as usize > 2 * PROVISIONAL_PER_HOST {
+            self.provisional_len -= list.len();
+            self.provisional.remove(host);
+        }
+    }
+
+    pub(super) fn keep_provisional(&mut self, id: PageId, a: &mut Analysis, decision: Decision) {
+        if decision != Decision::New || self.provisional_len >= PROVISIONAL_MAX {
+            return;
+        }
+        let Some((doc, blocks, member)) = a.young.take() else {
+            return;
+        };
+        let list = self.provisional.entry(a.host.clone()).or_default();
+        if list.len() < PROVISIONAL_PER_HOST {
+            list.push(Provisional {
+                id,
+                doc,
+                blocks,
+                member,
+                fp: a.simhash,
+                version: a.template_version,
+            });
+            self.provisional_len += 1;
+        }
+    }
+
+    /// The redirect cycle closed by `from → to`, if any.
+    pub(super) fn cycle(&self, from: &str, to: &str) -> Option<String> {
+        let mut path = vec![from.to_string(), to.to_string()];
+        let mut cur = to;
+        for _ in 0..=self.shared.settings.fetch.max_redirects {
+            let next = self.redirects.get(cur)?;
+            path.push(next.clone());
+            if next == from {
+                return Some(path.join(" -> "));
+            }
+            cur = next;
+        }
+        None
+    }
+}

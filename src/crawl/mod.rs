@@ -1,0 +1,460 @@
+//! The crawl loop (pipeline: joins every stage). Workers take URLs from the
+//! frontier, fetch them politely, parse, fingerprint, decide (new / exact /
+//! near duplicate), store the result and push out-links back to the frontier.
+//!
+//! Three kinds of task, connected by a bounded channel:
+//!
+//! - **the dispatcher** ([`run`]): asks the [`Frontier`] for the best URL of a
+//!   host that is ready, and starts a worker for it, at most
+//!   `crawl.concurrency` at a time. It sleeps until the next host is ready or
+//!   a worker finishes.
+//! - **workers** (one tokio task per URL in flight): robots.txt verdict,
+//!   politeness permit, one HTTP request, and then the CPU work (extract,
+//!   template learning, features, simhash, content hashes, link resolution) on
+//!   the crawl's analysis threads (one per core, `simcrawl-analyze-N`), bounded
+//!   to the number of cores so it never starves the async threads.
+//!   [`run_blocking`] runs all of this on a runtime of `crawl.io_threads`
+//!   async threads (one per four cores by default): with one analysis thread
+//!   per core, every further async thread only preempts them.
+//! - **the decider** (one OS thread): the only owner of the simhash index and
+//!   the exact-hash maps. It decides each page in arrival order, inserts new
+//!   fingerprints at once (so the next page sees them), offers its
+//!   out-links with their duplicate penalties and writes its crawl-log line.
+//!   The pages waiting in the channel, and those arriving within 20 ms of the
+//!   first (up to 256), are decided in a row and then recorded in the store
+//!   together, in one atomic batch with the queue updates they made (one
+//!   commit per group instead of per page and per out-link update; see
+//!   [`crate::store::KvStore::combining`]). One writer means no lock on the index
+//!   insert path and no race between two copies deciding at the same time.
+//!
+//! At start the decider's state (exact-duplicate maps and simhash index,
+//! `DedupState`) is read on a `simcrawl-load` thread while the frontier
+//! reads the seen-set and the queue: on `--resume` these are independent
+//! scans of the store of a few seconds per million pages each.
+//!
+//! Crash safety: a group's log lines are appended before its store batch is
+//! committed; on `--resume` log lines whose URL the store does not have as
+//! done are dropped, and URLs not recorded (in flight, or decided in an
+//! uncommitted group) are still queued in the store. So a `kill -9` at any
+//! moment loses no queued URL and records no page twice.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use tokio::sync::{mpsc, Notify, Semaphore};
+use url::Url;
+
+use crate::canon::{self, Canonicalizer};
+use crate::config::{DedupPolicy, Settings};
+use crate::crawllog::{self, CrawlLogWriter, PageRecord};
+use crate::dedup::{self, ContentHashes, DedupPolicyEngine, Deduper, ExactIndex};
+use crate::error::{Error, Result};
+use crate::extract::{self, Extracted};
+use crate::features::{FeatureExtractor, TemplateLearner};
+use crate::fetch::{FetchResponse, Fetcher, HttpFetcher};
+use crate::focus::{self, Focus};
+use crate::frontier::{Candidate, Frontier, NextUrl, Offer};
+use crate::index::LiveIndex;
+use crate::mirror::OnlineMirrors;
+use crate::model::{CrawlDir, Decision, FetchOutcome, PageId, ParentDup, QueuedUrl, StoredPage, UrlState, Verdict};
+use crate::politeness::{NotReady, Politeness, RequestOutcome, RetryPolicy, RobotsVerdict};
+use crate::report::{self, CrawlStats, ReportPaths};
+use crate::simhash;
+use crate::sketch::minhash::MinHasher;
+use crate::sketch::{ContentSketch, Sketch, SketchIndex};
+use crate::store::{SledStore, Store};
+
+mod analyze;
+mod decide;
+mod progress;
+mod resume;
+#[cfg(test)]
+mod tests;
+mod worker;
+
+use analyze::*;
+use decide::*;
+use progress::*;
+pub(crate) use resume::DedupState;
+use resume::*;
+use worker::*;
+
+/// What to crawl and where to write it.
+pub struct CrawlOptions {
+    /// Output directory (layout in the README): `store/`, `pages.jsonl`, `reports/`.
+    pub out: PathBuf,
+    /// Seed URLs (ignored on resume: the store has them).
+    pub seeds: Vec<String>,
+    /// Continue the crawl stored in `out`.
+    pub resume: bool,
+    /// Show a progress bar (on a terminal) instead of periodic log lines.
+    pub progress: bool,
+    /// Use this fetcher instead of HTTP (tests, replay).
+    pub fetcher: Option<Arc<dyn Fetcher>>,
+}
+
+impl CrawlOptions {
+    /// A fresh crawl of `seeds` into `out`.
+    pub fn new(out: impl Into<PathBuf>, seeds: Vec<String>) -> Self {
+        CrawlOptions {
+            out: out.into(),
+            seeds,
+            resume: false,
+            progress: false,
+            fetcher: None,
+        }
+    }
+}
+
+/// Why the crawl loop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// Nothing left to fetch.
+    Completed,
+    /// `crawl.max_pages` reached.
+    MaxPages,
+    /// Stopped by the caller (Ctrl-C or SIGTERM in the binary); resumable.
+    Interrupted,
+}
+
+/// Counts of one crawl run.
+#[derive(Debug, Clone)]
+pub struct CrawlSummary {
+    /// Records written in this run.
+    pub pages: u64,
+    /// Records in the crawl so far (all runs).
+    pub total_pages: u64,
+    /// Records per decision (all runs), in `pages.jsonl` spelling.
+    pub by_decision: Vec<(String, u64)>,
+    /// URLs still queued.
+    pub queued: usize,
+    /// Why the loop ended.
+    pub stop: StopReason,
+    /// Wall-clock time of this run.
+    pub elapsed: Duration,
+    /// Fetches saved by dedup and mirror detection.
+    pub stats: CrawlStats,
+    /// Reports written (when `[output] reports` is on).
+    pub reports: Option<ReportPaths>,
+}
+
+impl CrawlSummary {
+    /// Records with this decision.
+    pub fn count(&self, d: Decision) -> u64 {
+        self.by_decision
+            .iter()
+            .find(|(k, _)| k == d.as_str())
+            .map_or(0, |(_, n)| *n)
+    }
+}
+
+/// The parts of a crawl shared by the dispatcher and the workers.
+struct Shared {
+    settings: Settings,
+    frontier: Frontier,
+    politeness: Politeness,
+    retry: RetryPolicy,
+    fetcher: Arc<dyn Fetcher>,
+    canon: Canonicalizer,
+    fx: FeatureExtractor,
+    templates: TemplateLearner,
+    /// Min-hash sketcher when near duplicates are verified.
+    verifier: Option<MinHasher>,
+    /// The topic profile when `[focus] enabled`.
+    focus: Option<Focus>,
+    /// The crawl-wide request rate cap (`politeness.max_requests_per_sec`).
+    rate: Option<governor::DefaultDirectRateLimiter>,
+    /// Body and text hashes already decided, with their simhash: an exact
+    /// duplicate's analysis skips features and fingerprint.
+    known: dedup::KnownContent,
+    /// Threads that parse and fingerprint pages (one per core), so the
+    /// per-thread buffers and stem caches of the analysis stay warm and no
+    /// page waits on tokio's blocking pool growing or waking threads.
+    analysis: rayon::ThreadPool,
+    /// URLs handed out and not yet recorded or re-queued.
+    in_flight: AtomicUsize,
+    /// Records written (all runs).
+    recorded: AtomicU64,
+    /// Woken when a URL is recorded or re-queued.
+    wake: Notify,
+    /// Set when the decider failed: stop dispatching.
+    failed: AtomicBool,
+    /// Requests in flight per server address (`max_in_flight_per_ip`).
+    ip_limits: Arc<crate::politeness::ip::IpLimits>,
+    /// `fetcher` under `ip_limits`, for robots.txt.
+    robots_fetcher: crate::politeness::ip::IpLimitedFetcher,
+}
+
+/// What a worker found, for the decider.
+struct Fetched {
+    q: QueuedUrl,
+    fetched_at: SystemTime,
+    latency_ms: Option<u64>,
+    delay_ms: Option<u64>,
+    robots: Option<&'static str>,
+    status: u16,
+    final_url: String,
+    content_type: Option<String>,
+    bytes: u64,
+    /// The server address of the request, and how long it waited for a
+    /// slot of that address (None: no request was sent).
+    server_ip: Option<std::net::IpAddr>,
+    ip_wait_ms: Option<u64>,
+    kind: FetchedKind,
+}
+
+enum FetchedKind {
+    /// No content to decide on: disallowed, error, too_large, not_html.
+    Outcome {
+        decision: Decision,
+        error: Option<String>,
+        body_hash: Option<[u8; 32]>,
+    },
+    /// A 3xx with a usable target (canonical).
+    Redirect { target: Url, location: String },
+    /// Parsed content.
+    Page(Box<Analysis>),
+}
+
+/// Early pages of a host are kept until its template settles (see
+/// [`Decider::refresh_provisional`]): at most this many per host...
+const PROVISIONAL_PER_HOST: usize = 48;
+/// ...and this many in all.
+const PROVISIONAL_MAX: usize = 20_000;
+
+/// The CPU work's result for one page.
+struct Analysis {
+    /// The template-learning key of the page's host.
+    host: String,
+    /// The parsed page, while its host is young (its template may change),
+    /// with the [`block_hash`](crate::features::block_hash) of each of its
+    /// blocks and whether the template it was fingerprinted under held it.
+    young: Option<(Extracted, Vec<u64>, Vec<bool>)>,
+    /// The host template version the fingerprint was computed under.
+    template_version: u64,
+    hashes: ContentHashes,
+    simhash: u64,
+    /// `simhash` is an earlier page's with the same body or text
+    /// ([`dedup::KnownContent`]): no features were computed.
+    reused: bool,
+    noindex: bool,
+    nofollow: bool,
+    /// Canonical out-links, in page order, unique, with how they were written
+    /// and their anchor text's topic relevance (0 without focus).
+    links: Vec<(Url, String, f64)>,
+    relevance: Option<f64>,
+    /// Sketch of the page's shingles (`[dedup] verify`), for a page not
+    /// known to be an exact duplicate.
+    sketch: Option<Sketch>,
+    body: Option<Vec<u8>>,
+}
+
+fn now_ms(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+/// `t` as RFC 3339 UTC with milliseconds (`2026-11-24T22:55:19.123Z`).
+fn rfc3339(t: SystemTime) -> String {
+    humantime::format_rfc3339_millis(t).to_string()
+}
+
+/// Body and text hashes [`dedup::KnownContent`] holds before it starts over
+/// (two per page with text; ~50 MB when full).
+const KNOWN_CONTENT_MAX: usize = 1 << 20;
+
+/// Read a seeds file: one URL per line, `#` comments and blank lines ignored.
+pub fn read_seeds(path: &Path) -> Result<Vec<String>> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect())
+}
+
+/// The tokio runtime a crawl runs on: [`crate::config::CrawlSettings::io_threads`]
+/// worker threads, named `simcrawl-io`.
+pub fn runtime(settings: &Settings) -> Result<tokio::runtime::Runtime> {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(settings.crawl.io_threads(cores))
+        .thread_name("simcrawl-io")
+        .enable_all()
+        .build()
+        .map_err(|e| Error::io("tokio runtime", e))
+}
+
+/// Run a crawl to its end on a [`runtime`] of its own, blocking the calling
+/// thread: what `simcrawl crawl` and `simcrawl bench crawl` call. The crawl
+/// itself (dispatcher included) runs as a task on the runtime's threads, so
+/// the calling thread only waits and adds no async thread of its own.
+/// `shutdown` is polled on the runtime (it may use `tokio::signal`).
+pub fn run_blocking(
+    settings: Settings,
+    opts: CrawlOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<CrawlSummary> {
+    let rt = runtime(&settings)?;
+    rt.block_on(async move {
+        match tokio::spawn(run(settings, opts, shutdown)).await {
+            Ok(r) => r,
+            Err(e) => Err(Error::Internal(format!("the crawl task failed: {e}"))),
+        }
+    })
+}
+
+/// Crawl until the frontier is empty, `max_pages` is reached or `shutdown`
+/// resolves; then flush the store and write the reports.
+pub async fn run(
+    settings: Settings,
+    opts: CrawlOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send,
+) -> Result<CrawlSummary> {
+    let started = std::time::Instant::now();
+    let store_dir = opts.out.join(CrawlDir::STORE_DIR);
+    let log_path = opts.out.join(CrawlDir::LOG_FILE);
+    let snapshot = opts.out.join(CrawlDir::INDEX_SNAPSHOT);
+    let canon = Canonicalizer::new(&settings.canon);
+    // A start that fails leaves the directory as it was: what can be checked
+    // without it is checked before anything is created.
+    let seeds = if opts.resume {
+        Vec::new()
+    } else {
+        parse_seeds(&canon, &opts.seeds)?
+    };
+    if opts.resume && !store_dir.is_dir() {
+        return Err(Error::InvalidInput(format!(
+            "{}: no crawl to resume (no store/ in it); start one without --resume",
+            opts.out.display()
+        )));
+    }
+    if !opts.resume && store_dir.exists() {
+        return Err(Error::InvalidInput(format!(
+            "{} already holds a crawl; pass --resume to continue it or choose another --out",
+            opts.out.display()
+        )));
+    }
+    let fetcher: Arc<dyn Fetcher> = match opts.fetcher.clone() {
+        Some(f) => f,
+        None => Arc::new(HttpFetcher::new(&settings)?),
+    };
+    let focus = if settings.focus.enabled {
+        Some(Focus::new(&settings)?)
+    } else {
+        None
+    };
+    let created_out = !opts.out.exists();
+    let had_log = log_path.exists();
+    std::fs::create_dir_all(&opts.out).map_err(|e| Error::io(&opts.out, e))?;
+    // Resume: the store as it was, put back if it turns out unreadable.
+    let backup = if opts.resume {
+        Some(StoreBackup::take(&store_dir)?)
+    } else {
+        None
+    };
+    let opened = open_crawl(&settings, &opts, &store_dir, &log_path, &snapshot, &seeds);
+    let (store, frontier, previous, mut dedup_state, crawl_tag) = match opened {
+        Ok(o) => {
+            if let Some(b) = backup {
+                b.discard();
+            }
+            o
+        }
+        Err(e) => {
+            match backup {
+                Some(b) => b.restore(),
+                None => remove_new_crawl(&opts.out, created_out, had_log),
+            }
+            return Err(e);
+        }
+    };
+
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let ip_limits = Arc::new(crate::politeness::ip::IpLimits::new(&settings));
+    let shared = Arc::new(Shared {
+        focus,
+        politeness: Politeness::new(&settings),
+        retry: RetryPolicy::new(&settings.politeness),
+        fetcher: fetcher.clone(),
+        fx: feature_extractor(&settings),
+        templates: std::mem::replace(&mut dedup_state.templates, TemplateLearner::new(&settings.features)),
+        verifier: verifier(&settings),
+        canon,
+        rate: std::num::NonZeroU32::new(settings.politeness.max_requests_per_sec)
+            .map(|n| governor::RateLimiter::direct(governor::Quota::per_second(n))),
+        known: dedup::KnownContent::new(KNOWN_CONTENT_MAX),
+        analysis: rayon::ThreadPoolBuilder::new()
+            .num_threads(cores)
+            .thread_name(|i| format!("simcrawl-analyze-{i}"))
+            .build()
+            .map_err(|e| Error::io("analysis threads", std::io::Error::other(e)))?,
+        in_flight: AtomicUsize::new(0),
+        recorded: AtomicU64::new(previous.len() as u64),
+        wake: Notify::new(),
+        failed: AtomicBool::new(false),
+        robots_fetcher: crate::politeness::ip::IpLimitedFetcher {
+            inner: fetcher.clone(),
+            limits: ip_limits.clone(),
+        },
+        ip_limits,
+        frontier,
+        settings,
+    });
+
+    // The decider thread.
+    let decider = Decider::new(shared.clone(), &log_path, &previous, dedup_state)?;
+    let (tx, rx) = mpsc::channel::<Fetched>(shared.settings.crawl.concurrency * 2);
+    let decider_thread = std::thread::Builder::new()
+        .name("simcrawl-decider".into())
+        .spawn(move || decider.run(rx))
+        .map_err(|e| Error::io("decider thread", e))?;
+
+    let progress = Progress::new(opts.progress, shared.settings.crawl.max_pages);
+    let stop = dispatch(&shared, tx, shutdown, &progress).await;
+    let decider_result = decider_thread.join();
+    progress.finish();
+
+    let decided = match decider_result {
+        Ok(r) => r?,
+        Err(_) => return Err(Error::thread_panicked("decider")),
+    };
+    shared.frontier.write_pending()?;
+    shared.frontier.store().flush()?;
+    // Only after the flush: every page id below the watermark is in the store.
+    save_index(&decided.index, &snapshot, store.next_page_id(), crawl_tag);
+    write_flush_mark(&store_dir, store.as_ref());
+
+    let stats = decided.stats(store.as_ref())?;
+    let stats_path = CrawlDir::new(&opts.out).stats();
+    let json = serde_json::to_vec_pretty(&stats).map_err(|e| Error::Internal(format!("crawl stats: {e}")))?;
+    std::fs::write(&stats_path, json).map_err(|e| Error::io(&stats_path, e))?;
+
+    let records = crawllog::read_log(&log_path)?;
+    let reports = if shared.settings.output.reports {
+        Some(report::write_all(&opts.out, &records, &shared.settings)?)
+    } else {
+        None
+    };
+    let mut by: HashMap<&'static str, u64> = HashMap::new();
+    for r in &records {
+        *by.entry(r.decision.as_str()).or_default() += 1;
+    }
+    let mut by_decision: Vec<(String, u64)> = by.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    by_decision.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    Ok(CrawlSummary {
+        pages: records.len() as u64 - previous.len() as u64,
+        total_pages: records.len() as u64,
+        by_decision,
+        queued: shared.frontier.len(),
+        stop,
+        elapsed: started.elapsed(),
+        stats,
+        reports,
+    })
+}

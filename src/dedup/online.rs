@@ -1,0 +1,167 @@
+//! The online decision: one owner of the exact-hash index, the
+//! near-duplicate index and the content sketches, deciding each page as it
+//! arrives so the next page sees it.
+
+use super::{decide, ContentHashes, ExactIndex, Ruling};
+use crate::index::{LiveIndex, Match};
+use crate::model::{NearMatch, PageId, Verdict};
+use crate::sketch::{Sketch, SketchIndex};
+
+/// Decides pages in arrival order: exact body hash, then exact text hash,
+/// then the nearest fingerprint within k — confirmed by content-shingle
+/// resemblance when the page has a [`Sketch`] (`[dedup] verify`). A new
+/// page's fingerprint and sketch are indexed at once.
+pub struct Deduper {
+    exact: ExactIndex,
+    index: LiveIndex,
+    sketches: SketchIndex,
+    k: u32,
+    verify_threshold: f64,
+    matches: Vec<Match>,
+}
+
+/// One page's ruling, with the earlier page a new page looks like.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Judgement {
+    /// The verdict and its original.
+    pub ruling: Ruling,
+    /// For a new page: the earliest indexed page with the very same
+    /// fingerprint (only numbers or stop words differ).
+    pub looks_like: Option<PageId>,
+}
+
+impl Deduper {
+    /// Over the state a crawl starts from (empty, or rebuilt on resume).
+    /// `verify_threshold` is the resemblance a sketched page needs to be a
+    /// near duplicate of a candidate.
+    pub fn new(exact: ExactIndex, index: LiveIndex, sketches: SketchIndex, k: u32, verify_threshold: f64) -> Self {
+        Deduper {
+            exact,
+            index,
+            sketches,
+            k,
+            verify_threshold,
+            matches: Vec::with_capacity(16),
+        }
+    }
+
+    /// Decide page `id` and index it if new. Its hashes become the owners'
+    /// unless an earlier page owns them.
+    pub fn decide(&mut self, id: PageId, hashes: &ContentHashes, simhash: u64, sketch: Option<&Sketch>) -> Judgement {
+        if let Some(ruling) = self.exact.check_and_insert(Some(&hashes.body), Some(&hashes.text), id) {
+            return Judgement {
+                ruling,
+                looks_like: None,
+            };
+        }
+        self.matches.clear();
+        self.index.query(simhash, &mut self.matches);
+        let near: Vec<NearMatch> = self
+            .matches
+            .iter()
+            .map(|m| NearMatch {
+                page: m.id,
+                distance: m.distance,
+            })
+            .collect();
+        let ruling = match sketch {
+            // A candidate (within k, or sharing a band key) must resemble
+            // the page by at least the threshold.
+            Some(sk) => match self.sketches.confirm(sk, simhash, &near, self.verify_threshold) {
+                Some((m, r)) => Ruling {
+                    verdict: Verdict::NearDuplicate,
+                    dup_of: Some(m.page),
+                    distance: Some(m.distance),
+                    resemblance: Some(r),
+                },
+                None => Ruling::new_content(),
+            },
+            None => decide(None, None, &near, self.k),
+        };
+        let looks_like = match ruling.verdict {
+            Verdict::New => near.iter().filter(|m| m.distance == 0).map(|m| m.page).min(),
+            _ => None,
+        };
+        if ruling.verdict == Verdict::New {
+            self.index.insert(simhash, id);
+            if let Some(sk) = sketch {
+                self.sketches.insert(id, sk.clone(), simhash);
+            }
+        }
+        Judgement { ruling, looks_like }
+    }
+
+    /// A new page fingerprinted again (its host's template changed): index
+    /// the new fingerprint under the same id (the old one stays: both name
+    /// the page) and replace its sketch.
+    pub fn reindex(&mut self, id: PageId, old: u64, simhash: u64, sketch: Option<Sketch>) {
+        if let Some(sk) = sketch {
+            self.sketches.update(id, sk, simhash);
+        }
+        if simhash != old {
+            self.index.insert(simhash, id);
+        }
+    }
+
+    /// The near-duplicate index, to save at the end of a crawl.
+    pub fn into_index(self) -> LiveIndex {
+        self.index
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sketch::ContentSketch;
+
+    fn hashes(n: u8) -> ContentHashes {
+        ContentHashes {
+            body: [n; 32],
+            text: [n; 32],
+        }
+    }
+
+    fn deduper() -> Deduper {
+        let s = crate::Settings::default();
+        Deduper::new(
+            ExactIndex::new(),
+            LiveIndex::from_settings(&s.index, s.simhash.k),
+            SketchIndex::new(),
+            s.simhash.k,
+            0.9,
+        )
+    }
+
+    #[test]
+    fn exact_then_near_then_new() {
+        let mut d = deduper();
+        assert_eq!(d.decide(1, &hashes(1), 0b1111, None).ruling.verdict, Verdict::New);
+        let exact = d.decide(2, &hashes(1), 0xffff_0000, None).ruling;
+        assert_eq!((exact.verdict, exact.dup_of), (Verdict::ExactDuplicate, Some(1)));
+        let near = d.decide(3, &hashes(3), 0b0111, None).ruling;
+        assert_eq!(
+            (near.verdict, near.dup_of, near.distance),
+            (Verdict::NearDuplicate, Some(1), Some(1))
+        );
+        assert_eq!(d.decide(4, &hashes(4), !0b1111, None).ruling.verdict, Verdict::New);
+    }
+
+    #[test]
+    fn sketched_pages_need_resemblance_and_same_fingerprints_look_alike() {
+        let mut d = deduper();
+        let text = |base: u64| -> Sketch {
+            let words: Vec<u64> = (0..60).map(|i| base + i).collect();
+            Sketch::Content(ContentSketch::from_words(&words))
+        };
+        let a = text(1000);
+        assert_eq!(d.decide(1, &hashes(1), 42, Some(&a)).ruling.verdict, Verdict::New);
+        // Same fingerprint, other content: new, and it looks like page 1.
+        let b = text(5000);
+        let got = d.decide(2, &hashes(2), 42, Some(&b));
+        assert_eq!((got.ruling.verdict, got.looks_like), (Verdict::New, Some(1)));
+        // The same content under another fingerprint is confirmed.
+        let got = d.decide(3, &hashes(3), 42 ^ 0b11, Some(&a)).ruling;
+        assert_eq!((got.verdict, got.dup_of), (Verdict::NearDuplicate, Some(1)));
+        assert_eq!(got.resemblance, Some(1.0));
+    }
+}
