@@ -1,0 +1,228 @@
+//! Offering discovered URLs: scope and trap checks, the seen-set, in-link
+//! counts and the priority a new or known URL gets.
+
+use super::*;
+
+impl Frontier {
+    /// Offer one discovered URL.
+    pub fn offer(&self, cand: Candidate) -> Result<Offer, FrontierError> {
+        Ok(self.offer_many(std::slice::from_ref(&cand))?.remove(0))
+    }
+
+    /// Offer a page's out-links at once (one lock, one store batch); one
+    /// [`Offer`] per candidate, in order. A URL already queued gets one more
+    /// in-link and moves up its host's queue: in memory, at once, when it is
+    /// in the host's window (its store entry is not rewritten: see "Crash
+    /// safety" above); when it is only in the store, the count waits in memory until
+    /// the URL is loaded into the window, and moves it then.
+    pub fn offer_many(&self, cands: &[Candidate]) -> Result<Vec<Offer>, FrontierError> {
+        self.offer_inner(cands, true)
+    }
+
+    pub(super) fn offer_inner(&self, cands: &[Candidate], check_scope: bool) -> Result<Vec<Offer>, FrontierError> {
+        let mut out: Vec<Offer> = Vec::with_capacity(cands.len());
+        let mut checked: Vec<bool> = Vec::with_capacity(cands.len());
+        for c in cands {
+            match if check_scope {
+                self.rules.check(&c.url, c.depth)
+            } else {
+                Ok(())
+            } {
+                Ok(()) => {
+                    out.push(Offer::Enqueued);
+                    checked.push(true);
+                }
+                Err(Rejection::OutOfScope(r)) => {
+                    out.push(Offer::OutOfScope(r));
+                    checked.push(false);
+                }
+                Err(Rejection::Trap(r)) => {
+                    out.push(Offer::Trap(r));
+                    checked.push(false);
+                }
+            }
+        }
+        let mut g = self.inner.lock();
+        let inner = &mut *g;
+        // Everything this call writes goes into one store batch: new URLs,
+        // and queued URLs moved up by an extra in-link.
+        let mut new: Vec<QueuedUrl> = Vec::new();
+        let mut new_ids: Vec<u32> = Vec::new();
+        let mut moved: Vec<(QueueKey, QueuedUrl)> = Vec::new();
+        let mut moved_ids: Vec<u32> = Vec::new();
+        let mut in_batch: HashMap<&str, (bool, usize)> = HashMap::new();
+        for (i, c) in cands.iter().enumerate() {
+            if !checked[i] {
+                continue;
+            }
+            let canonical = c.url.as_str();
+            if let Some(&(is_new, j)) = in_batch.get(canonical) {
+                self.bump_inlinks(if is_new { &mut new[j] } else { &mut moved[j].1 });
+                out[i] = Offer::AlreadySeen;
+                continue;
+            }
+            match self.store.url_state(canonical)? {
+                None => {}
+                Some(UrlState::Queued(key)) => {
+                    out[i] = Offer::AlreadySeen;
+                    if let Some((id, q)) = self.count_inlink(inner, canonical, &c.url, key)? {
+                        in_batch.insert(canonical, (false, moved.len()));
+                        moved.push((key, q));
+                        moved_ids.push(id);
+                    }
+                    continue;
+                }
+                Some(_) => {
+                    out[i] = Offer::AlreadySeen;
+                    continue;
+                }
+            }
+            let host = host_key(&c.url);
+            let id = inner.host_id(&host);
+            let h = &inner.hosts[id as usize];
+            if check_scope && self.max_pages_per_host > 0 && h.admitted >= self.max_pages_per_host {
+                out[i] = Offer::OutOfScope(ScopeReason::HostFull);
+                continue;
+            }
+            let pattern = if check_scope && self.max_urls_per_pattern > 0 {
+                digit_pattern(&c.url).map(|p| (pattern_hash(&p), p))
+            } else {
+                None
+            };
+            if let Some((ph, p)) = &pattern {
+                if u64::from(inner.patterns.get(ph).copied().unwrap_or(0)) >= self.max_urls_per_pattern {
+                    out[i] = Offer::Trap(TrapReason::PatternCap { pattern: p.clone() });
+                    continue;
+                }
+            }
+            let components = ScoreComponents {
+                depth: -f64::from(c.depth),
+                parent_dup: -self.dedup.penalty(c.parent_dup),
+                host_dup_rate: -h.stats.dup_rate(),
+                host_novelty: h.stats.novelty(),
+                relevance: if c.relevance.is_finite() { c.relevance } else { 0.0 },
+                inlinks: 2f64.ln(),
+                mirror: if c.mirror { -self.mirror_penalty } else { 0.0 },
+            };
+            let q = QueuedUrl {
+                url: c.discovered.clone().unwrap_or_else(|| canonical.to_string()),
+                canonical: canonical.to_string(),
+                host,
+                depth: c.depth,
+                parent: c.parent.clone(),
+                priority: score(&components, &self.weights),
+                components,
+                seq: inner.next_seq,
+                retries: 0,
+                inlinks: 1,
+                tunnel: c.tunnel,
+            };
+            inner.next_seq += 1;
+            inner.hosts[id as usize].admitted += 1;
+            in_batch.insert(canonical, (true, new.len()));
+            new.push(q);
+            new_ids.push(id);
+        }
+        if new.is_empty() && moved.is_empty() {
+            return Ok(out);
+        }
+        drop(in_batch);
+        if let Err(e) = self.store.update_queue(&new, &moved) {
+            // The moved URLs are still in the store under their old keys.
+            for id in moved_ids {
+                inner.hosts[id as usize].disk_only += 1;
+            }
+            return Err(e.into());
+        }
+        for (id, (_, q)) in moved_ids.into_iter().zip(moved) {
+            self.place(&mut inner.hosts[id as usize], q);
+            self.reschedule(inner, id)?;
+        }
+        for (id, q) in new_ids.into_iter().zip(new) {
+            inner.queued += 1;
+            self.place(&mut inner.hosts[id as usize], q);
+            self.reschedule(inner, id)?;
+        }
+        Ok(out)
+    }
+
+    pub(super) fn bump_inlinks(&self, q: &mut QueuedUrl) {
+        self.add_inlinks(q, 1);
+    }
+
+    pub(super) fn add_inlinks(&self, q: &mut QueuedUrl, n: u32) {
+        q.inlinks = q.inlinks.saturating_add(n);
+        q.components.inlinks = (1.0 + f64::from(q.inlinks)).ln();
+        q.priority = score(&q.components, &self.weights);
+    }
+
+    /// One more in-link for the URL stored under `key`, counted in memory:
+    /// in the window it moves up at once (its store entry keeps its key);
+    /// only in the store, the count waits until the URL
+    /// is loaded (or, past [`MAX_DISK_BUMPS`], the URL is returned to be
+    /// rewritten with the caller's batch). An in-flight URL counts nothing.
+    pub(super) fn count_inlink(
+        &self,
+        inner: &mut Inner,
+        canonical: &str,
+        url: &Url,
+        key: QueueKey,
+    ) -> Result<Option<(u32, QueuedUrl)>, FrontierError> {
+        let host = host_key(url);
+        let id = inner.host_id(&host);
+        let h = &mut inner.hosts[id as usize];
+        if h.in_flight.iter().any(|f| f.stored == key) {
+            return Ok(None);
+        }
+        let current = h.rekeyed.get(&key).copied().unwrap_or(key);
+        if let Some(mut w) = h.window.remove(&current) {
+            self.bump_inlinks(&mut w.q);
+            w.extra += 1;
+            let k = w.q.key();
+            h.rekeyed.insert(w.stored, k);
+            h.window.insert(k, w);
+            self.reschedule(inner, id)?;
+            return Ok(None);
+        }
+        if self.disk_bumps.load(Ordering::Relaxed) < MAX_DISK_BUMPS {
+            let n = h.disk_bumps.entry(key).or_insert(0);
+            if *n == 0 {
+                self.disk_bumps.fetch_add(1, Ordering::Relaxed);
+            }
+            *n += 1;
+            return Ok(None);
+        }
+        let (id, mut q) = self.take_queued(inner, canonical, url, key)?;
+        self.bump_inlinks(&mut q);
+        Ok(Some((id, q)))
+    }
+
+    /// Take a URL stored under `key` out of the host's on-disk count, with
+    /// its pending in-links, to move it.
+    pub(super) fn take_queued(
+        &self,
+        inner: &mut Inner,
+        canonical: &str,
+        url: &Url,
+        key: QueueKey,
+    ) -> Result<(u32, QueuedUrl), FrontierError> {
+        let host = host_key(url);
+        let id = inner.host_id(&host);
+        let h = &mut inner.hosts[id as usize];
+        match self.store.queued(&host, key)? {
+            Some(mut q) => {
+                h.disk_only = h.disk_only.saturating_sub(1);
+                if let Some(n) = h.disk_bumps.remove(&key) {
+                    self.disk_bumps.fetch_sub(1, Ordering::Relaxed);
+                    self.add_inlinks(&mut q, n);
+                }
+                Ok((id, q))
+            }
+            None => Err(StoreError::Corrupt {
+                key: canonical.to_string(),
+                reason: "seen-set says queued but the queue entry is missing".into(),
+            }
+            .into()),
+        }
+    }
+}

@@ -1,0 +1,195 @@
+//! Scheduling: each host's in-memory window of its best URLs, refilled
+//! from the store, and the ready-time heap that hands out the best URL of a
+//! ready host.
+
+use super::*;
+
+impl Frontier {
+    /// Put a queued URL into the host's window if it belongs to the best
+    /// `window` URLs, else leave it to the store.
+    pub(super) fn place(&self, h: &mut HostState, q: QueuedUrl) {
+        self.place_windowed(h, Windowed::clean(q));
+    }
+
+    pub(super) fn place_windowed(&self, h: &mut HostState, w: Windowed) {
+        let key = w.q.key();
+        let fits = if h.disk_only == 0 {
+            h.window.len() < self.window || h.window.last_key_value().is_some_and(|(k, _)| key < *k)
+        } else {
+            h.window.last_key_value().is_some_and(|(k, _)| key < *k)
+        };
+        if fits {
+            if w.extra > 0 {
+                h.rekeyed.insert(w.stored, key);
+            }
+            h.window.insert(key, w);
+            if h.window.len() > self.window {
+                if let Some((_, out)) = h.window.pop_last() {
+                    // Back to the store only: its unwritten in-links wait there.
+                    if out.extra > 0 {
+                        h.rekeyed.remove(&out.stored);
+                        let n = h.disk_bumps.entry(out.stored).or_insert(0);
+                        if *n == 0 {
+                            self.disk_bumps.fetch_add(1, Ordering::Relaxed);
+                        }
+                        *n += out.extra;
+                    }
+                }
+                h.disk_only += 1;
+            }
+        } else {
+            h.disk_only += 1;
+        }
+    }
+
+    /// Refill an empty window from the store, best first.
+    pub(super) fn refill(&self, h: &mut HostState) -> Result<(), StoreError> {
+        if !h.window.is_empty() || h.disk_only == 0 {
+            return Ok(());
+        }
+        let limit = self.window + h.in_flight.len();
+        let got = self.store.scan_queue(&h.name, limit)?;
+        let exhausted = got.len() < limit;
+        for mut q in got {
+            let k = q.key();
+            if !h.in_flight.iter().any(|f| f.stored == k) && h.window.len() < self.window {
+                let extra = h.disk_bumps.remove(&k).unwrap_or(0);
+                if extra > 0 {
+                    self.disk_bumps.fetch_sub(1, Ordering::Relaxed);
+                    self.add_inlinks(&mut q, extra);
+                    h.rekeyed.insert(k, q.key());
+                }
+                h.window.insert(q.key(), Windowed { q, stored: k, extra });
+            }
+        }
+        h.disk_only = if exhausted {
+            0
+        } else {
+            h.disk_only.saturating_sub(h.window.len() as u64)
+        };
+        Ok(())
+    }
+
+    /// Bring a host's heap slot in line with its state.
+    pub(super) fn reschedule(&self, inner: &mut Inner, id: u32) -> Result<(), StoreError> {
+        let h = &mut inner.hosts[id as usize];
+        let eligible = h.queued() > 0 && h.in_flight.len() < self.max_in_flight;
+        let want = match (eligible, h.ready_at, h.slot) {
+            (false, _, _) | (_, None, _) => Slot::None,
+            (true, Some(_), Slot::Ready(_)) => {
+                self.refill(h)?;
+                match h.window.first_key_value() {
+                    Some((k, _)) => Slot::Ready(*k),
+                    None => Slot::None,
+                }
+            }
+            (true, Some(at), _) => Slot::Waiting(at),
+        };
+        if want != h.slot {
+            h.gen += 1;
+            h.slot = want;
+            match want {
+                Slot::None => {}
+                Slot::Waiting(at) => inner.waiting.push(Reverse((at, h.gen, id))),
+                Slot::Ready(k) => inner.ready.push(Reverse((k, h.gen, id))),
+            }
+        }
+        Ok(())
+    }
+
+    /// The best URL of the best host ready at `now`, marked in flight (see
+    /// [`NextUrl`]). The host is not ready again until [`Frontier::set_host_ready`].
+    pub fn next(&self, now: Instant) -> Result<NextUrl, FrontierError> {
+        let mut g = self.inner.lock();
+        let inner = &mut *g;
+        // Hosts whose time has come move to the ready heap.
+        while let Some(&Reverse((at, gen, id))) = inner.waiting.peek() {
+            let h = &mut inner.hosts[id as usize];
+            if h.gen != gen {
+                inner.waiting.pop();
+                continue;
+            }
+            if at > now {
+                break;
+            }
+            inner.waiting.pop();
+            self.refill(h)?;
+            h.gen += 1;
+            match h.window.first_key_value() {
+                Some((k, _)) => {
+                    h.slot = Slot::Ready(*k);
+                    inner.ready.push(Reverse((*k, h.gen, id)));
+                }
+                None => h.slot = Slot::None,
+            }
+        }
+        while let Some(Reverse((_, gen, id))) = inner.ready.pop() {
+            let h = &mut inner.hosts[id as usize];
+            if h.gen != gen {
+                continue;
+            }
+            let Some((k, w)) = h.window.pop_first() else {
+                h.slot = Slot::None;
+                continue;
+            };
+            // The store entry stays queued, under its stored key, while in
+            // flight (the in-memory in-flight list keeps it from being
+            // handed out or moved). One moved up by in-links counted in
+            // memory is not rewritten for the fetch: its completion removes
+            // it (a crash loses only the in-memory count, as before).
+            let q = w.q;
+            if w.extra > 0 {
+                h.rekeyed.remove(&w.stored);
+            }
+            h.in_flight.push(InFlight {
+                key: k,
+                stored: w.stored,
+            });
+            h.ready_at = None;
+            inner.queued -= 1;
+            inner.in_flight += 1;
+            self.reschedule(inner, id)?;
+            return Ok(NextUrl::Ready(q));
+        }
+        while let Some(&Reverse((at, gen, id))) = inner.waiting.peek() {
+            if inner.hosts[id as usize].gen == gen {
+                return Ok(NextUrl::Wait(at));
+            }
+            inner.waiting.pop();
+        }
+        Ok(if inner.queued > 0 {
+            NextUrl::Busy
+        } else {
+            NextUrl::Empty
+        })
+    }
+
+    /// The politeness layer's verdict: `host` (a [`QueuedUrl::host`]) may be
+    /// contacted again at `at`.
+    pub fn set_host_ready(&self, host: &str, at: Instant) -> Result<(), FrontierError> {
+        let mut g = self.inner.lock();
+        let inner = &mut *g;
+        let id = inner.host_id(host);
+        inner.hosts[id as usize].set_ready_at(at);
+        self.reschedule(inner, id)?;
+        Ok(())
+    }
+
+    /// Take `url` off its host's in-flight list: its host id and the key of
+    /// its store entry.
+    pub(super) fn take_in_flight(&self, inner: &mut Inner, url: &QueuedUrl) -> Result<(u32, QueueKey), FrontierError> {
+        let id = *inner
+            .host_ids
+            .get(url.host.as_str())
+            .ok_or_else(|| FrontierError::NotInFlight(url.canonical.clone()))?;
+        let h = &mut inner.hosts[id as usize];
+        let pos = h
+            .in_flight
+            .iter()
+            .position(|f| f.key == url.key())
+            .ok_or_else(|| FrontierError::NotInFlight(url.canonical.clone()))?;
+        let stored = h.in_flight.swap_remove(pos).stored;
+        inner.in_flight -= 1;
+        Ok((id, stored))
+    }
+}

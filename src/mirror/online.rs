@@ -1,0 +1,258 @@
+//! The online detector: candidate pairs counted as pages are decided, so
+//! the frontier can demote URLs of an established mirror.
+
+use super::*;
+
+/// Counters of the online detector.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OnlineStats {
+    /// Pages observed.
+    pub observed: u64,
+    /// Candidate pairs being counted.
+    pub candidates: u64,
+    /// Pairs established as mirrors (sample and score above thresholds).
+    pub established: u64,
+    /// Distinct URLs demoted by [`OnlineMirrors::penalty_for`].
+    pub demoted: u64,
+    /// Demoted URLs that were fetched anyway (observed later).
+    pub demoted_fetched: u64,
+}
+
+impl OnlineStats {
+    /// Fetches saved so far: demoted URLs not (yet) fetched. At the end of a
+    /// crawl, the fetches the mirror penalty saved.
+    pub fn fetches_saved(&self) -> u64 {
+        self.demoted - self.demoted_fetched
+    }
+}
+
+#[derive(Debug, Clone)]
+struct OnlinePage {
+    content: Option<String>,
+    /// The original this page's content group points at (itself if new).
+    root: String,
+}
+
+#[derive(Debug)]
+struct OnlinePair {
+    host_a: String,
+    prefix_a: String,
+    host_b: String,
+    prefix_b: String,
+    compared: u64,
+    matched: u64,
+    /// Matches whose duplicate was on side B (vs. side A).
+    dups_on_b: u64,
+    dups_on_a: u64,
+    established: bool,
+}
+
+impl OnlinePair {
+    /// The mirror (demoted) side: host, prefix, and the original's host, prefix.
+    fn mirror_side(&self) -> (&str, &str, &str, &str) {
+        if self.dups_on_a > self.dups_on_b {
+            (&self.host_a, &self.prefix_a, &self.host_b, &self.prefix_b)
+        } else {
+            (&self.host_b, &self.prefix_b, &self.host_a, &self.prefix_a)
+        }
+    }
+}
+
+/// Online mirror detection for the crawl loop: feed every decided page to
+/// [`observe`](Self::observe), ask [`penalty_for`](Self::penalty_for) before
+/// scoring a URL. Every call is a few hash-map lookups (no scans).
+#[derive(Debug)]
+pub struct OnlineMirrors {
+    settings: MirrorSettings,
+    /// host -> path -> page.
+    pages: HashMap<String, HashMap<String, OnlinePage>>,
+    pairs: Vec<OnlinePair>,
+    pair_ids: HashMap<(String, String, String, String), usize>,
+    /// host -> candidate pairs touching it.
+    by_host: HashMap<String, Vec<usize>>,
+    demoted: HashSet<String>,
+    stats: OnlineStats,
+}
+
+impl OnlineMirrors {
+    /// An empty detector with `[mirror]` thresholds.
+    pub fn new(settings: &MirrorSettings) -> Self {
+        OnlineMirrors {
+            settings: settings.clone(),
+            pages: HashMap::new(),
+            pairs: Vec::new(),
+            pair_ids: HashMap::new(),
+            by_host: HashMap::new(),
+            demoted: HashSet::new(),
+            stats: OnlineStats::default(),
+        }
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> OnlineStats {
+        let mut s = self.stats;
+        s.candidates = self.pairs.len() as u64;
+        s
+    }
+
+    /// The established pairs as (mirror host, mirror prefix, original host, original prefix).
+    pub fn established(&self) -> Vec<(String, String, String, String)> {
+        self.pairs
+            .iter()
+            .filter(|p| p.established)
+            .map(|p| {
+                let (h, pr, oh, op) = p.mirror_side();
+                (h.to_string(), pr.to_string(), oh.to_string(), op.to_string())
+            })
+            .collect()
+    }
+
+    /// Record one decided page (call after the dedup decision).
+    pub fn observe(&mut self, rec: &PageRecord) {
+        self.stats.observed += 1;
+        if self.demoted.contains(&rec.canonical) {
+            self.stats.demoted_fetched += 1;
+            self.demoted.remove(&rec.canonical);
+        }
+        if !has_content(rec) {
+            return;
+        }
+        let Some((host, path)) = split_url(&rec.canonical) else {
+            return;
+        };
+        let path = strip_query(path);
+        let root = match rec.dup_of.as_deref() {
+            Some(orig) => self.root_of(orig).unwrap_or(orig).to_string(),
+            None => rec.canonical.clone(),
+        };
+        let content = rec.content_hash.clone().or_else(|| rec.text_hash.clone());
+        // A new candidate from this page's duplicate match.
+        if let Some((oh, op)) = rec.dup_of.as_deref().and_then(split_url) {
+            let op = strip_query(op);
+            if oh != host {
+                if let Some((pa, pb)) = align_prefixes(op, path) {
+                    self.candidate(oh, pa, host, pb);
+                }
+            }
+        }
+        let page = OnlinePage { content, root };
+        // Count this page against every candidate of its host.
+        if let Some(ids) = self.by_host.get(host) {
+            for &id in ids {
+                let pair = &self.pairs[id];
+                let (mine, other_host, other_prefix, on_b) = if pair.host_a == host {
+                    (&pair.prefix_a, &pair.host_b, &pair.prefix_b, false)
+                } else {
+                    (&pair.prefix_b, &pair.host_a, &pair.prefix_a, true)
+                };
+                let Some(rel) = path.strip_prefix(mine.as_str()) else {
+                    continue;
+                };
+                let Some(other) = self
+                    .pages
+                    .get(other_host.as_str())
+                    .and_then(|m| m.get(&format!("{other_prefix}{rel}")))
+                else {
+                    continue;
+                };
+                let matched = other.root == page.root || (page.content.is_some() && other.content == page.content);
+                let pair = &mut self.pairs[id];
+                pair.compared += 1;
+                if matched {
+                    pair.matched += 1;
+                    if on_b {
+                        pair.dups_on_b += 1;
+                    } else {
+                        pair.dups_on_a += 1;
+                    }
+                }
+                let established = pair.compared >= u64::from(self.settings.min_sample)
+                    && pair.matched as f64 >= self.settings.min_score * pair.compared as f64;
+                if established && !pair.established {
+                    self.stats.established += 1;
+                    tracing::debug!(
+                        "mirror established: {}{} ~ {}{} ({}/{})",
+                        pair.host_a,
+                        pair.prefix_a,
+                        pair.host_b,
+                        pair.prefix_b,
+                        pair.matched,
+                        pair.compared
+                    );
+                }
+                pair.established = established;
+            }
+        }
+        self.pages
+            .entry(host.to_string())
+            .or_default()
+            .insert(path.to_string(), page);
+    }
+
+    fn root_of(&self, canonical: &str) -> Option<&str> {
+        let (host, path) = split_url(canonical)?;
+        self.pages.get(host)?.get(strip_query(path)).map(|p| p.root.as_str())
+    }
+
+    fn candidate(&mut self, h1: &str, p1: &str, h2: &str, p2: &str) {
+        let ((ha, pa), (hb, pb)) = if (h1, p1) <= (h2, p2) {
+            ((h1, p1), (h2, p2))
+        } else {
+            ((h2, p2), (h1, p1))
+        };
+        let key = (ha.to_string(), pa.to_string(), hb.to_string(), pb.to_string());
+        if self.pair_ids.contains_key(&key) {
+            return;
+        }
+        let id = self.pairs.len();
+        self.pairs.push(OnlinePair {
+            host_a: key.0.clone(),
+            prefix_a: key.1.clone(),
+            host_b: key.2.clone(),
+            prefix_b: key.3.clone(),
+            compared: 0,
+            matched: 0,
+            dups_on_a: 0,
+            dups_on_b: 0,
+            established: false,
+        });
+        self.by_host.entry(key.0.clone()).or_default().push(id);
+        self.by_host.entry(key.2.clone()).or_default().push(id);
+        self.pair_ids.insert(key, id);
+    }
+
+    /// The mirror penalty for a URL (canonical form) not fetched yet: when its
+    /// host (prefix) is an established mirror and the counterpart page on the
+    /// original is already known, `Some((penalty, counterpart URL))`. None when
+    /// `[mirror] online` is off.
+    pub fn penalty_for(&mut self, canonical: &str) -> Option<(f64, String)> {
+        if !self.settings.online {
+            return None;
+        }
+        let (host, path) = split_url(canonical)?;
+        let scheme = &canonical[..canonical.find("://")? + 3];
+        let path = strip_query(path);
+        for &id in self.by_host.get(host)? {
+            let pair = &self.pairs[id];
+            if !pair.established {
+                continue;
+            }
+            let (mh, mp, oh, op) = pair.mirror_side();
+            if mh != host {
+                continue;
+            }
+            let Some(rel) = path.strip_prefix(mp) else {
+                continue;
+            };
+            let other = format!("{op}{rel}");
+            if self.pages.get(oh).is_some_and(|m| m.contains_key(&other)) {
+                let counterpart = format!("{scheme}{oh}{other}");
+                if self.demoted.insert(canonical.to_string()) {
+                    self.stats.demoted += 1;
+                }
+                return Some((self.settings.penalty, counterpart));
+            }
+        }
+        None
+    }
+}
