@@ -2,61 +2,95 @@
 //! its frontier.
 //!
 //! A page's near-duplicate status, found online with a permuted-table simhash
-//! index (Manku, Jain and Das Sarma, WWW 2007), decides whether its out-links
-//! are crawled and how soon.
+//! index (Manku, Jain and Das Sarma, WWW 2007) and confirmed by content
+//! shingles, decides whether its out-links are crawled and how soon.
 //!
-//! # Layout
+//! # Embedding
 //!
-//! The modules in data-flow order, one per pipeline stage:
+//! - [`Crawler`] (built with [`Crawler::builder`]): settings, seeds, an output
+//!   directory, an optional shutdown future and per-page callback; returns a
+//!   [`CrawlSummary`]. Each fetch attempt is a [`PageRecord`] with its
+//!   [`Decision`].
+//! - [`Settings`]: `config/default.toml` under the caller's layers and
+//!   `key=value` overrides ([`Settings::load`], [`Settings::from_layers`]).
+//! - [`Fingerprinter`]: a document's 64-bit simhash; [`hamming`] distance.
+//! - [`LiveIndex`]: the permuted-table Hamming index (insert, query within k,
+//!   save and load).
+//! - [`Error`]: every failure of an operation (per-URL failures are data in
+//!   the records, not errors).
+//! - [`model`]: the record types; [`config`]: the settings' sections;
+//!   [`testweb`]: the built-in local test web with its ground truth.
 //!
-//! - [`config`]: TOML → raw values → validated [`config::Settings`].
-//! - [`frontier`]: per-host priority queues, ready-time heap, seen-set, scope, scores.
-//! - [`politeness`]: robots.txt (RFC 9309), Crawl-delay, per-host rate, backoff.
-//! - [`fetch`]: the `Fetcher` trait and its reqwest implementation; limits; redirects.
-//! - [`canon`]: URL canonicalization (contract: `simcrawl canon`).
-//! - [`extract`]: title, visible text, links, meta robots, canonical, language.
-//! - [`features`]: tokens, stop words, stems, phrases, weights, template learning.
-//! - [`simhash`]: 64-bit Charikar fingerprints and Hamming distance.
-//! - [`index`]: the live permuted-table Hamming index; compression; batch mode.
-//! - [`dedup`]: decisions (new / exact / near duplicate) and the dedup policy.
-//! - [`store`]: the `Store` trait and its sled implementation.
-//! - [`crawllog`]: one record per fetch attempt (`pages.jsonl`).
-//! - [`crawl`]: the crawl loop that joins the stages.
-//! - [`mirror`]: mirror host (prefix) pairs from duplicate matches.
-//! - [`report`]: summary, clusters and mirror reports (JSON, CSV, HTML).
+//! `examples/embed_crawler.rs` and `examples/embed_index.rs` show both.
 //!
-//! Beside the pipeline: [`sketch`] (min-hash and Bloom-over-CDC detectors),
-//! [`eval`] (precision/recall harness), [`focus`] (topic relevance),
-//! [`testweb`] (the built-in local test web with ground truth), [`demo`]
-//! (test web + crawl + score against the ground truth), [`bench`]
-//! (built-in benchmarks) and [`error`].
+//! # The pipeline's modules
+//!
+//! The other modules are the stages the `simcrawl` binary and the tests
+//! drive directly; they are public for them and hidden from these docs (no
+//! stability promise). In data-flow order: `frontier` (per-host priority
+//! queues), `politeness` (robots.txt, delays), `fetch`, `canon`
+//! (canonicalization), `extract`, `features`, `simhash`, `index`, `sketch`
+//! (content sketches), `dedup` (decisions and policy), `store` (sled),
+//! `crawllog` (`pages.jsonl`), `crawl` (the loop that joins them), `mirror`,
+//! `report`; beside them `host`, `focus`, `eval`, `demo`, `bench`.
+//! docs/ARCHITECTURE.md maps each to its files.
 #![deny(missing_docs)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+#[doc(hidden)]
 pub mod bench;
+#[doc(hidden)]
 pub mod canon;
 pub mod config;
+#[doc(hidden)]
 pub mod crawl;
+mod crawler;
+#[doc(hidden)]
 pub mod crawllog;
+#[doc(hidden)]
 pub mod dedup;
+#[doc(hidden)]
 pub mod demo;
+#[doc(hidden)]
 pub mod error;
+#[doc(hidden)]
 pub mod eval;
+#[doc(hidden)]
 pub mod extract;
+#[doc(hidden)]
 pub mod features;
+#[doc(hidden)]
 pub mod fetch;
+mod fingerprint;
+#[doc(hidden)]
 pub mod focus;
+#[doc(hidden)]
 pub mod frontier;
+#[doc(hidden)]
 pub mod host;
+#[doc(hidden)]
 pub mod index;
+#[doc(hidden)]
 pub mod mirror;
 pub mod model;
+#[doc(hidden)]
 pub mod politeness;
+#[doc(hidden)]
 pub mod report;
+#[doc(hidden)]
 pub mod simhash;
+#[doc(hidden)]
 pub mod sketch;
+#[doc(hidden)]
 pub mod store;
 pub mod testweb;
 
 pub use config::Settings;
+pub use crawl::{CrawlSummary, StopReason};
+pub use crawler::{Crawler, CrawlerBuilder};
+pub use crawllog::PageRecord;
 pub use error::{Error, Result};
+pub use fingerprint::Fingerprinter;
+pub use index::LiveIndex;
+pub use model::Decision;
+pub use simhash::hamming;

@@ -5,6 +5,7 @@ mod canon;
 mod cli;
 mod crawl;
 mod damaged;
+mod embed;
 mod fingerprint_cli;
 mod fingerprint_quality;
 mod focus;

@@ -45,6 +45,8 @@ pub(super) struct Done {
 /// The single owner of the index and the exact-hash maps.
 pub(super) struct Decider {
     shared: Arc<Shared>,
+    /// The embedder's per-page callback.
+    on_page: Option<PageCallback>,
     /// The crawl log, flushed before each group's store commit.
     log: CrawlLogWriter<std::io::BufWriter<std::fs::File>>,
     /// Decided pages waiting for the commit (see [`Decider::run`]).
@@ -179,6 +181,7 @@ impl Decider {
         log_path: &Path,
         previous: &[PageRecord],
         loaded: DedupState,
+        on_page: Option<PageCallback>,
     ) -> Result<Self> {
         let s = &shared.settings;
         let DedupState {
@@ -217,6 +220,7 @@ impl Decider {
             store_dir: log_path.with_file_name(CrawlDir::STORE_DIR),
             flushed_at: std::time::Instant::now(),
             dup_chains,
+            on_page,
             shared,
         })
     }
@@ -464,6 +468,9 @@ impl Decider {
             .write(&rec)
             .map_err(|e| Error::io(PathBuf::from(CrawlDir::LOG_FILE), e))?;
         self.mirrors.observe(&rec);
+        if let Some(on_page) = &self.on_page {
+            on_page(&rec);
+        }
         self.group.push(Done { q: f.q, page, body });
         Ok(())
     }

@@ -95,7 +95,13 @@ pub struct CrawlOptions {
     pub progress: bool,
     /// Use this fetcher instead of HTTP (tests, replay).
     pub fetcher: Option<Arc<dyn Fetcher>>,
+    /// Called with each record as it is written to `pages.jsonl`, on the
+    /// decider thread (keep it short: pages wait while it runs).
+    pub on_page: Option<PageCallback>,
 }
+
+/// A per-page callback (see [`CrawlOptions::on_page`]).
+pub type PageCallback = Arc<dyn Fn(&PageRecord) + Send + Sync>;
 
 impl CrawlOptions {
     /// A fresh crawl of `seeds` into `out`.
@@ -106,6 +112,7 @@ impl CrawlOptions {
             resume: false,
             progress: false,
             fetcher: None,
+            on_page: None,
         }
     }
 }
@@ -408,7 +415,7 @@ pub async fn run(
     });
 
     // The decider thread.
-    let decider = Decider::new(shared.clone(), &log_path, &previous, dedup_state)?;
+    let decider = Decider::new(shared.clone(), &log_path, &previous, dedup_state, opts.on_page.clone())?;
     let (tx, rx) = mpsc::channel::<Fetched>(shared.settings.crawl.concurrency * 2);
     let decider_thread = std::thread::Builder::new()
         .name("simcrawl-decider".into())
