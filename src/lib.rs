@@ -29,7 +29,8 @@
 //! [`eval`] (precision/recall harness), [`focus`] (topic relevance),
 //! [`testweb`] (the built-in local test web with ground truth), [`demo`]
 //! (test web + crawl + score against the ground truth), [`bench`]
-//! (built-in benchmarks) and [`error`].
+//! (built-in benchmarks), [`hash`] (the fixed 64-bit hash functions the
+//! stages share) and [`error`].
 #![deny(missing_docs)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
@@ -47,6 +48,7 @@ pub mod features;
 pub mod fetch;
 pub mod focus;
 pub mod frontier;
+pub mod hash;
 pub mod index;
 pub mod mirror;
 pub mod politeness;
