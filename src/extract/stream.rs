@@ -7,9 +7,7 @@ use std::cell::RefCell;
 
 use html5ever::tendril::StrTendril;
 use html5ever::tokenizer::states::RawKind;
-use html5ever::tokenizer::{
-    BufferQueue, Tag, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
-};
+use html5ever::tokenizer::{BufferQueue, Tag, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts};
 use html5ever::{local_name, Attribute, LocalName};
 
 use super::walker::Walker;

@@ -331,9 +331,7 @@ impl FeatureExtractor {
         self.add_text(&mut acc, lang, text, 1.0);
         acc.finish()
     }
-
 }
-
 
 #[cfg(test)]
 mod tests;
