@@ -2,7 +2,7 @@
 //! element nesting stays within [`MAX_NESTING`], found by a linear byte scan
 //! before parsing.
 
-/// Estimated element nesting beyond which [`extract_html`] cuts the input.
+/// Estimated element nesting beyond which [`super::extract_html`] cuts the input.
 pub const MAX_NESTING: usize = 1024;
 
 /// The longest prefix of `html` whose estimated element nesting stays within

@@ -19,8 +19,8 @@
 //!   language whose stop words are most frequent among the first 400 words;
 //!   otherwise `features.default_language`.
 //! * Features: every stem (unigram) and every pair of adjacent stems within
-//!   one block (bigram, "phrase"), hashed with [`feature_hash`] of the stem,
-//!   or of the two stems joined by one space.
+//!   one block (bigram, "phrase"), hashed with [`crate::hash::feature_hash`]
+//!   of the stem, or of the two stems joined by one space.
 //! * Block multiplier `m`: title `title_boost`, heading `heading_boost`, body
 //!   1, structural boilerplate `boilerplate_weight`; a block that the host's
 //!   template marks as repeated gets `m × template_weight`. Unigrams get

@@ -1,6 +1,6 @@
 //! Regression cases of near-duplicate decisions on real websites (issue 22),
 //! as three small hosts of the test web, and the rules the ground truth
-//! (`truth.rs`) shares with the pages:
+//! (`truth/`) shares with the pages:
 //!
 //! - `ref.test`: a generated API reference, one short page per property
 //!   (20 to 60 words of main text) inside a heavy shared template. Pages of

@@ -1,15 +1,13 @@
 //! Page generation: routes `(host, path)` to a page and renders it from the
 //! seed. Pure functions of `(seed, size, port, host, path)`; no I/O.
 //!
-//! The link rules (which alias URLs appear where) live in `rules` as small
-//! functions shared with the ground truth (`truth.rs`), so the truth lists
-//! exactly the URLs the pages link to.
-//!
 //! This file routes a request to its host and holds the HTML helpers every
-//! page uses; `rules` holds the link rules, `articles` the news, wiki and
-//! blog pages (with the variable chrome of their near-duplicate copies),
-//! `docs` the docs.test API pages, and `hazards` the traps.test and
-//! errors.test pages.
+//! page uses. `rules` holds the link rules (which alias URLs appear where),
+//! small functions shared with the ground truth (`truth/`), so the truth
+//! lists exactly the URLs the pages link to; `articles` renders the news,
+//! wiki and blog pages (with the variable chrome of their near-duplicate
+//! copies), `docs` the docs.test API pages, and `hazards` the traps.test
+//! and errors.test pages.
 
 mod articles;
 mod docs;

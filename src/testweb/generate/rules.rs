@@ -1,4 +1,4 @@
-//! The link rules shared by the pages and the ground truth (`truth.rs`):
+//! The link rules shared by the pages and the ground truth (`truth/`):
 //! which lists link which pages, which alias URLs appear where, what each
 //! robots.txt says, and the trap and error paths. Small pure functions, so
 //! the truth lists exactly the URLs the pages link to.
