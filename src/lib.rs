@@ -32,7 +32,8 @@
 //! (canonicalization), `extract`, `features`, `simhash`, `index`, `sketch`
 //! (content sketches), `dedup` (decisions and policy), `store` (sled),
 //! `crawllog` (`pages.jsonl`), `crawl` (the loop that joins them), `mirror`,
-//! `report`; beside them `host`, `focus`, `eval`, `demo`, `bench`.
+//! `report`; beside them `host`, `hash` (the fixed 64-bit hash functions the
+//! stages share), `focus`, `eval`, `demo`, `bench`.
 //! docs/ARCHITECTURE.md maps each to its files.
 #![deny(missing_docs)]
 #![deny(clippy::undocumented_unsafe_blocks)]
@@ -66,6 +67,8 @@ mod fingerprint;
 pub mod focus;
 #[doc(hidden)]
 pub mod frontier;
+#[doc(hidden)]
+pub mod hash;
 #[doc(hidden)]
 pub mod host;
 #[doc(hidden)]

@@ -30,48 +30,9 @@ use crate::features::{FeatureExtractor, Features, TemplateLearner};
 /// Bits per fingerprint (the product uses 64 only).
 pub const BITS: u32 = 64;
 
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
-
-/// The fixed, portable 64-bit feature hash: FNV-1a 64 over the bytes
-/// (offset basis `0xcbf29ce484222325`, prime `0x100000001b3`), followed by
-/// the MurmurHash3 `fmix64` finalizer (`h ^= h >> 33; h *= 0xff51afd7ed558ccd;
-/// h ^= h >> 33; h *= 0xc4ceb9fe1a85ec53; h ^= h >> 33`) so that every output
-/// bit depends on every input bit — simhash needs the 64 bits of a feature to
-/// be unbiased and independent. Features are UTF-8 text, so the input is the
-/// UTF-8 bytes. Not seeded and not randomized: the same feature hashes the
-/// same on every machine and run.
-#[inline]
-pub fn feature_hash(bytes: &[u8]) -> u64 {
-    fmix64(fnv1a_continue(FNV_OFFSET, bytes))
-}
-
-/// The FNV-1a 64 state after `bytes`, from state `h` ([`FNV1A_OFFSET`] to
-/// start). `fmix64(fnv1a_continue(fnv1a_continue(FNV1A_OFFSET, a), b))` is
-/// [`feature_hash`] of `a` followed by `b`: a bigram's hash from its first
-/// stem's state without joining the strings.
-#[inline]
-pub fn fnv1a_continue(mut h: u64, bytes: &[u8]) -> u64 {
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(FNV_PRIME);
-    }
-    h
-}
-
-/// The FNV-1a 64 offset basis (the state before any byte).
-pub const FNV1A_OFFSET: u64 = FNV_OFFSET;
-
-/// MurmurHash3's 64-bit finalizer (a bijection with full avalanche).
-#[inline]
-pub fn fmix64(mut h: u64) -> u64 {
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    h ^= h >> 33;
-    h
-}
+/// The feature hash and its parts, defined in [`crate::hash`] (re-exported
+/// here because the fingerprint is specified in terms of them).
+pub use crate::hash::{feature_hash, fmix64, fnv1a_continue, FNV1A_OFFSET};
 
 /// The weight quantum: weights are summed as integer multiples of 1/1024.
 pub const WEIGHT_SCALE: f32 = 1024.0;

@@ -1,6 +1,6 @@
 //! Regression cases of near-duplicate decisions on real websites (issue 22),
 //! as three small hosts of the test web, and the rules the ground truth
-//! (`truth.rs`) shares with the pages:
+//! (`truth/`) shares with the pages:
 //!
 //! - `ref.test`: a generated API reference, one short page per property
 //!   (20 to 60 words of main text) inside a heavy shared template. Pages of
@@ -29,7 +29,9 @@
 use std::fmt::Write as _;
 
 use super::generate::{html, not_found};
-use super::text::{self, Rng};
+use super::rng::Rng;
+use super::text;
+use super::words::TOPIC_WORDS;
 use super::{Reply, TestWeb, VariantKind};
 
 /// The ref.test classes: (class name, lower-case noun).
@@ -295,7 +297,7 @@ pub(crate) fn version_has(v: usize, kind: VersionPage) -> bool {
 
 /// Words per version-page main text are fixed by the path (so v1 and v2 agree).
 fn path_key(path: &str) -> u64 {
-    path.bytes().fold(0u64, |h, b| text::mix64(h ^ u64::from(b)))
+    path.bytes().fold(0u64, |h, b| crate::hash::mix64(h ^ u64::from(b)))
 }
 
 /// Stream tags of the case pages.
@@ -695,7 +697,7 @@ impl TestWeb {
         let t = text::text(&mut rng, 4, n, n);
         let mut edits = Vec::new();
         if v == 1 && *kind == VersionPage::Edited {
-            let words = text::TOPIC_WORDS[4];
+            let words = TOPIC_WORDS[4];
             let mut e = Rng::for_stream(&[self.opts.seed, VERSION_TEXT, path_key(p), 7]);
             while edits.len() < 2 {
                 let pos = e.below(t.words.len());

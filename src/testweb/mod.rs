@@ -40,9 +40,11 @@
 
 mod cases;
 mod generate;
+mod rng;
 mod server;
 mod text;
 mod truth;
+mod words;
 
 use std::time::Duration;
 
@@ -54,12 +56,12 @@ pub use truth::{
 
 /// The topics articles belong to (focused crawling); an article's topic is
 /// `TOPICS[id % TOPICS.len()]` and is recorded in the truth.
-pub const TOPICS: [&str; 5] = text::TOPICS;
+pub const TOPICS: [&str; 5] = words::TOPICS;
 
 /// Topic vocabularies: the words that mark each topic (same order as
 /// [`TOPICS`]). About a third of an article's words come from its topic's list.
 pub fn topic_words(topic: &str) -> Option<&'static [&'static str]> {
-    TOPICS.iter().position(|t| *t == topic).map(|i| text::TOPIC_WORDS[i])
+    TOPICS.iter().position(|t| *t == topic).map(|i| words::TOPIC_WORDS[i])
 }
 
 /// Every virtual host of the test web, lower case, in a fixed order.

@@ -1,0 +1,109 @@
+//! Stage 1 of loading: raw values, exactly as in TOML. The merged table is
+//! deserialized into these structs (serde, `deny_unknown_fields`).
+
+use serde::Deserialize;
+
+macro_rules! raw_section {
+    ($(#[$m:meta])* $name:ident { $($field:ident : $ty:ty),* $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(missing_docs)]
+        pub struct $name { $(pub $field: $ty),* }
+    };
+}
+
+raw_section!(
+    /// `[crawl]` as written.
+    RawCrawl {
+        user_agent: String, contact_url: String, max_pages: i64, max_depth: i64,
+        concurrency: i64, io_threads: i64, scope: String, surt_prefixes: Vec<String>, allow: Vec<String>,
+        deny: Vec<String>, max_pages_per_host: i64, max_url_length: i64,
+        max_path_repetition: i64, max_urls_per_pattern: i64,
+    }
+);
+raw_section!(
+    /// `[politeness]` as written.
+    RawPoliteness {
+        respect_robots: bool, robots_cache_ttl_secs: i64, robots_max_bytes: i64,
+        robots_retry_secs: i64, max_in_flight_per_host: i64, max_in_flight_per_ip: i64, min_delay_ms: i64,
+        max_delay_ms: i64, delay_factor: f64, max_crawl_delay_secs: i64,
+        retry_after_cap_secs: i64, backoff_base_secs: i64, backoff_cap_secs: i64,
+        max_retries: i64, max_consecutive_failures: i64, park_secs: i64, max_requests_per_sec: i64,
+    }
+);
+raw_section!(
+    /// `[fetch]` as written.
+    RawFetch {
+        connect_timeout_ms: i64, timeout_ms: i64, max_body_bytes: i64, max_redirects: i64,
+        parse_content_types: Vec<String>, resolve: Vec<String>,
+    }
+);
+raw_section!(
+    /// `[canon]` as written.
+    RawCanon { profile: String, sort_query: bool, drop_params: Vec<String>, strip_index_file: bool }
+);
+raw_section!(
+    /// `[features]` as written.
+    RawFeatures {
+        stop_words: bool, stemming: bool, default_language: String, detect_language: bool,
+        unigram_weight: f64, bigram_weight: f64, title_boost: f64, heading_boost: f64,
+        boilerplate_weight: f64, template_learning: bool, template_min_pages: i64,
+        template_min_fraction: f64, template_weight: f64, max_text_bytes: i64,
+    }
+);
+raw_section!(
+    /// `[simhash]` as written.
+    RawSimhash { bits: i64, k: i64 }
+);
+raw_section!(
+    /// `[index]` as written.
+    RawIndex { design: String, expected_size_log2: i64, compression: bool }
+);
+raw_section!(
+    /// `[dedup]` as written.
+    RawDedup {
+        policy: String, exact_penalty: f64, near_penalty: f64, verify: String, verify_threshold: f64,
+        max_duplicate_chain: i64,
+    }
+);
+raw_section!(
+    /// `[frontier]` as written.
+    RawFrontier {
+        depth_weight: f64, parent_dup_weight: f64, host_dup_rate_weight: f64,
+        host_novelty_weight: f64, relevance_weight: f64, inlink_weight: f64, memory_window: i64,
+        seen_cache_urls: i64,
+    }
+);
+raw_section!(
+    /// `[focus]` as written.
+    RawFocus {
+        enabled: bool, keywords: Vec<String>, examples: Vec<String>, on_topic: f64, min_relevance: f64,
+        tunnel_distance: i64, parent_weight: f64, anchor_weight: f64,
+    }
+);
+raw_section!(
+    /// `[mirror]` as written.
+    RawMirror { online: bool, min_sample: i64, min_score: f64, min_coverage: f64, penalty: f64 }
+);
+raw_section!(
+    /// `[sketch]` as written.
+    RawSketch {
+        shingle_words: i64, supershingles: i64, supershingle_size: i64,
+        supershingle_matches: i64, cdc_window: i64, cdc_expected_chunk: i64, cdc_max_chunk: i64,
+        bloom_bits_per_chunk: i64, bloom_threshold: f64,
+    }
+);
+raw_section!(
+    /// `[output]` as written.
+    RawOutput { jsonl: bool, warc: bool, reports: bool, store_bodies: bool }
+);
+raw_section!(
+    /// The whole configuration as written (after merging with the defaults).
+    RawConfig {
+        crawl: RawCrawl, politeness: RawPoliteness, fetch: RawFetch, canon: RawCanon,
+        features: RawFeatures, simhash: RawSimhash, index: RawIndex, dedup: RawDedup,
+        frontier: RawFrontier, focus: RawFocus, mirror: RawMirror, sketch: RawSketch,
+        output: RawOutput,
+    }
+);

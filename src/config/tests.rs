@@ -1,0 +1,178 @@
+//! Tests of loading: defaults, layering, overrides and the error messages
+//! of every kind of bad value.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::*;
+
+fn layer(text: &str) -> Result<Settings, ConfigError> {
+    Settings::from_layers(&[("my.toml".into(), text)], &[])
+}
+
+/// The defaults with `--set` overrides.
+fn set(overrides: &[&str]) -> Result<Settings, ConfigError> {
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    Settings::from_layers(&[], &o)
+}
+
+#[test]
+fn defaults_load() {
+    let s = Settings::default();
+    assert_eq!(s.simhash.k, 3);
+    assert_eq!(s.politeness.min_delay, Duration::from_secs(1));
+    assert_eq!(s.dedup.policy, DedupPolicy::Deprioritize);
+    assert!(s.politeness.respect_robots);
+    assert!(s.crawl.user_agent_header().starts_with("simcrawl/"));
+}
+
+#[test]
+fn test_toml_loads_and_turns_delays_off() {
+    let s = Settings::test_web(&[]).unwrap();
+    assert_eq!(s.politeness.min_delay, Duration::ZERO);
+}
+
+#[test]
+fn unknown_key_names_file_key_and_allowed() {
+    let e = layer("[crawl]\nmax_pagez = 3\n").unwrap_err().to_string();
+    assert!(
+        e.contains("my.toml") && e.contains("crawl.max_pagez") && e.contains("max_pages"),
+        "{e}"
+    );
+    let e = layer("[crawll]\n").unwrap_err().to_string();
+    assert!(e.contains("crawll") && e.contains("politeness"), "{e}");
+}
+
+#[test]
+fn negative_delay_is_rejected() {
+    let e = layer("[politeness]\nmin_delay_ms = -5\n").unwrap_err().to_string();
+    assert!(
+        e.contains("politeness.min_delay_ms") && e.contains("-5") && e.contains("0..=3600000"),
+        "{e}"
+    );
+}
+
+#[test]
+fn k_above_range_is_rejected() {
+    let e = layer("[simhash]\nk = 65\n").unwrap_err().to_string();
+    assert!(e.contains("simhash.k") && e.contains("0..=10"), "{e}");
+    let e = set(&["simhash.k=99"]).unwrap_err().to_string();
+    assert!(e.contains("--set") && e.contains("simhash.k"), "{e}");
+}
+
+#[test]
+fn hostile_input_limits_are_validated() {
+    let s = Settings::default();
+    assert_eq!(s.dedup.max_duplicate_chain, 5);
+    assert_eq!(s.politeness.max_in_flight_per_ip, 4);
+    assert_eq!(Settings::test_web(&[]).unwrap().politeness.max_in_flight_per_ip, 32);
+    let e = set(&["dedup.max_duplicate_chain=1001"]).unwrap_err().to_string();
+    assert!(e.contains("dedup.max_duplicate_chain") && e.contains("0..=1000"), "{e}");
+    let e = set(&["politeness.max_in_flight_per_ip=-1"]).unwrap_err().to_string();
+    assert!(
+        e.contains("politeness.max_in_flight_per_ip") && e.contains("0..=4096"),
+        "{e}"
+    );
+    assert_eq!(
+        set(&["dedup.max_duplicate_chain=0"]).unwrap().dedup.max_duplicate_chain,
+        0
+    );
+}
+
+#[test]
+fn io_threads_default_to_one_per_four_cores() {
+    let auto = Settings::from_layers(&[], &[]).unwrap().crawl;
+    assert_eq!(auto.io_threads, 0);
+    assert_eq!(
+        [1, 2, 3, 4, 8, 9, 64].map(|cores| auto.io_threads(cores)),
+        [1, 1, 1, 1, 2, 2, 16]
+    );
+    assert_eq!(set(&["crawl.io_threads=3"]).unwrap().crawl.io_threads(2), 3);
+    let e = set(&["crawl.io_threads=257"]).unwrap_err().to_string();
+    assert!(e.contains("crawl.io_threads") && e.contains("0..=256"), "{e}");
+}
+
+#[test]
+fn index_designs_are_named_or_chosen_by_size() {
+    use crate::index::LiveIndex;
+    let tables = |overrides: &[&str]| {
+        let s = set(overrides).unwrap();
+        LiveIndex::from_settings(&s.index, s.simhash.k).design().tables()
+    };
+    // The default expected size (2^24) gets the two-halves 6 tables.
+    assert_eq!(tables(&[]), 6);
+    assert_eq!(tables(&["index.expected_size_log2=20"]), 4);
+    for (name, t) in [("t4", 4), ("t6", 6), ("t8", 8), ("t10", 10), ("t16", 16), ("t20", 20)] {
+        assert_eq!(tables(&[&format!("index.design=\"{name}\"")]), t, "{name}");
+    }
+    let e = set(&["index.design=\"t7\""]).unwrap_err().to_string();
+    assert!(e.contains("index.design") && e.contains("t6"), "{e}");
+}
+
+#[test]
+fn wrong_type_is_rejected() {
+    let e = layer("[crawl]\nconcurrency = \"many\"\n").unwrap_err().to_string();
+    assert!(
+        e.contains("crawl.concurrency") && e.contains("an integer") && e.contains("a string"),
+        "{e}"
+    );
+}
+
+#[test]
+fn bad_choice_lists_options() {
+    let e = layer("[dedup]\npolicy = \"delete\"\n").unwrap_err().to_string();
+    assert!(e.contains("\"drop\" | \"deprioritize\" | \"keep\""), "{e}");
+}
+
+#[test]
+fn unreadable_file_is_an_error() {
+    let e = Settings::load(Some(Path::new("/nonexistent/simcrawl.toml")), &[]).unwrap_err();
+    assert!(matches!(e, ConfigError::Read { .. }));
+    assert!(e.to_string().contains("/nonexistent/simcrawl.toml"));
+}
+
+#[test]
+fn invalid_toml_names_file() {
+    let e = layer("[crawl\n").unwrap_err().to_string();
+    assert!(e.starts_with("my.toml: invalid TOML"), "{e}");
+}
+
+#[test]
+fn overrides_accept_bare_strings_and_ints_for_floats() {
+    let s = Settings::from_layers(
+        &[],
+        &["crawl.scope=same-host".into(), "politeness.delay_factor=3".into()],
+    )
+    .unwrap();
+    assert_eq!(s.crawl.scope, Scope::SameHost);
+    assert_eq!(s.politeness.delay_factor, 3.0);
+    assert!(matches!(
+        Settings::from_layers(&[], &["nodot=1".into()]),
+        Err(ConfigError::BadOverride { .. })
+    ));
+}
+
+#[test]
+fn max_delay_below_min_is_rejected() {
+    let e = layer("[politeness]\nmin_delay_ms = 5000\nmax_delay_ms = 100\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("max_delay_ms"), "{e}");
+}
+
+#[test]
+fn every_default_key_is_documented() {
+    // Each key line in default.toml is preceded by a comment line (directly
+    // or as part of a documented group).
+    let mut prev_comment = false;
+    for line in DEFAULT_TOML.lines() {
+        let t = line.trim();
+        if t.starts_with('#') {
+            prev_comment = true;
+        } else if t.is_empty() || t.starts_with('[') {
+            prev_comment = false;
+        } else {
+            assert!(prev_comment, "undocumented key line: {t}");
+        }
+    }
+}

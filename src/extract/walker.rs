@@ -1,0 +1,278 @@
+//! The walk that turns elements and text (from the tree or the token
+//! stream) into an [`Extracted`]: text blocks with their kind, links with
+//! anchor text and context, and the head's metadata.
+
+use super::classify::{has_rel, is_block, is_boilerplate, is_heading, is_hidden, is_skipped};
+use super::text::{ceil_char_boundary, floor_char_boundary, push_collapsed};
+use super::{parse_meta_robots, BlockKind, ElementLike, Extracted, Link, TextBlock, CONTEXT_BYTES};
+
+/// Up to [`CONTEXT_BYTES`] of whole words of `block` before `start` and
+/// after `end`, joined by one space.
+pub(super) fn context_window(block: &str, start: usize, end: usize) -> String {
+    let before = &block[..floor_char_boundary(block, start)];
+    let mut from = ceil_char_boundary(before, before.len().saturating_sub(CONTEXT_BYTES));
+    if from > 0 && !before[..from].ends_with(' ') {
+        // Drop the word cut by the window's edge.
+        from = before[from..].find(' ').map_or(before.len(), |p| from + p);
+    }
+    let after = &block[ceil_char_boundary(block, end)..];
+    let mut to = floor_char_boundary(after, CONTEXT_BYTES);
+    if to < after.len() && !after[to..].starts_with(' ') {
+        to = after[..to].rfind(' ').unwrap_or(0);
+    }
+    let (b, a) = (before[from..].trim(), after[..to].trim());
+    let mut out = String::with_capacity(b.len() + a.len() + 1);
+    out.push_str(b);
+    if !b.is_empty() && !a.is_empty() {
+        out.push(' ');
+    }
+    out.push_str(a);
+    out
+}
+
+/// State of the iterative tree walk.
+pub(super) struct Walker {
+    out: Extracted,
+    max_text_bytes: usize,
+    text_bytes: usize,
+    /// Depth inside skipped (invisible) elements; text is ignored while > 0.
+    skip: u32,
+    heading: u32,
+    boilerplate: u32,
+    /// Depth inside `<title>` (title text is taken only from the head's title).
+    in_title: u32,
+    title_buf: String,
+    buf: String,
+    pending_space: bool,
+    /// Index in `out.links` of the open `<a>` (anchor text goes there).
+    anchor: Option<usize>,
+    anchor_pending_space: bool,
+    /// Links of the current block: (index in `out.links`, offset in `buf`
+    /// where the anchor starts, where it ends once closed), for contexts.
+    spans: Vec<(usize, usize, Option<usize>)>,
+    /// Alphanumeric characters of the current block inside links.
+    link_chars: usize,
+    /// Per open element: what `open` did (F_* bits), undone by `close`.
+    open_flags: Vec<u8>,
+}
+
+const F_SKIP: u8 = 1;
+const F_BLOCK: u8 = 2;
+const F_HEADING: u8 = 4;
+const F_BOILER: u8 = 8;
+
+impl Walker {
+    pub(super) fn new(max_text_bytes: usize) -> Self {
+        Walker {
+            out: Extracted::default(),
+            max_text_bytes,
+            text_bytes: 0,
+            skip: 0,
+            heading: 0,
+            boilerplate: 0,
+            in_title: 0,
+            title_buf: String::new(),
+            buf: String::new(),
+            pending_space: false,
+            anchor: None,
+            anchor_pending_space: false,
+            spans: Vec::new(),
+            link_chars: 0,
+            open_flags: Vec::with_capacity(64),
+        }
+    }
+
+    pub(super) fn open(&mut self, el: &impl ElementLike) {
+        let name = el.name();
+        match name {
+            "html" if self.out.lang.is_none() => {
+                self.out.lang = el
+                    .attr("lang")
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .map(String::from);
+            }
+            "title" if self.in_title == 0 && self.out.title.is_none() && self.skip <= 1 => {
+                self.in_title += 1;
+            }
+            "base" if self.out.base_href.is_none() => {
+                self.out.base_href = el.attr("href").map(|h| h.trim().to_string());
+            }
+            "link" if self.out.canonical.is_none() && has_rel(el, "canonical") => {
+                self.out.canonical = el.attr("href").map(|h| h.trim().to_string());
+            }
+            "meta" if el.attr("name").is_some_and(|n| n.trim().eq_ignore_ascii_case("robots")) => {
+                if let Some(c) = el.attr("content") {
+                    self.out.meta_robots = self.out.meta_robots.merge(parse_meta_robots(c));
+                }
+            }
+            "a" | "area" => {
+                if let Some(href) = el.attr("href") {
+                    let nofollow = has_rel(el, "nofollow") || has_rel(el, "sponsored") || has_rel(el, "ugc");
+                    self.out.links.push(Link {
+                        href: href.trim().to_string(),
+                        anchor: String::new(),
+                        nofollow,
+                        context: String::new(),
+                    });
+                    if name == "a" {
+                        self.anchor = Some(self.out.links.len() - 1);
+                        self.anchor_pending_space = false;
+                        if self.skip == 0 && self.boilerplate == 0 {
+                            self.spans.push((self.out.links.len() - 1, self.buf.len(), None));
+                        }
+                    }
+                }
+            }
+            "img" => {
+                if let (Some(i), Some(alt)) = (self.anchor, el.attr("alt")) {
+                    if let Some(link) = self.out.links.get_mut(i) {
+                        push_collapsed(&mut link.anchor, alt, &mut self.anchor_pending_space);
+                        self.anchor_pending_space = true;
+                    }
+                }
+            }
+            _ => {}
+        }
+        let mut flags = 0u8;
+        if is_skipped(name) || is_hidden(el) {
+            self.skip += 1;
+            flags |= F_SKIP;
+        } else if self.skip == 0 {
+            if is_block(name) {
+                self.flush();
+                flags |= F_BLOCK;
+            }
+            if is_heading(name) {
+                self.heading += 1;
+                flags |= F_HEADING;
+            }
+            if is_boilerplate(el) {
+                self.boilerplate += 1;
+                flags |= F_BOILER;
+            }
+        }
+        self.open_flags.push(flags);
+    }
+
+    pub(super) fn close(&mut self, name: &str) {
+        if name == "title" && self.in_title > 0 {
+            self.in_title -= 1;
+            let t = self.title_buf.trim();
+            if !t.is_empty() {
+                self.out.title = Some(t.to_string());
+            }
+            self.title_buf.clear();
+        }
+        if name == "a" {
+            if let Some(i) = self.anchor.take() {
+                if let Some(span) = self.spans.iter_mut().rev().find(|s| s.0 == i) {
+                    span.2.get_or_insert(self.buf.len());
+                }
+            }
+        }
+        // What `open` decided for this element (the walk is properly nested).
+        let flags = self.open_flags.pop().unwrap_or(0);
+        if flags & F_SKIP != 0 {
+            self.skip = self.skip.saturating_sub(1);
+        }
+        if flags & F_BLOCK != 0 {
+            self.flush();
+        }
+        if flags & F_HEADING != 0 {
+            self.heading = self.heading.saturating_sub(1);
+        }
+        if flags & F_BOILER != 0 {
+            self.boilerplate = self.boilerplate.saturating_sub(1);
+        }
+    }
+
+    pub(super) fn text(&mut self, text: &str) {
+        if self.in_title > 0 {
+            let mut p = !self.title_buf.is_empty();
+            push_collapsed(&mut self.title_buf, text, &mut p);
+            return;
+        }
+        if self.skip > 0 {
+            return;
+        }
+        if let Some(i) = self.anchor {
+            if let Some(link) = self.out.links.get_mut(i) {
+                if link.anchor.len() < 1024 {
+                    push_collapsed(&mut link.anchor, text, &mut self.anchor_pending_space);
+                }
+            }
+            self.link_chars += text.chars().filter(|c| c.is_alphanumeric()).count();
+        }
+        if self.out.truncated {
+            return;
+        }
+        let room = self.max_text_bytes.saturating_sub(self.text_bytes + self.buf.len());
+        if text.len() <= room {
+            push_collapsed(&mut self.buf, text, &mut self.pending_space);
+        } else {
+            let cut = floor_char_boundary(text, room);
+            push_collapsed(&mut self.buf, &text[..cut], &mut self.pending_space);
+            self.out.truncated = true;
+        }
+    }
+
+    /// Ends the current block.
+    fn flush(&mut self) {
+        self.pending_space = false;
+        if !self.spans.is_empty() {
+            let buf = self.buf.as_str();
+            for (i, start, end) in self.spans.drain(..) {
+                let (start, end) = (start.min(buf.len()), end.unwrap_or(buf.len()).min(buf.len()).max(start));
+                if let Some(link) = self.out.links.get_mut(i) {
+                    link.context = context_window(buf, start, end);
+                }
+            }
+        }
+        let link_chars = std::mem::take(&mut self.link_chars);
+        let t = self.buf.trim();
+        if t.is_empty() {
+            self.buf.clear();
+            return;
+        }
+        // A block whose text is mostly link text is a list of links — a
+        // table of contents, a menu, prev/next navigation, an index —
+        // wherever it sits in the markup.
+        let linked = link_chars > 0 && 2 * link_chars >= t.chars().filter(|c| c.is_alphanumeric()).count();
+        let kind = if self.boilerplate > 0 {
+            BlockKind::Boilerplate
+        } else if linked {
+            BlockKind::Links
+        } else if self.heading > 0 {
+            BlockKind::Heading
+        } else {
+            BlockKind::Body
+        };
+        self.text_bytes += t.len();
+        self.out.blocks.push(TextBlock {
+            text: t.to_string(),
+            kind,
+        });
+        self.buf.clear();
+    }
+
+    pub(super) fn finish(mut self) -> Extracted {
+        self.flush();
+        for l in &mut self.out.links {
+            let t = l.anchor.trim();
+            if t.len() != l.anchor.len() {
+                l.anchor = t.to_string();
+            }
+        }
+        if let Some(t) = &self.out.title {
+            self.out.blocks.insert(
+                0,
+                TextBlock {
+                    text: t.clone(),
+                    kind: BlockKind::Title,
+                },
+            );
+        }
+        self.out
+    }
+}

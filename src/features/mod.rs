@@ -1,0 +1,337 @@
+//! Features (pipeline: after [`crate::extract`], before [`crate::simhash`]):
+//! an [`Extracted`] document becomes weighted features, the way Manku et al.
+//! §2 describe it — tokenization, case folding, stop-word removal, stemming
+//! and phrase detection — plus the weighting that keeps boilerplate from
+//! dominating the fingerprint, and per-host template learning
+//! ([`TemplateLearner`]).
+//!
+//! # Features and weights
+//!
+//! * Tokens: Unicode words (UAX #29) of each text block, case-folded
+//!   (`str::to_lowercase`). Stop words of the page's language are dropped
+//!   (`features.stop_words`), the rest stemmed with the Snowball stemmer of
+//!   that language (`features.stemming`, rust-stemmers). Tokens without a
+//!   letter (numbers, parts of dates and times) are not features: view
+//!   counters, timestamps and prices change between copies of one page.
+//! * Language: the primary subtag of `<html lang>` if a stemmer exists for
+//!   it; otherwise, with `features.detect_language`, the script (Cyrillic →
+//!   ru, Greek → el, Arabic → ar, Tamil → ta) or else the Latin-script
+//!   language whose stop words are most frequent among the first 400 words;
+//!   otherwise `features.default_language`.
+//! * Features: every stem (unigram) and every pair of adjacent stems within
+//!   one block (bigram, "phrase"), hashed with [`crate::hash::feature_hash`]
+//!   of the stem, or of the two stems joined by one space.
+//! * Block multiplier `m`: title `title_boost`, heading `heading_boost`, body
+//!   1, structural boilerplate `boilerplate_weight`; a block that the host's
+//!   template marks as repeated gets `m × template_weight`. Unigrams get
+//!   `m × unigram_weight`, bigrams `m × bigram_weight`.
+//! * Weight of a feature = `(1 + ln n) × max m`, where `n` counts its
+//!   occurrences in blocks with `m > 0` and `max m` is the largest multiplier
+//!   among them (a word in the title and twice in the body: `(1 + ln 3) × 3`).
+//! * If every block has multiplier 0 (a page that is all navigation or all
+//!   template), the page is weighted as if boilerplate and template weights
+//!   were 1, so such pages do not all collapse onto one fingerprint.
+//!
+//! The stages of [`FeatureExtractor`], one file each: `tokenize` splits
+//! text into words, `lang` picks the page's language, `stem` looks words
+//! up in the per-thread stem cache and emits unigram and bigram
+//! occurrences, `weigh` turns occurrences into weights, and `template`
+//! learns each host's repeated blocks.
+//!
+//! Stems are cached per thread (the cache is a pure function of language and
+//! word — stem, its FNV-1a state, stop word, has a letter — shared by all
+//! extractors on the thread, cleared when it reaches 200 000 entries), so a
+//! word costs one hash lookup. ASCII text is split into words by a fast path
+//! that yields exactly what UAX #29 (`unicode_words`) yields (proptest checks
+//! it against `unicode_words`).
+
+mod lang;
+mod stem;
+mod stopwords;
+mod template;
+mod tokenize;
+mod weigh;
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
+use rust_stemmers::{Algorithm, Stemmer};
+use unicode_segmentation::UnicodeSegmentation;
+
+use crate::config::FeatureSettings;
+use crate::extract::{BlockKind, Extracted};
+use crate::hash::{fmix64, fnv1a_continue};
+
+pub use lang::LANGUAGES;
+pub use template::{block_hash, block_hashes, template_key, HostTemplate, TemplateLearner};
+
+use lang::{algorithm, lang_id};
+use tokenize::case_fold;
+use weigh::Accumulator;
+
+/// A hasher for keys that are already hashes or short words (not DoS
+/// resistant; only for in-process tables).
+#[derive(Default)]
+struct FastHasher(u64);
+
+impl Hasher for FastHasher {
+    fn finish(&self) -> u64 {
+        fmix64(self.0)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = fnv1a_continue(self.0, bytes);
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 ^= n;
+    }
+}
+
+type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
+type FastSet<K> = HashSet<K, BuildHasherDefault<FastHasher>>;
+
+/// Weighted features of one document, sorted by feature hash (each hash
+/// once). `labels` (same order) holds each feature's text when the extractor
+/// was built [`FeatureExtractor::with_labels`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Features {
+    /// `(feature hash, weight)`, sorted by hash, weights > 0.
+    pub items: Vec<(u64, f32)>,
+    /// The feature text of each item (unigram stem or "stem stem"), if asked for.
+    pub labels: Option<Vec<String>>,
+    /// The case-folded word keys of the weighed blocks but the title and
+    /// (on a page that is not mostly links) link lists, in order, stop words
+    /// and numbers included (the content a
+    /// [`crate::sketch::ContentSketch`] shingles), when the extractor was
+    /// built [`FeatureExtractor::with_words`]; empty otherwise.
+    pub words: Vec<u64>,
+}
+
+impl Features {
+    /// The `n` heaviest features as `(label, weight)`, heaviest first (ties
+    /// by label). Labels are the hex hash when no labels were recorded.
+    pub fn top(&self, n: usize) -> Vec<(String, f32)> {
+        let mut all: Vec<(String, f32)> = self
+            .items
+            .iter()
+            .enumerate()
+            .map(|(i, &(h, w))| {
+                let label = self
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get(i).cloned())
+                    .unwrap_or_else(|| format!("#{h:016x}"));
+                (label, w)
+            })
+            .collect();
+        all.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        all.truncate(n);
+        all
+    }
+
+    /// Sum of the weights.
+    pub fn total_weight(&self) -> f64 {
+        self.items.iter().map(|&(_, w)| f64::from(w)).sum()
+    }
+}
+
+/// The immutable part of an extractor, shared by its clones.
+struct Shared {
+    settings: FeatureSettings,
+    default_lang: usize,
+    stemmers: Vec<Stemmer>,
+    stop: Vec<FastSet<&'static str>>,
+}
+
+/// Turns extracted documents into weighted features. Built once per crawl
+/// from [`FeatureSettings`]; `Send + Sync` and cheap to clone (an `Arc`), so
+/// workers can share one or clone their own.
+#[derive(Clone)]
+pub struct FeatureExtractor {
+    shared: Arc<Shared>,
+    labels: bool,
+    words: bool,
+}
+
+impl std::fmt::Debug for FeatureExtractor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FeatureExtractor")
+            .field("settings", &self.shared.settings)
+            .field("labels", &self.labels)
+            .field("words", &self.words)
+            .finish()
+    }
+}
+
+impl FeatureExtractor {
+    /// An extractor for these settings (stemmers and stop-word sets are built
+    /// here, once).
+    pub fn new(settings: &FeatureSettings) -> Self {
+        let stemmers = LANGUAGES
+            .iter()
+            .map(|c| Stemmer::create(algorithm(c).unwrap_or(Algorithm::English)))
+            .collect();
+        let stop = LANGUAGES
+            .iter()
+            .map(|c| {
+                stopwords::LISTS
+                    .iter()
+                    .find(|(l, _)| l == c)
+                    .map(|(_, words)| words.split_whitespace().collect())
+                    .unwrap_or_default()
+            })
+            .collect();
+        let default_lang = lang_id(&settings.default_language).unwrap_or_else(|| lang_id("en").unwrap_or(0));
+        FeatureExtractor {
+            shared: Arc::new(Shared {
+                settings: settings.clone(),
+                default_lang,
+                stemmers,
+                stop,
+            }),
+            labels: false,
+            words: false,
+        }
+    }
+
+    /// Keep the word keys of the weighted blocks in [`Features::words`]
+    /// (for content sketches).
+    pub fn with_words(mut self, words: bool) -> Self {
+        self.words = words;
+        self
+    }
+
+    /// Keep each feature's text in [`Features::labels`] (for
+    /// `simcrawl fingerprint --features`; slower).
+    pub fn with_labels(mut self, labels: bool) -> Self {
+        self.labels = labels;
+        self
+    }
+
+    /// Whether [`Features::words`] is filled ([`FeatureExtractor::with_words`]).
+    pub fn keeps_words(&self) -> bool {
+        self.words
+    }
+
+    /// `features.max_text_bytes`.
+    pub fn max_text_bytes(&self) -> usize {
+        self.shared.settings.max_text_bytes
+    }
+
+    /// The settings this extractor was built from.
+    pub fn settings(&self) -> &FeatureSettings {
+        &self.shared.settings
+    }
+
+    /// The canonical token sequence of a document, for w-shingling (min-hash)
+    /// and evaluation: the Unicode words of every block except structural
+    /// boilerplate (title, headings and body, in document order),
+    /// case-folded; stop words KEPT and words NOT stemmed, so shingles see
+    /// the text as written.
+    pub fn tokens(&self, doc: &Extracted) -> Vec<String> {
+        let mut out = Vec::new();
+        for b in doc.blocks.iter().filter(|b| b.kind != BlockKind::Boilerplate) {
+            for w in b.text.unicode_words() {
+                out.push(case_fold(w));
+            }
+        }
+        out
+    }
+
+    /// Weighted features of a document, with the host's template (if known)
+    /// cutting the weight of repeated blocks. See the module docs.
+    pub fn features(&self, doc: &Extracted, template: Option<&HostTemplate>) -> Features {
+        let hashes: Vec<u64> = match template {
+            Some(_) => block_hashes(doc),
+            None => Vec::new(),
+        };
+        self.features_hashed(doc, &hashes, template)
+    }
+
+    /// [`FeatureExtractor::features`] given the page's [`block_hashes`]
+    /// (read only when `template` is some), for a caller that has them
+    /// already: the crawl hashes each page's blocks once, for template
+    /// learning and for the features.
+    pub fn features_hashed(&self, doc: &Extracted, hashes: &[u64], template: Option<&HostTemplate>) -> Features {
+        let lang = self.lang_of(doc);
+        let s = &self.shared.settings;
+        let mult = |i: usize, kind: BlockKind, structural: bool| -> f32 {
+            let base = match kind {
+                BlockKind::Title => s.title_boost,
+                BlockKind::Heading => s.heading_boost,
+                BlockKind::Body | BlockKind::Links => 1.0,
+                BlockKind::Boilerplate if structural => s.boilerplate_weight,
+                BlockKind::Boilerplate => 1.0,
+            } as f32;
+            match template {
+                Some(t) if structural => base * t.hash_weight(hashes.get(i).copied().unwrap_or(0)),
+                _ => base,
+            }
+        };
+        let mut any = doc.blocks.iter().enumerate().any(|(i, b)| mult(i, b.kind, true) > 0.0);
+        let structural = any;
+        if !any {
+            any = !doc.blocks.is_empty();
+        }
+        let bytes = doc.blocks.iter().map(|b| b.text.len()).sum();
+        let mut acc = Accumulator::with_capacity(self.labels, bytes);
+        if self.words {
+            acc.words = Some(Vec::with_capacity(bytes / 5));
+        }
+        // Link lists are content on a page that is mostly links (an index,
+        // a table of contents page) and navigation on any other page.
+        let text_bytes =
+            |k: BlockKind| -> usize { doc.blocks.iter().filter(|b| b.kind == k).map(|b| b.text.len()).sum() };
+        let links_are_content =
+            text_bytes(BlockKind::Links) > text_bytes(BlockKind::Body) + text_bytes(BlockKind::Heading);
+        if any {
+            for (i, b) in doc.blocks.iter().enumerate() {
+                let m = mult(i, b.kind, structural);
+                if m > 0.0 {
+                    // Content words: the weighed blocks but the <title> (the
+                    // page's name, not its content) and, on a page that is
+                    // not mostly links, link lists (menus, prev/next links,
+                    // tables of contents).
+                    let content = match b.kind {
+                        BlockKind::Title => false,
+                        BlockKind::Links => links_are_content || !structural,
+                        _ => true,
+                    };
+                    let words = if content { None } else { acc.words.take() };
+                    self.add_text(&mut acc, lang, &b.text, m);
+                    if words.is_some() {
+                        acc.words = words;
+                    }
+                }
+            }
+        }
+        acc.finish()
+    }
+
+    /// Weighted features of a bare text (topic keywords, anchor text): one
+    /// body block, language detected (or the default).
+    pub fn text_features(&self, text: &str) -> Features {
+        let lang = if self.shared.settings.detect_language {
+            self.detect(std::iter::once(text)).unwrap_or(self.shared.default_lang)
+        } else {
+            self.shared.default_lang
+        };
+        let mut acc = Accumulator::new(self.labels);
+        self.add_text(&mut acc, lang, text, 1.0);
+        acc.finish()
+    }
+
+    /// [`FeatureExtractor::text_features`] in a known language (ISO 639-1,
+    /// e.g. from [`FeatureExtractor::language`] of the page a text comes
+    /// from; the default language when it has no stemmer): no detection,
+    /// so short texts of one page (anchor texts) are cheap and consistent.
+    pub fn text_features_in(&self, text: &str, language: &str) -> Features {
+        let lang = lang_id(language).unwrap_or(self.shared.default_lang);
+        let mut acc = Accumulator::new(self.labels);
+        self.add_text(&mut acc, lang, text, 1.0);
+        acc.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests;

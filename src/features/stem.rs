@@ -1,0 +1,214 @@
+//! The per-thread stem cache and the word loop: each word of a block is
+//! looked up (stem, FNV-1a state, stop word, has a letter) by its
+//! [`word_key`] and becomes a unigram and a bigram occurrence.
+
+use std::cell::RefCell;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use rust_stemmers::Stemmer;
+
+use super::lang::LANGUAGES;
+use super::tokenize::for_each_word_ascii;
+use super::weigh::Accumulator;
+use super::{FastSet, FeatureExtractor};
+use crate::hash::{fmix64, fnv1a_continue, FNV1A_OFFSET};
+
+const STEM_CACHE_MAX: usize = 200_000;
+
+/// What the stem cache knows about one case-folded word of one language
+/// (all pure functions of the language and the word).
+struct WordInfo {
+    /// The Snowball stem (empty when the word has no letter).
+    stem: Box<str>,
+    /// FNV-1a state of the stem's bytes.
+    state: u64,
+    /// A stop word of the language.
+    stop: bool,
+    /// Has a letter (words without one are not features).
+    letter: bool,
+}
+
+/// Stem cache of one language: [`word_key`] of the case-folded word →
+/// [`WordInfo`]. Keyed by the hash, not the text, so a lookup touches the
+/// table only (no key string to compare on the heap: one cache miss less per
+/// word). Two words with equal hashes would share a stem; among n distinct
+/// words that happens with probability about n²/2^65 (3·10⁻⁹ for 10⁴ words),
+/// and it would still be deterministic.
+type StemCache = hashbrown::HashMap<u64, WordInfo, BuildHasherDefault<KeyHasher>>;
+
+/// The hasher of [`StemCache`]: its keys are [`word_key`] outputs, already
+/// well mixed (the fold of a 128-bit product), so they are used as they are.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // Not used by `u64` keys; kept correct for any other key.
+        for &b in bytes {
+            self.0 = fmix64(self.0 ^ u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 ^= n;
+    }
+}
+
+thread_local! {
+    /// Per-thread stem cache, one map per language id.
+    static STEM_CACHE: RefCell<Vec<StemCache>> = RefCell::new((0..LANGUAGES.len()).map(|_| StemCache::default()).collect());
+}
+
+impl FeatureExtractor {
+    /// Adds the unigrams and bigrams of one block with multiplier `m`.
+    pub(super) fn add_text(&self, acc: &mut Accumulator, lang: usize, text: &str, m: f32) {
+        let s = &self.shared.settings;
+        let (uw, bw) = (m * s.unigram_weight as f32, m * s.bigram_weight as f32);
+        let stop = &self.shared.stop[lang];
+        let stemmer = &self.shared.stemmers[lang];
+        // The case-folded word, written only when needed (a word not in the
+        // cache, stemming off, or a non-ASCII word).
+        let mut fold = String::new();
+        // The previous stem's FNV-1a state (and text, only for labels): a
+        // bigram hashes as the previous stem, a space and this stem.
+        let mut prev_state: Option<u64> = None;
+        let mut prev = String::new();
+        let mut pair = String::new();
+        STEM_CACHE.with(|cache| {
+            let mut cache = cache.borrow_mut();
+            let cache = &mut cache[lang];
+            for_each_word_ascii(text, |w, ascii| {
+                // The cache key of the case-folded word; an ASCII word is
+                // folded and hashed in one pass, without a copy.
+                let key = if ascii {
+                    word_key::<true>(w.as_bytes())
+                } else {
+                    fold.clear();
+                    fold.extend(w.chars().flat_map(char::to_lowercase));
+                    word_key::<false>(fold.as_bytes())
+                };
+                if cache.len() >= STEM_CACHE_MAX {
+                    cache.clear();
+                }
+                let info = cache.entry(key).or_insert_with(|| {
+                    if ascii {
+                        fold.clear();
+                        fold.push_str(w);
+                        fold.make_ascii_lowercase();
+                    }
+                    WordInfo::new(&fold, stemmer, stop)
+                });
+                if let Some(words) = &mut acc.words {
+                    words.push(key);
+                }
+                if (s.stop_words && info.stop) || !info.letter {
+                    return;
+                }
+                let (stem, state): (&str, u64) = if s.stemming {
+                    (&info.stem, info.state)
+                } else {
+                    if ascii {
+                        fold.clear();
+                        fold.push_str(w);
+                        fold.make_ascii_lowercase();
+                    }
+                    (&fold, fnv1a_continue(FNV1A_OFFSET, fold.as_bytes()))
+                };
+                if uw > 0.0 {
+                    acc.add(fmix64(state), uw, stem);
+                }
+                if let (Some(p), true) = (prev_state, bw > 0.0) {
+                    let h = fmix64(fnv1a_continue(fnv1a_continue(p, b" "), stem.as_bytes()));
+                    if acc.labels.is_some() {
+                        pair.clear();
+                        pair.push_str(&prev);
+                        pair.push(' ');
+                        pair.push_str(stem);
+                    }
+                    acc.add(h, bw, &pair);
+                }
+                prev_state = Some(state);
+                if acc.labels.is_some() {
+                    prev.clear();
+                    prev.push_str(stem);
+                }
+            });
+        });
+    }
+}
+
+impl WordInfo {
+    /// What the cache keeps for the case-folded `word`.
+    fn new(word: &str, stemmer: &Stemmer, stop: &FastSet<&'static str>) -> Self {
+        // Numbers (no letter at all) are not features: dates, view
+        // counters, prices change between copies of one page.
+        let letter = if word.is_ascii() {
+            word.bytes().any(|b| b.is_ascii_alphabetic())
+        } else {
+            word.chars().any(char::is_alphabetic)
+        };
+        let stem: Box<str> = if letter { stemmer.stem(word).into() } else { "".into() };
+        WordInfo {
+            state: fnv1a_continue(FNV1A_OFFSET, stem.as_bytes()),
+            stem,
+            stop: stop.contains(word),
+            letter,
+        }
+    }
+}
+
+/// The stem cache's key of a case-folded word: a 64-bit hash of its bytes
+/// (8 at a time, folded multiply). With `FOLD`, `bytes` must be ASCII and
+/// the hash is that of its ASCII lowercase (upper-case letters are folded
+/// in the same pass, 8 bytes at a time), so `word_key::<true>(w) ==
+/// word_key::<false>(w.to_ascii_lowercase())`. Only a cache key: never
+/// stored or compared across runs.
+#[inline]
+fn word_key<const FOLD: bool>(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    #[inline(always)]
+    fn mix(h: u64, chunk: u64) -> u64 {
+        let r = u128::from(h ^ chunk) * u128::from(K);
+        (r as u64) ^ ((r >> 64) as u64)
+    }
+    #[inline(always)]
+    fn lower<const FOLD: bool>(x: u64) -> u64 {
+        if !FOLD {
+            return x;
+        }
+        // Per byte (all < 0x80, so no carries between bytes): bit 7 of
+        // `x + 0x3f` is set for bytes >= 'A', of `x + 0x25` for bytes > 'Z'.
+        const LO: u64 = 0x0101_0101_0101_0101;
+        let upper = (x.wrapping_add(0x3f * LO) & !x.wrapping_add(0x25 * LO)) & (0x80 * LO);
+        x | (upper >> 2)
+    }
+    let mut h = (bytes.len() as u64).wrapping_mul(K) ^ 0x2d35_8dcc_aa6c_78a5;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(c);
+        h = mix(h, lower::<FOLD>(u64::from_le_bytes(a)));
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut a = [0u8; 8];
+        a[..rest.len()].copy_from_slice(rest);
+        h = mix(h, lower::<FOLD>(u64::from_le_bytes(a)));
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        /// Folding while hashing equals hashing the folded word.
+        #[test]
+        fn word_key_folds_ascii(w in "[ -~]{0,40}") {
+            proptest::prop_assert_eq!(word_key::<true>(w.as_bytes()), word_key::<false>(w.to_ascii_lowercase().as_bytes()));
+        }
+    }
+}

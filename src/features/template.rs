@@ -1,0 +1,392 @@
+//! Per-host template learning: the text blocks that recur on many pages
+//! of one host (or of one language section of it), whose weight
+//! [`super::FeatureExtractor::features`] then cuts.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::{FastMap, FastSet};
+use crate::config::FeatureSettings;
+use crate::extract::Extracted;
+use crate::hash::{feature_hash, fmix64};
+
+/// The hash of a text block for template learning: [`feature_hash`] of the
+/// block text (whitespace already collapsed by extraction).
+pub fn block_hash(text: &str) -> u64 {
+    feature_hash(text.as_bytes())
+}
+
+/// [`block_hash`] of each block of `doc`, in order.
+pub fn block_hashes(doc: &Extracted) -> Vec<u64> {
+    doc.blocks.iter().map(|b| block_hash(&b.text)).collect()
+}
+
+/// ISO 639-1 language codes, sorted: a leading path segment made of one
+/// (with an optional region or script subtag) names a language section.
+const ISO_639_1: &[&str] = &[
+    "aa", "ab", "ae", "af", "ak", "am", "an", "ar", "as", "av", "ay", "az", "ba", "be", "bg", "bh", "bi", "bm", "bn",
+    "bo", "br", "bs", "ca", "ce", "ch", "co", "cr", "cs", "cu", "cv", "cy", "da", "de", "dv", "dz", "ee", "el", "en",
+    "eo", "es", "et", "eu", "fa", "ff", "fi", "fj", "fo", "fr", "fy", "ga", "gd", "gl", "gn", "gu", "gv", "ha", "he",
+    "hi", "ho", "hr", "ht", "hu", "hy", "hz", "ia", "id", "ie", "ig", "ii", "ik", "io", "is", "it", "iu", "ja", "jv",
+    "ka", "kg", "ki", "kj", "kk", "kl", "km", "kn", "ko", "kr", "ks", "ku", "kv", "kw", "ky", "la", "lb", "lg", "li",
+    "ln", "lo", "lt", "lu", "lv", "mg", "mh", "mi", "mk", "ml", "mn", "mr", "ms", "mt", "my", "na", "nb", "nd", "ne",
+    "ng", "nl", "nn", "no", "nr", "nv", "ny", "oc", "oj", "om", "or", "os", "pa", "pi", "pl", "ps", "pt", "qu", "rm",
+    "rn", "ro", "ru", "rw", "sa", "sc", "sd", "se", "sg", "si", "sk", "sl", "sm", "sn", "so", "sq", "sr", "ss", "st",
+    "su", "sv", "sw", "ta", "te", "tg", "th", "ti", "tk", "tl", "tn", "to", "tr", "ts", "tt", "tw", "ty", "ug", "uk",
+    "ur", "uz", "ve", "vi", "vo", "wa", "wo", "xh", "yi", "yo", "za", "zh", "zu",
+];
+
+/// The key a page's template is learned under: its host, or its host and
+/// language section when it has one — the `<html lang>` tag, else a leading
+/// path segment that is a language tag (`/fr/`, `/pt-BR/`, `/zh_CN/`), the
+/// usual layout of a translated site. Each language's navigation repeats
+/// across that language's pages only, so a host of many languages learns
+/// each one's template apart: a page whose content was left untranslated is
+/// then weighed by its content alone, like the original it copies.
+pub fn template_key(host: &str, path: &str, lang: Option<&str>) -> String {
+    let section = lang
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_ascii_lowercase)
+        .or_else(|| {
+            let mut segs = path.trim_start_matches('/').split('/');
+            let first = segs.next()?;
+            // A directory (more path follows), named like a language tag.
+            segs.next()?;
+            is_language_tag(first).then(|| first.to_ascii_lowercase().replace('_', "-"))
+        });
+    match section {
+        Some(s) => format!("{host}|{s}"),
+        None => host.to_string(),
+    }
+}
+
+/// `xx`, `xx-YY`, `xx_YY`, `xx-Hant` or `xx-419`, with `xx` an ISO 639-1 code.
+fn is_language_tag(seg: &str) -> bool {
+    let (primary, rest) = match seg.find(['-', '_']) {
+        Some(i) => (&seg[..i], Some(&seg[i + 1..])),
+        None => (seg, None),
+    };
+    let primary = primary.to_ascii_lowercase();
+    if ISO_639_1.binary_search(&primary.as_str()).is_err() {
+        return false;
+    }
+    match rest {
+        None => true,
+        Some(r) => {
+            (r.len() == 2 && r.bytes().all(|b| b.is_ascii_alphabetic()))
+                || (r.len() == 3 && r.bytes().all(|b| b.is_ascii_digit()))
+                || (r.len() == 4 && r.bytes().all(|b| b.is_ascii_alphabetic()))
+        }
+    }
+}
+
+/// A snapshot of one host's learned template: the blocks repeated on at
+/// least `template_min_pages` pages and on at least `template_min_fraction`
+/// of the pages of the host seen so far.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HostTemplate {
+    /// Block hashes ([`block_hash`]) of template blocks.
+    pub blocks: HashSet<u64>,
+    /// Weight multiplier of a template block (`template_weight`).
+    pub weight: f32,
+    /// Pages of the host observed when the snapshot was taken.
+    pub pages: u32,
+    /// [`TemplateLearner::version`] of the host when the snapshot was taken.
+    pub version: u64,
+}
+
+impl HostTemplate {
+    /// The multiplier of a block with this text: `weight` if it is a
+    /// template block, else 1.
+    pub fn block_weight(&self, text: &str) -> f32 {
+        self.hash_weight(block_hash(text))
+    }
+
+    /// [`HostTemplate::block_weight`] of a block with this [`block_hash`].
+    pub fn hash_weight(&self, hash: u64) -> f32 {
+        if self.blocks.contains(&hash) {
+            self.weight
+        } else {
+            1.0
+        }
+    }
+
+    /// Number of template blocks.
+    pub fn len(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// No template blocks.
+    pub fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
+    }
+}
+
+/// Per-host block statistics.
+#[derive(Default)]
+struct HostStats {
+    pages: u32,
+    /// Block hash -> pages it was seen on.
+    counts: FastMap<u64, u32>,
+    /// Blocks whose count was at least the host's `need` when last counted,
+    /// less those `need` has since overtaken: the template's blocks.
+    candidates: FastSet<u64>,
+    /// XOR of the current template's block hashes (detects changes).
+    signature: u64,
+    /// Times the template's block set changed.
+    version: u64,
+    /// The template built for `version` (see [`TemplateLearner::template_shared`]).
+    snapshot: Option<Arc<HostTemplate>>,
+}
+
+impl HostStats {
+    /// Count a block needs to be template now.
+    fn need(&self, min_pages: u32, min_fraction: f64) -> u32 {
+        ((min_fraction * f64::from(self.pages)).ceil() as u32).max(min_pages)
+    }
+}
+
+/// Blocks remembered per host before those seen on one page only are dropped.
+const MAX_BLOCKS_PER_HOST: usize = 200_000;
+const SHARDS: usize = 16;
+
+/// Learns each host's template from the pages crawled so far: which text
+/// blocks recur on many pages of the same host. Thread-safe (sharded
+/// mutexes; a lock is held only for one page's block updates).
+///
+/// Early in a crawl a host has no template yet: [`TemplateLearner::template`]
+/// returns `None` until the host has `template_min_pages` pages, and a block
+/// is only cut once it was seen on that many pages, so the first pages of a
+/// host are weighted by structure alone (nav, header, footer, aside).
+pub struct TemplateLearner {
+    enabled: bool,
+    min_pages: u32,
+    min_fraction: f64,
+    weight: f32,
+    shards: Vec<Mutex<FastMap<String, HostStats>>>,
+}
+
+impl std::fmt::Debug for TemplateLearner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TemplateLearner")
+            .field("enabled", &self.enabled)
+            .field("min_pages", &self.min_pages)
+            .field("min_fraction", &self.min_fraction)
+            .finish()
+    }
+}
+
+impl TemplateLearner {
+    /// A learner with the `[features]` template settings (learning off when
+    /// `template_learning = false`: `observe` does nothing, `template` is None).
+    pub fn new(settings: &FeatureSettings) -> Self {
+        TemplateLearner {
+            enabled: settings.template_learning,
+            min_pages: settings.template_min_pages,
+            min_fraction: settings.template_min_fraction,
+            weight: settings.template_weight as f32,
+            shards: (0..SHARDS).map(|_| Mutex::new(FastMap::default())).collect(),
+        }
+    }
+
+    fn shard(&self, host: &str) -> &Mutex<FastMap<String, HostStats>> {
+        &self.shards[(feature_hash(host.as_bytes()) % SHARDS as u64) as usize]
+    }
+
+    /// Records one page of `host`: each distinct block counts once.
+    pub fn observe(&self, host: &str, doc: &Extracted) {
+        if self.enabled {
+            self.observe_hashes(host, &block_hashes(doc));
+        }
+    }
+
+    /// [`TemplateLearner::observe`] given the page's [`block_hashes`].
+    pub fn observe_hashes(&self, host: &str, blocks: &[u64]) {
+        if !self.enabled {
+            return;
+        }
+        let mut hashes = blocks.to_vec();
+        hashes.sort_unstable();
+        hashes.dedup();
+        let mut shard = self.shard(host).lock();
+        if !shard.contains_key(host) {
+            shard.insert(host.to_string(), HostStats::default());
+        }
+        let Some(st) = shard.get_mut(host) else { return };
+        st.pages = st.pages.saturating_add(1);
+        let need = st.need(self.min_pages, self.min_fraction);
+        for h in hashes {
+            let c = st.counts.entry(h).or_insert(0);
+            *c += 1;
+            if *c >= need {
+                st.candidates.insert(h);
+            }
+        }
+        if st.counts.len() > MAX_BLOCKS_PER_HOST {
+            st.counts.retain(|_, c| *c > 1);
+        }
+        // `need` only grows and a count only grows when its block is seen
+        // (and checked above), so a block that falls below `need` can come
+        // back only through that check: dropping it here keeps the candidate
+        // set about the template's size instead of every block ever repeated.
+        let HostStats { counts, candidates, .. } = &mut *st;
+        candidates.retain(|h| counts.get(h).is_some_and(|&c| c >= need));
+        if st.pages >= self.min_pages {
+            let sig = st.candidates.iter().fold(0u64, |acc, h| acc ^ fmix64(*h));
+            if sig != st.signature {
+                st.signature = sig;
+                st.version += 1;
+            }
+        }
+    }
+
+    /// How many times the host's template (its set of template blocks) has
+    /// changed so far: 0 while the host has no template. Fingerprints
+    /// computed under an older version weighted some blocks that are now
+    /// cut; a crawl that wants exact consistency re-fingerprints a host's
+    /// earlier pages when this changes (it settles after a few dozen pages
+    /// on template-driven sites; see docs/fingerprints.md).
+    pub fn version(&self, host: &str) -> u64 {
+        self.shard(host).lock().get(host).map_or(0, |s| s.version)
+    }
+
+    /// The host's template now, or None when learning is off or the host has
+    /// fewer than `template_min_pages` pages.
+    pub fn template(&self, host: &str) -> Option<HostTemplate> {
+        if !self.enabled {
+            return None;
+        }
+        let shard = self.shard(host).lock();
+        let st = shard.get(host)?;
+        if st.pages < self.min_pages {
+            return None;
+        }
+        Some(self.build(st))
+    }
+
+    /// The host's template as its counts stand now.
+    fn build(&self, st: &HostStats) -> HostTemplate {
+        let need = st.need(self.min_pages, self.min_fraction);
+        let blocks = st
+            .candidates
+            .iter()
+            .copied()
+            .filter(|h| st.counts.get(h).is_some_and(|&c| c >= need))
+            .collect();
+        HostTemplate {
+            blocks,
+            weight: self.weight,
+            pages: st.pages,
+            version: st.version,
+        }
+    }
+
+    /// [`TemplateLearner::template`], shared: the snapshot is built once per
+    /// template version (the block set changes only with the version) and
+    /// handed out again until the next change, so its `pages` is the host's
+    /// page count when that version was first asked for. The crawl asks for
+    /// the template of every page it fingerprints; this keeps that O(1).
+    pub fn template_shared(&self, host: &str) -> Option<Arc<HostTemplate>> {
+        if !self.enabled {
+            return None;
+        }
+        let mut shard = self.shard(host).lock();
+        let st = shard.get_mut(host)?;
+        if st.pages < self.min_pages {
+            return None;
+        }
+        if let Some(t) = st.snapshot.as_ref().filter(|t| t.version == st.version) {
+            return Some(t.clone());
+        }
+        let t = Arc::new(self.build(st));
+        st.snapshot = Some(t.clone());
+        Some(t)
+    }
+
+    /// Pages observed for `host`.
+    pub fn pages(&self, host: &str) -> u32 {
+        self.shard(host).lock().get(host).map_or(0, |s| s.pages)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{HashMap, HashSet};
+
+    use super::super::tests::settings;
+    use super::*;
+    use crate::extract::{BlockKind, TextBlock};
+
+    #[test]
+    fn template_keys_split_language_sections() {
+        assert_eq!(template_key("h:1", "/ca-ES/sect.x.html", None), "h:1|ca-es");
+        assert_eq!(template_key("h:1", "/zh_CN/ch01.html", None), "h:1|zh-cn");
+        assert_eq!(template_key("h:1", "/fr/", None), "h:1|fr");
+        assert_eq!(template_key("h:1", "/pt-BR/a/b.html", Some("pt")), "h:1|pt");
+        assert_eq!(template_key("h:1", "/x.html", Some(" EN-us ")), "h:1|en-us");
+        // Not language sections: a file, other directories, unknown codes.
+        for path in [
+            "/fr",
+            "/fr.html",
+            "/api/x.html",
+            "/std/x.html",
+            "/xx/y.html",
+            "/en-toolong/y.html",
+            "/",
+        ] {
+            assert_eq!(template_key("h:1", path, None), "h:1", "{path}");
+        }
+        assert!(ISO_639_1.windows(2).all(|w| w[0] < w[1]), "sorted for binary search");
+    }
+
+    proptest::proptest! {
+        /// The learner's template after every page equals the blocks a full
+        /// recount puts at or above the host's `need`, and its version moves
+        /// exactly when that set changes.
+        #[test]
+        fn template_equals_a_recount(
+            pages in proptest::collection::vec(proptest::collection::vec(0u8..12, 0..8), 1..40),
+            min_pages in 1u32..5,
+            fraction in 0.0f64..1.0,
+        ) {
+            let mut st = settings();
+            st.template_min_pages = min_pages;
+            st.template_min_fraction = fraction;
+            let learner = TemplateLearner::new(&st);
+            let mut counts: HashMap<u64, u32> = HashMap::new();
+            let mut last: Option<HashSet<u64>> = None;
+            let mut versions = 0;
+            for (n, page) in pages.iter().enumerate() {
+                let doc = Extracted {
+                    blocks: page
+                        .iter()
+                        .map(|b| TextBlock { text: format!("block {b}"), kind: BlockKind::Body })
+                        .collect(),
+                    ..Extracted::default()
+                };
+                learner.observe("h.test", &doc);
+                let distinct: HashSet<u64> = doc.blocks.iter().map(|b| block_hash(&b.text)).collect();
+                for h in distinct {
+                    *counts.entry(h).or_insert(0) += 1;
+                }
+                let pages_seen = n as u32 + 1;
+                let need = ((fraction * f64::from(pages_seen)).ceil() as u32).max(min_pages);
+                let oracle: HashSet<u64> = counts.iter().filter(|(_, &c)| c >= need).map(|(&h, _)| h).collect();
+                match learner.template("h.test") {
+                    None => proptest::prop_assert!(pages_seen < min_pages),
+                    Some(t) => {
+                        proptest::prop_assert_eq!(&t.blocks, &oracle);
+                        if last.as_ref().map_or(!oracle.is_empty(), |l| *l != oracle) {
+                            versions += 1;
+                        }
+                        proptest::prop_assert_eq!(t.version, versions);
+                        last = Some(oracle);
+                    }
+                }
+            }
+        }
+    }
+}
