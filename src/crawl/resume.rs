@@ -242,7 +242,7 @@ pub(super) struct StoreBackup {
 
 impl StoreBackup {
     pub(super) fn take(store: &Path) -> Result<StoreBackup> {
-        let copy = store.with_file_name(format!("store.before-resume"));
+        let copy = store.with_file_name("store.before-resume");
         if copy.is_dir() {
             // A resume stopped while it checked the store: the copy is the
             // store as it was before that attempt.

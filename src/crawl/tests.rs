@@ -105,7 +105,7 @@ fn damaged_store_backup_is_put_back_and_an_interrupted_one_first() {
     let b = StoreBackup::take(&store).unwrap();
     assert_eq!(std::fs::read_to_string(store.join("db")).unwrap(), "as found");
     b.discard();
-    assert!(!dir.path().join(format!("store.before-resume")).exists());
+    assert!(!dir.path().join("store.before-resume").exists());
 }
 
 #[test]
