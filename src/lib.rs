@@ -62,7 +62,8 @@ pub mod extract;
 pub mod features;
 #[doc(hidden)]
 pub mod fetch;
-mod fingerprint;
+#[doc(hidden)]
+pub mod fingerprint;
 #[doc(hidden)]
 pub mod focus;
 #[doc(hidden)]

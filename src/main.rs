@@ -345,17 +345,26 @@ enum WorkloadArg {
 }
 
 fn fingerprint(args: FingerprintArgs) -> anyhow::Result<ExitCode> {
+    use std::io::Write;
     let settings = simcrawl::Settings::load(args.config.as_deref(), &args.set)?;
+    let top = args.features.then_some(args.top);
+    let run = simcrawl::fingerprint::fingerprint_files(&args.paths, &settings.features, top)?;
+    for e in &run.failed {
+        eprintln!("simcrawl: {e}");
+    }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let top = args.features.then_some(args.top);
-    let run =
-        simcrawl::simhash::fingerprint_paths(&args.paths, &settings.features, top, &mut out, &mut std::io::stderr())?;
-    std::io::Write::flush(&mut out)?;
-    Ok(if run.failed > 0 {
-        ExitCode::from(1)
-    } else {
+    for f in &run.files {
+        writeln!(out, "{:016x}\t{}", f.fingerprint, f.path.display())?;
+        for (label, w) in &f.top {
+            writeln!(out, "  {w:8.3}\t{label}")?;
+        }
+    }
+    out.flush()?;
+    Ok(if run.failed.is_empty() {
         ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     })
 }
 

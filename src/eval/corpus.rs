@@ -15,7 +15,8 @@ use rayon::prelude::*;
 use crate::config::Settings;
 use crate::extract::Extracted;
 use crate::features::FeatureExtractor;
-use crate::simhash::{collect_files, extract_file, simhash};
+use crate::fingerprint::{collect_files, extract_file};
+use crate::simhash::simhash;
 use crate::sketch::near::{clusters, near_pairs, Detectors, Method, PageSketch, Pair};
 
 /// Named documents: (name, extracted page).

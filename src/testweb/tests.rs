@@ -312,11 +312,11 @@ fn ref_test_pages_collide_under_simhash_alone() {
     let w = web(1, 300);
     let t = w.truth(80);
     let settings = crate::config::Settings::test_web(&[]).expect("settings");
-    let fx = crate::features::FeatureExtractor::new(&settings.features);
+    let fx = crate::Fingerprinter::new(&settings);
     let fp = |u: &str| {
         let p = t.page(u).expect("listed");
         let body = w.respond(&p.host, &p.path, 80).body;
-        crate::simhash::fingerprint_html(std::str::from_utf8(&body).expect("utf-8"), &fx)
+        fx.html(std::str::from_utf8(&body).expect("utf-8"))
     };
     let close = t
         .distinct_pairs
