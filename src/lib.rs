@@ -17,7 +17,7 @@
 //! - [`extract`]: title, visible text, links, meta robots, canonical, language.
 //! - [`features`]: tokens, stop words, stems, phrases, weights, template learning.
 //! - [`simhash`]: 64-bit Charikar fingerprints and Hamming distance.
-//! - [`index`]: the live permuted-table Hamming index; compression; batch mode.
+//! - [`index`]: the live permuted-table Hamming index; snapshots; batch mode.
 //! - [`dedup`]: decisions (new / exact / near duplicate) and the dedup policy.
 //! - [`store`]: the `Store` trait and its sled implementation.
 //! - [`crawllog`]: one record per fetch attempt (`pages.jsonl`).
@@ -28,7 +28,7 @@
 //! Beside the pipeline: [`sketch`] (min-hash and Bloom-over-CDC detectors),
 //! [`eval`] (precision/recall harness), [`focus`] (topic relevance),
 //! [`testweb`] (the built-in local test web with ground truth), [`demo`]
-//! (test web + crawl + score against the ground truth), [`bench`]
+//! (test web + crawl + score against the ground truth), [`bench`](mod@bench)
 //! (built-in benchmarks) and [`error`].
 #![deny(missing_docs)]
 #![deny(clippy::undocumented_unsafe_blocks)]
