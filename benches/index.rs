@@ -3,7 +3,7 @@
 //! baseline, on 1M random fingerprints (override with SIMCRAWL_BENCH_N).
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use simcrawl::index::bench::{brute_force, Shape, Workload};
+use simcrawl::bench::index::{brute_force, Shape, Workload};
 use simcrawl::index::{Design, LiveIndex};
 
 fn index(c: &mut Criterion) {

@@ -75,6 +75,17 @@ impl Error {
     }
 }
 
+impl From<crate::index::IndexError> for Error {
+    /// An unreadable fingerprint file is an [`Error::Io`]; a malformed one or
+    /// an option out of range is bad input ([`Error::InvalidInput`], exit 2).
+    fn from(e: crate::index::IndexError) -> Self {
+        match e {
+            crate::index::IndexError::Read { path, source } => Error::Io { path, source },
+            other => Error::InvalidInput(other.to_string()),
+        }
+    }
+}
+
 /// `Result` with the library's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -89,5 +100,24 @@ mod tests {
         assert_eq!(e.to_string(), "internal error: the decider thread panicked");
         assert!(!Error::Internal("x".into()).is_usage());
         assert!(Error::InvalidInput("x".into()).is_usage());
+    }
+
+    #[test]
+    fn index_errors_keep_their_message_and_exit_code() {
+        use crate::index::IndexError;
+        let bad = Error::from(IndexError::BadLine {
+            path: "q.txt".into(),
+            line: 2,
+            got: "12345".into(),
+        });
+        assert!(bad.is_usage());
+        assert_eq!(bad.to_string(), "q.txt:2: expected 16 hex digits, got \"12345\"");
+        assert!(Error::from(IndexError::BadK(40)).is_usage());
+        let io = Error::from(IndexError::Read {
+            path: "f.txt".into(),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        });
+        assert!(matches!(io, Error::Io { .. }) && !io.is_usage());
+        assert!(io.to_string().starts_with("f.txt: "), "{io}");
     }
 }

@@ -281,14 +281,6 @@ enum BenchKind {
         /// Queries checked against (and timed with) a brute-force scan.
         #[arg(long, default_value_t = 200)]
         brute_queries: usize,
-        /// Skip compressing the sealed tables (minutes at 100M).
-        #[arg(long)]
-        no_compression: bool,
-        /// Build only the sealed compact structures (reference index,
-        /// compressed tables) and the brute-force oracle: no live index, no
-        /// baselines (100M fingerprints in under 10 GB).
-        #[arg(long)]
-        only_compact: bool,
     },
     /// Batch mode (`simcrawl hamming`, Manku §3.3) in memory: tables over the
     /// queries, a parallel scan of the fingerprints, checked against brute force.
@@ -558,6 +550,26 @@ fn eval(a: EvalArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `simcrawl hamming`: `q_line\tf_line\tdistance` (1-based) per pair within k,
+/// sorted by query then fingerprint.
+fn hamming(a: HammingArgs) -> anyhow::Result<ExitCode> {
+    use simcrawl::index::batch;
+    use std::io::Write;
+    // Into the library's error, so bad input keeps exit code 2.
+    let index_err = simcrawl::Error::from;
+    batch::check_options(a.k, a.tables).map_err(index_err)?;
+    let fingerprints = batch::read_fingerprints(&a.fingerprints).map_err(index_err)?;
+    let queries = batch::read_fingerprints(&a.queries).map_err(index_err)?;
+    let pairs = batch::run(&fingerprints, &queries, a.k, a.tables);
+    let stdout_err = |e| simcrawl::Error::io("<stdout>", e);
+    let mut w = std::io::BufWriter::new(std::io::stdout().lock());
+    for &(qi, fi, d) in &pairs {
+        writeln!(w, "{}\t{}\t{}", qi + 1, fi + 1, d).map_err(stdout_err)?;
+    }
+    w.flush().map_err(stdout_err)?;
+    Ok(ExitCode::SUCCESS)
+}
+
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Demo(args) => demo(args),
@@ -566,11 +578,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Canon(args) => canon(args),
         Command::Robots(args) => robots(args),
         Command::Fingerprint(args) => fingerprint(args),
-        Command::Hamming(a) => {
-            let stdout = std::io::stdout().lock();
-            simcrawl::index::batch::run_files(&a.fingerprints, &a.queries, a.k, a.tables, stdout)?;
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Hamming(a) => hamming(a),
         Command::Near(a) => near(a),
         Command::Report(args) => report(args),
         Command::Explain(args) => explain(args),
@@ -583,10 +591,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 workload,
                 no_btree,
                 brute_queries,
-                no_compression,
-                only_compact,
             } => {
-                use simcrawl::index::bench::{Options, Shape};
+                use simcrawl::bench::index::{Options, Shape};
                 let shapes = match workload {
                     WorkloadArg::Random => vec![Shape::Random],
                     WorkloadArg::Clustered => vec![Shape::Clustered],
@@ -599,10 +605,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     shapes,
                     no_btree,
                     brute_queries,
-                    no_compression,
-                    only_compact,
                 };
-                simcrawl::index::bench::run(&opts, &mut std::io::stdout().lock())?;
+                simcrawl::bench::index::run(&opts, &mut std::io::stdout().lock())?;
                 Ok(ExitCode::SUCCESS)
             }
             BenchKind::Crawl {
@@ -626,7 +630,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 queries,
                 tables,
             } => {
-                simcrawl::index::bench::run_batch(fingerprints, queries, tables, &mut std::io::stdout().lock())?;
+                simcrawl::bench::index::run_batch(fingerprints, queries, tables, &mut std::io::stdout().lock())?;
                 Ok(ExitCode::SUCCESS)
             }
             BenchKind::Resume { pages } => {

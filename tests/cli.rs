@@ -403,7 +403,6 @@ fn bench_index_runs_small() {
         "--workload",
         "random",
         "--no-btree",
-        "--no-compression",
         "--brute-queries",
         "20",
     ]));

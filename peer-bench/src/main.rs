@@ -1,5 +1,5 @@
 //! Peer comparison for simcrawl's permuted-table index: generates one
-//! workload with `simcrawl::index::bench::Workload`, then runs simcrawl's
+//! workload with `simcrawl::bench::index::Workload`, then runs simcrawl's
 //! `LiveIndex`, mih-rs (multi-index hashing), gaoya's `SimHashIndex` and a
 //! brute-force popcount scan on the same fingerprints and queries in this one
 //! process, checks every answer against brute force on a sample, and prints a
@@ -13,7 +13,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use simcrawl::index::bench::{brute_force, Shape, Workload};
+use simcrawl::bench::index::{brute_force, Shape, Workload};
 use simcrawl::index::{Design, LiveIndex};
 
 /// Counts live heap bytes so each structure's footprint is measured, not guessed.

@@ -1,16 +1,51 @@
 //! Batch queries (Manku §3.3, `simcrawl hamming`): tables are built over the
 //! (small) query set Q, and the (large) set of existing fingerprints F is
-//! scanned in parallel chunks, each fingerprint probing Q's tables. Reports
-//! every (q, f) pair within k.
+//! scanned in parallel chunks, each fingerprint probing Q's tables. Finds
+//! every (q, f) pair within k; the caller prints them.
 
-use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
 use super::design::{Design, TableSpec};
-use super::table::{Geometry, Run};
-use crate::error::{Error, Result};
+
+/// Why batch mode refused its input: an unreadable or malformed fingerprint
+/// file, or options out of range.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    /// A fingerprint file could not be read.
+    #[error("{path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A fingerprint file is not UTF-8 text.
+    #[error("{path}: not UTF-8 text: {source}")]
+    NotText {
+        /// The file.
+        path: PathBuf,
+        /// Where the bytes stop being UTF-8.
+        source: std::string::FromUtf8Error,
+    },
+    /// A line of a fingerprint file is not 16 hex digits.
+    #[error("{path}:{line}: expected 16 hex digits, got {got:?}")]
+    BadLine {
+        /// The file.
+        path: PathBuf,
+        /// The 1-based line number.
+        line: usize,
+        /// The line's first 40 characters.
+        got: String,
+    },
+    /// The distance threshold is beyond 32.
+    #[error("-k {0}: expected 0..=32")]
+    BadK(u32),
+    /// A design of zero tables was asked for.
+    #[error("--tables 0: expected at least 1")]
+    NoTables,
+}
 
 /// Fingerprints of F per rayon task. Each task partitions its chunk once per
 /// table; larger chunks read each cache line of Q's tables for more probes.
@@ -375,53 +410,6 @@ pub fn run(fingerprints: &[u64], queries: &[u64], k: u32, tables: Option<usize>)
     out
 }
 
-/// The previous batch path, kept as the baseline `simcrawl bench hamming`
-/// measures in the same run: tables over Q as [`Run`]s (permuted, packed
-/// keys) and each chunk of F counting-sorted on each table's directory bits
-/// and swept ([`Run::sweep_fast`]). Same output as [`run`].
-pub(crate) fn run_sweep(
-    fingerprints: &[u64],
-    queries: &[u64],
-    k: u32,
-    tables: Option<usize>,
-) -> Vec<(usize, usize, u32)> {
-    let design = design_for(queries.len(), k, tables);
-    let geo = Geometry::new(&design, k);
-    // Distinct queries in the tables; repeated query values resolved afterwards.
-    let mut order: Vec<(u64, u64)> = queries.iter().enumerate().map(|(i, &q)| (q, i as u64)).collect();
-    order.par_sort_unstable();
-    let mut distinct: Vec<(u64, u64)> = Vec::new();
-    // For each distinct value, the range of `order` holding its query indices.
-    let mut first_of: Vec<usize> = Vec::new();
-    for (i, &(q, _)) in order.iter().enumerate() {
-        if distinct.last().is_none_or(|&(last, _)| last != q) {
-            distinct.push((q, first_of.len() as u64));
-            first_of.push(i);
-        }
-    }
-    first_of.push(order.len());
-    let run = Run::build(&geo, &distinct);
-    let mut out: Vec<(usize, usize, u32)> = fingerprints
-        .par_chunks(SWEEP_CHUNK)
-        .enumerate()
-        .flat_map_iter(|(c, chunk)| {
-            let mut found = Vec::new();
-            run.sweep_fast(&geo, chunk, |fi, _q, slot, d| {
-                let slot = slot as usize;
-                for &(_, qi) in &order[first_of[slot]..first_of[slot + 1]] {
-                    found.push((qi as usize, c * SWEEP_CHUNK + fi, d));
-                }
-            });
-            found
-        })
-        .collect();
-    out.par_sort_unstable();
-    out
-}
-
-/// Fingerprints per rayon task of [`run_sweep`].
-const SWEEP_CHUNK: usize = 1 << 18;
-
 /// The design batch mode uses for `n` queries.
 pub fn design_for(n: usize, k: u32, tables: Option<usize>) -> Design {
     match tables {
@@ -447,52 +435,43 @@ pub fn parse_line(line: &str) -> Option<u64> {
 }
 
 /// Reads a fingerprint file (16 hex digits per line). A bad line is an
-/// [`Error::InvalidInput`] naming the file and the 1-based line number.
-pub fn read_fingerprints(path: impl AsRef<Path>) -> Result<Vec<u64>> {
+/// [`IndexError::BadLine`] naming the file and the 1-based line number.
+pub fn read_fingerprints(path: impl AsRef<Path>) -> Result<Vec<u64>, IndexError> {
     let path = path.as_ref();
-    let text = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let text =
-        String::from_utf8(text).map_err(|e| Error::InvalidInput(format!("{}: not UTF-8 text: {e}", path.display())))?;
+    let text = std::fs::read(path).map_err(|source| IndexError::Read {
+        path: path.into(),
+        source,
+    })?;
+    let text = String::from_utf8(text).map_err(|source| IndexError::NotText {
+        path: path.into(),
+        source,
+    })?;
     let mut out = Vec::with_capacity(text.len() / 17);
     for (i, line) in text.lines().enumerate() {
         match parse_line(line) {
             Some(v) => out.push(v),
             None => {
-                let shown: String = line.chars().take(40).collect();
-                return Err(Error::InvalidInput(format!(
-                    "{}:{}: expected 16 hex digits, got {shown:?}",
-                    path.display(),
-                    i + 1
-                )));
+                return Err(IndexError::BadLine {
+                    path: path.into(),
+                    line: i + 1,
+                    got: line.chars().take(40).collect(),
+                });
             }
         }
     }
     Ok(out)
 }
 
-/// `simcrawl hamming`: writes `q_line\tf_line\tdistance` (1-based) per match.
-pub fn run_files(
-    fingerprints: &Path,
-    queries: &Path,
-    k: u32,
-    tables: Option<usize>,
-    out: impl std::io::Write,
-) -> Result<usize> {
+/// Checks the options of a batch search ([`run`]): k at most 32 and, if
+/// given, at least one table.
+pub fn check_options(k: u32, tables: Option<usize>) -> Result<(), IndexError> {
     if k > 32 {
-        return Err(Error::InvalidInput(format!("-k {k}: expected 0..=32")));
+        return Err(IndexError::BadK(k));
     }
     if tables == Some(0) {
-        return Err(Error::InvalidInput("--tables 0: expected at least 1".into()));
+        return Err(IndexError::NoTables);
     }
-    let f = read_fingerprints(fingerprints)?;
-    let q = read_fingerprints(queries)?;
-    let pairs = run(&f, &q, k, tables);
-    let mut w = std::io::BufWriter::new(out);
-    for &(qi, fi, d) in &pairs {
-        writeln!(w, "{}\t{}\t{}", qi + 1, fi + 1, d).map_err(|e| Error::io("<stdout>", e))?;
-    }
-    w.flush().map_err(|e| Error::io("<stdout>", e))?;
-    Ok(pairs.len())
+    Ok(())
 }
 
 #[cfg(test)]
@@ -655,8 +634,25 @@ mod tests {
         std::fs::write(&p, "0000000000000000\nffffffffffffffff\n12345\n").unwrap();
         let e = read_fingerprints(&p).unwrap_err().to_string();
         assert!(e.ends_with("f.txt:3: expected 16 hex digits, got \"12345\""), "{e}");
+        assert!(matches!(
+            read_fingerprints(dir.path().join("missing.txt")),
+            Err(IndexError::Read { .. })
+        ));
         assert!(parse_line("g000000000000000").is_none());
         assert!(parse_line("+00000000000000f").is_none());
         assert_eq!(parse_line(" 00000000000000Ff "), Some(255));
+    }
+
+    #[test]
+    fn options_out_of_range_are_refused() {
+        assert_eq!(
+            check_options(33, None).unwrap_err().to_string(),
+            "-k 33: expected 0..=32"
+        );
+        assert_eq!(
+            check_options(3, Some(0)).unwrap_err().to_string(),
+            "--tables 0: expected at least 1"
+        );
+        assert!(check_options(32, Some(1)).is_ok() && check_options(0, None).is_ok());
     }
 }

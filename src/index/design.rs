@@ -164,7 +164,7 @@ impl Design {
 
     /// A design for distance `k` that splits the bits into `levels[0]` blocks,
     /// then the k left-over blocks of each table into `levels[1]` blocks, and
-    /// so on. Each level needs `levels[i] > k`; tables = ∏ C(levels[i], k).
+    /// so on. Each level needs `levels[i] > k`; tables = `∏ C(levels[i], k)`.
     ///
     /// # Panics
     /// If a level is not greater than k or there are too few bits to split.

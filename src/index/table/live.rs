@@ -500,18 +500,4 @@ impl LiveIndex {
         }
         Ok((idx, h.watermark, h.crawl))
     }
-
-    /// Copies of the main run's sorted permuted keys, one vector per table
-    /// (compression measurements).
-    pub fn sealed_tables(&self) -> Vec<Vec<u64>> {
-        (0..self.inner.geo.specs.len()).map(|i| self.sealed_table(i)).collect()
-    }
-
-    /// A copy of table `i`'s sorted permuted keys in the main run (empty if
-    /// there is no table i).
-    pub fn sealed_table(&self, i: usize) -> Vec<u64> {
-        self.wait_merged();
-        let st = self.inner.state.read();
-        st.main.tables.get(i).map_or_else(Vec::new, |t| t.iter().collect())
-    }
 }

@@ -1,8 +1,7 @@
 //! A sealed run: t packed tables over the same distinct fingerprints plus
 //! their ids (index pipeline: the main layer of a [`super::LiveIndex`], built
-//! by merging a frozen [`super::Delta`] into the previous run; also the
-//! tables of batch mode). Holds the merge and the probe loops (scalar and
-//! POPCNT).
+//! by merging a frozen [`super::Delta`] into the previous run). Holds the
+//! merge and the probe loops (scalar and POPCNT).
 
 use rayon::prelude::*;
 
@@ -154,7 +153,7 @@ impl Run {
         let t = &self.tables[i];
         // One bounds check per bucket, then a tight loop: the table's fields
         // in registers, one unaligned load, xor, mask, popcount and compare
-        // per entry (this loop is most of a batch sweep's time).
+        // per entry (this loop is most of a probe's time).
         assert!(lo <= hi && hi * t.width + PAD <= t.data.len());
         let (w, low, k) = (t.width, t.low, geo.k);
         let base = t.data.as_ptr();
@@ -250,65 +249,6 @@ impl Run {
             }
         }
         examined
-    }
-
-    /// Batch mode's probe of a large chunk of stored fingerprints `fs`: per
-    /// table, the chunk is bucket-sorted (counting sort on the directory
-    /// bits) and then swept in bucket order, so the table's directory and
-    /// entries are read front to back, once per chunk, instead of at random
-    /// once per probe. `emit(index in fs, query fp, query slot id, distance)`.
-    #[inline(always)]
-    pub(crate) fn sweep(&self, geo: &Geometry, fs: &[u64], mut emit: impl FnMut(usize, u64, u64, u32)) -> usize {
-        if self.ids.is_empty() || fs.is_empty() {
-            return 0;
-        }
-        let mut examined = 0;
-        let mut counts: Vec<u32> = Vec::new();
-        let mut sorted: Vec<(u64, u32)> = vec![(0, 0); fs.len()];
-        for (i, t) in self.tables.iter().enumerate() {
-            let spec = &geo.specs[i];
-            counts.clear();
-            counts.resize(t.dir.len(), 0);
-            for &f in fs {
-                counts[t.bucket_of(spec.permute(f))] += 1;
-            }
-            let mut at = 0u32;
-            for c in counts.iter_mut() {
-                let n = *c;
-                *c = at;
-                at += n;
-            }
-            for (j, &f) in fs.iter().enumerate() {
-                let p = spec.permute(f);
-                let b = t.bucket_of(p);
-                sorted[counts[b] as usize] = (p, j as u32);
-                counts[b] += 1;
-            }
-            for &(p, j) in &sorted {
-                let j = j as usize;
-                // The fingerprint from its permuted value: ALU work instead of
-                // a random read of fs[j].
-                let f = spec.unpermute(p);
-                examined += self.scan(geo, i, f, p, t.bucket(p), &mut |c, id, d| emit(j, c, id, d));
-            }
-        }
-        examined
-    }
-
-    /// [`Run::sweep`] compiled with the popcnt instruction when the CPU has it.
-    pub(crate) fn sweep_fast(&self, geo: &Geometry, fs: &[u64], emit: impl FnMut(usize, u64, u64, u32)) -> usize {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("popcnt") {
-            // SAFETY: the CPU has the popcnt instruction.
-            return unsafe { self.sweep_popcnt(geo, fs, emit) };
-        }
-        self.sweep(geo, fs, emit)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "popcnt")]
-    pub(super) fn sweep_popcnt(&self, geo: &Geometry, fs: &[u64], emit: impl FnMut(usize, u64, u64, u32)) -> usize {
-        self.sweep(geo, fs, emit)
     }
 
     pub(crate) fn bytes(&self) -> usize {

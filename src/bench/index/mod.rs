@@ -4,29 +4,25 @@
 //! fingerprints and queries, in one process. Figures are printed with ratios
 //! against the baselines measured in the same run (the machine is shared and
 //! noisy, so absolute numbers move).
-
 //!
 //! Files: this one runs `bench index` (the live index and its baselines);
 //! `workload.rs` holds the shared workload, brute force and the BTreeSet
-//! baseline; `compact.rs` the compressed tables and the reference index;
-//! `batch.rs` `bench hamming`.
+//! baseline; `batch.rs` `bench hamming`.
 
 mod batch;
-mod compact;
 #[cfg(test)]
 mod tests;
 mod workload;
 
 pub use batch::run_batch;
-use compact::{brute_answers, ref_rows, run_compact, Compressed};
 pub use workload::{brute_force, BTreeTables, Rng, Shape, Workload};
 
 use std::io::Write;
 use std::time::Instant;
 
-use super::design::Design;
-use super::table::{LiveIndex, Match};
 use crate::error::{Error, Result};
+use crate::index::table::{huge_vec, LiveIndex, Match};
+use crate::index::Design;
 
 /// Options of `simcrawl bench index`.
 #[derive(Debug, Clone)]
@@ -46,12 +42,6 @@ pub struct Options {
     pub no_btree: bool,
     /// Queries checked against brute force (and timed for the brute-force rate).
     pub brute_queries: usize,
-    /// Skip compressing the sealed tables (minutes at 100M).
-    pub no_compression: bool,
-    /// Build only the sealed compact structures (compressed tables and the
-    /// reference index), not the live index nor the baselines: what fits
-    /// 100M fingerprints in under 10 GB.
-    pub only_compact: bool,
 }
 
 fn rate(count: usize, secs: f64) -> f64 {
@@ -94,10 +84,6 @@ pub fn run(opts: &Options, out: &mut impl Write) -> Result<()> {
                 design.name()
             ),
         )?;
-        if opts.only_compact {
-            run_compact(opts, &design, k, &wl, out)?;
-            continue;
-        }
         let items: Vec<(u64, u64)> = wl.items().collect();
 
         // Bulk load.
@@ -165,20 +151,6 @@ pub fn run(opts: &Options, out: &mut impl Write) -> Result<()> {
         run_queries(&idx, &wl.queries, true);
         let qb1 = rate(wl.queries.len(), t.elapsed().as_secs_f64());
         let qb2 = two(true);
-
-        // Compression of the sealed tables.
-        let comp = if opts.no_compression {
-            Compressed::skipped()
-        } else {
-            Compressed::measure(&design, opts.n, &wl.queries, |i| idx.sealed_table(i))
-        };
-        let Compressed {
-            table: comp_table,
-            total: comp_total,
-            secs: comp_secs,
-            qps: qc,
-            decoded: decoded_per,
-        } = comp;
 
         // Zero misses against brute force, and the brute-force rate.
         let (brute_sets, qbrute) = brute_answers(&wl, k, opts.brute_queries);
@@ -305,9 +277,6 @@ pub fn run(opts: &Options, out: &mut impl Write) -> Result<()> {
         row(out, "queries/s 2 threads", q2, None, true)?;
         row(out, "queries/s 1 thread, batched", qb1, bt(|b| b.1), true)?;
         row(out, "queries/s 2 threads, batched", qb2, None, true)?;
-        if !opts.no_compression {
-            row(out, "queries/s 1 thread, compressed", qc, None, true)?;
-        }
         w(out, format!("{:<34} {:>12}", "brute-force queries/s", human(qbrute)))?;
         w(out, format!("{:<34} {:>9} ns {:>9} ns", "latency p50 / p99", p50, p99))?;
         // The memory roofline: how many random cache lines one thread can
@@ -326,30 +295,12 @@ pub fn run(opts: &Options, out: &mut impl Write) -> Result<()> {
             ),
         )?;
         w(out, format!("{:<34} {:>12.1}", "bytes/fp (all tables + ids)", bytes))?;
-        if !opts.no_compression {
-            w(
-                out,
-                format!("{:<34} {:>12.2}", "compressed bytes/fp per table", comp_table),
-            )?;
-            w(
-                out,
-                format!(
-                    "{:<34} {:>12.1}   (encode {comp_secs:.2} s)",
-                    "compressed bytes/fp (+ 8 B id)", comp_total
-                ),
-            )?;
-        }
         w(
             out,
             format!(
-                "{:<34} {:>12.1}   (worst {worst}{})",
+                "{:<34} {:>12.1}   (worst {worst})",
                 "examined/query",
                 examined as f64 / wl.queries.len().max(1) as f64,
-                if decoded_per.is_nan() {
-                    String::new()
-                } else {
-                    format!(", compressed decodes {decoded_per:.1}")
-                }
             ),
         )?;
         w(
@@ -371,9 +322,7 @@ pub fn run(opts: &Options, out: &mut impl Write) -> Result<()> {
                 if live_ok { "agrees" } else { "DISAGREES" }
             ),
         )?;
-        drop(idx);
-        let refs_ok = ref_rows(&design, k, &wl, &items, &brute_sets, qbrute, out)?;
-        if misses > 0 || extra > 0 || !live_ok || !loaded_ok || !refs_ok {
+        if misses > 0 || extra > 0 || !live_ok || !loaded_ok {
             return Err(Error::InvalidInput("the index disagrees with brute force".into()));
         }
     }
@@ -387,7 +336,7 @@ pub fn run(opts: &Options, out: &mut impl Write) -> Result<()> {
 /// this rate divided by L.
 pub fn random_lines_per_sec(bytes: usize) -> f64 {
     let words = (bytes.min(1 << 30) / 8).max(1 << 20);
-    let mut buf: Vec<u64> = super::table::huge_vec(words);
+    let mut buf: Vec<u64> = huge_vec(words);
     buf.resize(words, 1);
     let lines = (words / 8) as u64;
     let mut rng = Rng::new(0x11e5);
@@ -406,6 +355,20 @@ pub fn random_lines_per_sec(bytes: usize) -> f64 {
     let secs = t.elapsed().as_secs_f64();
     std::hint::black_box(sum);
     rate(steps * width, secs)
+}
+
+/// Brute-force answers (sorted) for the first `count` queries, and the scan rate.
+fn brute_answers(wl: &Workload, k: u32, count: usize) -> (Vec<Vec<Match>>, f64) {
+    let bq = &wl.queries[..wl.queries.len().min(count)];
+    let t = Instant::now();
+    let mut sets = Vec::with_capacity(bq.len());
+    for &q in bq {
+        let mut truth = Vec::new();
+        brute_force(&wl.fps, q, k, &mut truth);
+        truth.sort_unstable();
+        sets.push(truth);
+    }
+    (sets, rate(bq.len(), t.elapsed().as_secs_f64()))
 }
 
 fn run_queries(idx: &LiveIndex, qs: &[u64], batched: bool) -> usize {

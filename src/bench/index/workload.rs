@@ -5,8 +5,8 @@
 
 use std::collections::BTreeSet;
 
-use super::Match;
-use crate::index::design::Design;
+use crate::index::Design;
+use crate::index::Match;
 
 /// A deterministic splitmix64 stream.
 #[derive(Debug, Clone)]

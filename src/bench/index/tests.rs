@@ -37,22 +37,22 @@ fn small_report_runs() {
         shapes: vec![Shape::Random, Shape::Clustered],
         no_btree: false,
         brute_queries: 100,
-        no_compression: false,
-        only_compact: false,
     };
     let mut out = Vec::new();
     run(&opts, &mut out).unwrap();
     let s = String::from_utf8(out).unwrap();
     assert!(s.contains("misses vs brute force                         0"), "{s}");
-    assert!(s.contains("refs: misses vs brute force                   0"), "{s}");
-    let compact = Options {
-        only_compact: true,
-        ..opts
-    };
+    assert!(s.contains("live inserts/s from empty"), "{s}");
+}
+
+#[test]
+fn small_batch_report_runs() {
     let mut out = Vec::new();
-    run(&compact, &mut out).unwrap();
+    run_batch(20_000, 300, None, &mut out).unwrap();
     let s = String::from_utf8(out).unwrap();
-    assert!(s.contains("refs: misses vs brute force                   0"), "{s}");
-    assert!(s.contains("compressed bytes/fp (+ 8 B id)"), "{s}");
-    assert!(!s.contains("live inserts"), "{s}");
+    let line = s
+        .lines()
+        .find(|l| l.starts_with("queries disagreeing with brute force"))
+        .unwrap_or_else(|| panic!("{s}"));
+    assert_eq!(line.split_whitespace().nth(5), Some("0"), "{line}");
 }

@@ -1,0 +1,224 @@
+//! `simcrawl bench crawl`: the built-in test web in a child process (so the
+//! crawler's CPU time is its own), crawled by simcrawl with politeness delays
+//! off and the full dedup pipeline on, then by `benches/peer_scrapy.sh` (a
+//! plain Scrapy CrawlSpider: robots.txt obeyed, 64 concurrent requests, no
+//! delay) against the same server; both figures and their ratios are printed.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+
+use crate::config::Settings;
+use crate::crawl::{self, CrawlOptions};
+use crate::error::{Error, Result};
+
+/// Options of `simcrawl bench crawl`.
+#[derive(Debug, Clone)]
+pub struct CrawlBenchOptions {
+    /// Article pages of the test web (`simcrawl testweb --pages`).
+    pub pages: usize,
+    /// Fetches per crawler (both stop there).
+    pub max_pages: u64,
+    /// The peer script, or `None` to skip the peer.
+    pub peer_script: Option<PathBuf>,
+    /// `SECTION.KEY=VALUE` overrides of simcrawl's settings, applied after
+    /// the benchmark's own (concurrency 64, politeness off, no reports or
+    /// bodies), validated like `crawl --set`.
+    pub overrides: Vec<String>,
+}
+
+/// CPU time (user + system) of this process so far.
+pub fn cpu_time() -> Duration {
+    // SAFETY: getrusage only writes the struct we pass.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid pointer to a zeroed rusage.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return Duration::ZERO;
+    }
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// One crawler's figures.
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct CrawlFigures {
+    /// Pages fetched (responses).
+    pub pages: u64,
+    /// Wall-clock seconds.
+    pub wall_s: f64,
+    /// CPU seconds of the crawler process.
+    pub cpu_s: f64,
+}
+
+impl CrawlFigures {
+    /// Pages per second.
+    pub fn pages_per_s(&self) -> f64 {
+        self.pages as f64 / self.wall_s.max(1e-9)
+    }
+    /// CPU seconds per 1,000 pages.
+    pub fn cpu_per_1k(&self) -> f64 {
+        self.cpu_s * 1000.0 / (self.pages.max(1) as f64)
+    }
+}
+
+/// The test web in a child process; killed on drop.
+struct ChildWeb {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for ChildWeb {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_child_web(pages: usize) -> Result<ChildWeb> {
+    let exe = std::env::current_exe().map_err(|e| Error::io("current executable", e))?;
+    let mut child = Command::new(exe)
+        .args(["testweb", "--addr", "127.0.0.1:0", "--pages", &pages.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| Error::io("simcrawl testweb", e))?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| Error::InvalidInput("test web: no stdout".into()))?;
+    let mut reader = BufReader::new(stdout);
+    let mut first = String::new();
+    reader
+        .read_line(&mut first)
+        .map_err(|e| Error::io("simcrawl testweb", e))?;
+    // Keep draining its output: a closed pipe would end the server.
+    std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+    // "simcrawl test web listening on 127.0.0.1:PORT"
+    let port = first
+        .trim()
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .ok_or_else(|| Error::InvalidInput(format!("test web did not report its port: {first:?}")))?;
+    // Wait until it accepts connections.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if Instant::now() > deadline {
+            return Err(Error::InvalidInput(format!(
+                "test web on port {port} does not accept connections"
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(ChildWeb { child, port })
+}
+
+/// Crawl the test web with simcrawl in this process (on the runtime a
+/// `simcrawl crawl` builds); returns its figures.
+fn crawl_simcrawl(
+    port: u16,
+    max_pages: u64,
+    overrides: &[String],
+    out: &Path,
+) -> Result<(CrawlFigures, crawl::CrawlSummary)> {
+    let mut set = vec![
+        format!("crawl.max_pages={max_pages}"),
+        "crawl.concurrency=64".into(),
+        // Politeness off, as for the peer: no per-host spacing or in-flight limit.
+        "politeness.max_in_flight_per_host=64".into(),
+        "output.reports=false".into(),
+        "output.store_bodies=false".into(),
+    ];
+    set.extend(overrides.iter().cloned());
+    let settings = Settings::test_web(&set)?;
+    let seeds = vec![format!("http://www.news.test:{port}/")];
+    let (cpu0, t0) = (cpu_time(), Instant::now());
+    let summary = crawl::run_blocking(settings, CrawlOptions::new(out, seeds), std::future::pending())?;
+    let (wall, cpu) = (t0.elapsed(), cpu_time() - cpu0);
+    let fetched = summary.pages - summary.count(crate::model::Decision::Disallowed);
+    Ok((
+        CrawlFigures {
+            pages: fetched,
+            wall_s: wall.as_secs_f64(),
+            cpu_s: cpu.as_secs_f64(),
+        },
+        summary,
+    ))
+}
+
+fn run_peer(script: &Path, port: u16, max_pages: u64, dir: &Path) -> Result<CrawlFigures> {
+    let seeds = dir.join("peer-seeds.txt");
+    std::fs::write(&seeds, format!("http://www.news.test:{port}/\n")).map_err(|e| Error::io(&seeds, e))?;
+    let out = dir.join("peer.json");
+    let status = Command::new("bash")
+        .arg(script)
+        .arg(&seeds)
+        .arg(max_pages.to_string())
+        .arg(&out)
+        .stdout(Stdio::null())
+        .status()
+        .map_err(|e| Error::io(script, e))?;
+    if !status.success() {
+        return Err(Error::InvalidInput(format!("{} failed ({status})", script.display())));
+    }
+    let text = std::fs::read_to_string(&out).map_err(|e| Error::io(&out, e))?;
+    serde_json::from_str(&text).map_err(|e| Error::InvalidInput(format!("{}: {e}", out.display())))
+}
+
+/// Run `simcrawl bench crawl` and print the figures to `out`.
+pub fn run_crawl_bench(opts: &CrawlBenchOptions, out: &mut dyn Write) -> Result<()> {
+    let io = |e| Error::io("stdout", e);
+    let web = start_child_web(opts.pages)?;
+    let dir = std::env::temp_dir().join(format!("simcrawl-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    writeln!(
+        out,
+        "test web: {} article pages on 127.0.0.1:{} (child process); each crawler stops at {} fetches",
+        opts.pages, web.port, opts.max_pages
+    )
+    .map_err(io)?;
+
+    let (ours, summary) = crawl_simcrawl(web.port, opts.max_pages, &opts.overrides, &dir.join("simcrawl"))?;
+    let parts: Vec<String> = summary.by_decision.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    writeln!(
+        out,
+        "simcrawl: {} pages in {:.2} s = {:.0} pages/s, {:.3} CPU-s per 1k pages ({})",
+        ours.pages,
+        ours.wall_s,
+        ours.pages_per_s(),
+        ours.cpu_per_1k(),
+        parts.join(", ")
+    )
+    .map_err(io)?;
+
+    match &opts.peer_script {
+        None => writeln!(out, "peer: skipped (--no-peer)").map_err(io)?,
+        Some(script) => match run_peer(script, web.port, opts.max_pages, &dir) {
+            Ok(peer) => {
+                writeln!(
+                    out,
+                    "scrapy:   {} pages in {:.2} s = {:.0} pages/s, {:.3} CPU-s per 1k pages",
+                    peer.pages,
+                    peer.wall_s,
+                    peer.pages_per_s(),
+                    peer.cpu_per_1k()
+                )
+                .map_err(io)?;
+                writeln!(
+                    out,
+                    "ratio:    simcrawl/scrapy pages/s = {:.1}x; scrapy/simcrawl CPU per page = {:.1}x",
+                    ours.pages_per_s() / peer.pages_per_s().max(1e-9),
+                    peer.cpu_per_1k() / ours.cpu_per_1k().max(1e-9)
+                )
+                .map_err(io)?;
+            }
+            Err(e) => writeln!(out, "peer: skipped ({e})").map_err(io)?,
+        },
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}

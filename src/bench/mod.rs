@@ -1,0 +1,23 @@
+//! Built-in benchmarks (`simcrawl bench index|hamming|pipeline|crawl|resume`),
+//! beside the pipeline: each prints its figures with ratios against a
+//! baseline measured in the same run (the machine is shared and noisy, so
+//! absolute numbers move).
+//!
+//! - [`index`]: `bench index` (the live index against a BTreeSet-per-table
+//!   baseline and a brute-force scan), `bench hamming` (batch mode against
+//!   brute force) and the workload shared with `peer-bench/` and
+//!   `benches/index.rs`.
+//! - `crawl`: `bench crawl`, simcrawl against the peer people would pick
+//!   (Scrapy) on the built-in test web.
+//! - `pipeline`: `bench pipeline`, the per-page path against BLAKE3.
+//! - `resume`: `bench resume`, what `crawl --resume` reads before its first
+//!   fetch.
+
+mod crawl;
+pub mod index;
+mod pipeline;
+mod resume;
+
+pub use crawl::{cpu_time, run_crawl_bench, CrawlBenchOptions, CrawlFigures};
+pub use pipeline::run_pipeline_bench;
+pub use resume::run_resume_bench;
