@@ -5,9 +5,9 @@
 //! - this file: the ordered decision procedure over lookups already made
 //!   ([`decide`], a [`Ruling`]) and what a ruling means for the page's
 //!   out-links (`[dedup] policy` and penalties, [`DedupPolicyEngine`]);
-//! - [`exact`]: exact content hashes, the in-memory exact-hash index and the
+//! - `exact.rs`: exact content hashes, the in-memory exact-hash index and the
 //!   cache of decided content;
-//! - [`online`]: the [`Deduper`] that owns the exact index, the near-duplicate
+//! - `online.rs`: the [`Deduper`] that owns the exact index, the near-duplicate
 //!   index and the content sketches, and decides each page as it arrives.
 
 mod exact;

@@ -15,7 +15,7 @@ pub const MAX_FILE_BYTES: u64 = 64 << 20;
 
 /// Files found under `paths`, in a stable order: each argument in turn;
 /// directories recurse in byte order of names, keeping regular files (or
-/// symbolic links to regular files) with an extension in [`EXTENSIONS`].
+/// symbolic links to regular files) with an extension in `EXTENSIONS` (html, htm, xhtml, shtml, txt, text, md).
 /// Symbolic links to directories are not followed, so a link loop
 /// (`ln -s . loop`) lists nothing twice; devices, pipes and sockets are
 /// skipped. A path named here must be a directory or a regular file.

@@ -38,7 +38,7 @@
 //! | `c`    | counter name (`pages`)                        | u64 BE |
 //!
 //! The rank is the priority mapped to an order-preserving integer and
-//! inverted ([`priority_rank`]), so a prefix scan of `q host 0x00` yields the
+//! inverted ([`priority_rank`](crate::model::priority_rank)), so a prefix scan of `q host 0x00` yields the
 //! host's URLs best first; the discovery sequence number breaks ties (FIFO)
 //! and makes keys unique. A queued URL keeps its `q` entry while in flight:
 //! it is removed only in the batch that records its page, so a crawl killed at
