@@ -32,8 +32,6 @@
 //! assert_eq!(u.as_str(), "http://www.news.test/a/~user/?a=1&b=2");
 //! ```
 
-use std::io::Write;
-
 use url::Url;
 
 use crate::config::{CanonProfile, CanonSettings};
@@ -468,43 +466,6 @@ pub fn normalize_pct(s: &str, out: &mut String) -> bool {
     *out = String::from_utf8(buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     debug_assert!(out.len() >= start);
     true
-}
-
-/// `simcrawl canon`: write one canonical URL per input to `out`, or
-/// `error: <reason>` for an invalid one. Relative inputs are resolved
-/// against `base` when given. Returns whether every input was valid (the
-/// binary exits 2 otherwise).
-pub fn run_cli(
-    profile: CanonProfile,
-    base: Option<&str>,
-    inputs: &[String],
-    out: &mut dyn Write,
-) -> Result<bool, crate::Error> {
-    let canon = Canonicalizer::with_profile(profile);
-    let base = match base {
-        None => None,
-        Some(b) => Some(
-            Canonicalizer::with_profile(CanonProfile::Rfc3986)
-                .parse(b)
-                .map_err(|e| crate::Error::InvalidInput(format!("--base: {e}")))?,
-        ),
-    };
-    let mut all_ok = true;
-    for input in inputs {
-        let result = match &base {
-            Some(b) => canon.resolve(b, input),
-            None => canon.parse(input),
-        };
-        let line = match result {
-            Ok(u) => writeln!(out, "{u}"),
-            Err(e) => {
-                all_ok = false;
-                writeln!(out, "error: {e}")
-            }
-        };
-        line.map_err(|e| crate::Error::io("<stdout>", e))?;
-    }
-    Ok(all_ok)
 }
 
 #[cfg(test)]

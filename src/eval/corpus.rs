@@ -4,9 +4,10 @@
 //!
 //! A source of documents is anything yielding `(name, Extracted)`: a
 //! directory of HTML/text files ([`read_corpus`]) today; a crawl's stored
-//! bodies ([`run_eval_crawl`]) plug in the same way.
+//! bodies ([`eval_crawl`]) plug in the same way. The binary prints what
+//! [`near`], [`eval_corpus`] and [`eval_crawl`] return.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -102,21 +103,31 @@ pub struct NearOptions {
     pub k: u32,
     /// Min-hash resemblance or Bloom similarity threshold.
     pub threshold: Option<f64>,
-    /// Print clusters instead of pairs.
-    pub clusters: bool,
 }
 
-/// `simcrawl near`: writes `a\tb\tscore` per near-duplicate pair (names
-/// relative to the corpus; score = Hamming distance, estimated resemblance
-/// or Bloom similarity), or with `clusters` one tab-separated line of names
-/// per cluster of two or more. Unreadable files are reported on `err` and
-/// skipped. Returns the number of pairs.
-pub fn run_near(
-    opts: &NearOptions,
-    settings: &Settings,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> crate::Result<usize> {
+/// The near-duplicate pairs of a corpus (from [`near`]).
+#[derive(Debug)]
+pub struct NearResult {
+    /// Document names, relative to the corpus.
+    pub names: Vec<String>,
+    /// Pairs by index into `names`; score = Hamming distance, estimated
+    /// resemblance or Bloom similarity, by method.
+    pub pairs: Vec<Pair>,
+    /// Files that could not be read.
+    pub errors: Vec<crate::Error>,
+}
+
+impl NearResult {
+    /// The clusters (two or more documents) the pairs join, as indexes into
+    /// `names`.
+    pub fn clusters(&self) -> Vec<Vec<usize>> {
+        clusters(self.names.len(), &self.pairs)
+    }
+}
+
+/// `simcrawl near`: the near-duplicate pairs of a directory of HTML/text
+/// files by one method. Unreadable files are listed and skipped.
+pub fn near(opts: &NearOptions, settings: &Settings) -> crate::Result<NearResult> {
     if let Some(t) = opts.threshold {
         if !(0.0..=1.0).contains(&t) {
             return Err(crate::Error::InvalidInput(format!("--threshold {t}: must be in 0..=1")));
@@ -126,77 +137,55 @@ pub fn run_near(
         return Err(crate::Error::InvalidInput(format!("-k {}: must be in 0..=64", opts.k)));
     }
     let (docs, errors) = read_corpus(&opts.corpus, settings.features.max_text_bytes)?;
-    for e in &errors {
-        let _ = writeln!(err, "simcrawl: {e}");
-    }
     let det = Detectors::from_settings(settings);
     let pages = sketch_documents(&docs, settings, &det);
     let pairs = near_pairs(&pages, &det, opts.method, opts.k, opts.threshold);
-    let io = |e: std::io::Error| crate::Error::io("<stdout>", e);
-    if opts.clusters {
-        for c in clusters(pages.len(), &pairs) {
-            let names: Vec<&str> = c.iter().map(|&i| docs[i].0.as_str()).collect();
-            writeln!(out, "{}", names.join("\t")).map_err(io)?;
-        }
-    } else {
-        for Pair { a, b, score } in &pairs {
-            let s = match opts.method {
-                Method::Simhash => format!("{score}"),
-                _ => format!("{score:.3}"),
-            };
-            writeln!(out, "{}\t{}\t{s}", docs[*a as usize].0, docs[*b as usize].0).map_err(io)?;
-        }
-    }
-    Ok(pairs.len())
+    Ok(NearResult {
+        names: docs.into_iter().map(|(name, _)| name).collect(),
+        pairs,
+        errors,
+    })
 }
 
-/// `simcrawl eval --corpus DIR`: evaluate every method on the corpus, print
-/// the table at the headline threshold to `out` and write the CSV, text
-/// tables and SVG plots to `out_dir`.
-pub fn run_eval_corpus(
-    corpus: &Path,
-    out_dir: &Path,
-    settings: &Settings,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> crate::Result<super::Report> {
+/// An evaluation and the files it wrote.
+#[derive(Debug)]
+pub struct Evaluation {
+    /// Precision and recall per method and setting.
+    pub report: super::Report,
+    /// The CSV, text tables and SVG plots written.
+    pub written: Vec<PathBuf>,
+    /// Files that could not be read (corpus directories).
+    pub errors: Vec<crate::Error>,
+}
+
+/// `simcrawl eval --corpus DIR`: evaluate every method on the corpus and
+/// write the CSV, text tables and SVG plots to `out_dir`.
+pub fn eval_corpus(corpus: &Path, out_dir: &Path, settings: &Settings) -> crate::Result<Evaluation> {
     let (docs, errors) = read_corpus(corpus, settings.features.max_text_bytes)?;
-    for e in &errors {
-        let _ = writeln!(err, "simcrawl: {e}");
-    }
-    run_eval(&docs, out_dir, settings, out)
+    let mut e = eval_documents(&docs, out_dir, settings)?;
+    e.errors = errors;
+    Ok(e)
 }
 
 /// Evaluate a set of documents from any source (a corpus directory, a
 /// crawl's stored bodies) and write the results to `out_dir`.
-pub fn run_eval(
-    docs: &[(String, Extracted)],
-    out_dir: &Path,
-    settings: &Settings,
-    out: &mut dyn Write,
-) -> crate::Result<super::Report> {
+pub fn eval_documents(docs: &[(String, Extracted)], out_dir: &Path, settings: &Settings) -> crate::Result<Evaluation> {
     let det = Detectors::from_settings(settings);
     let pages = sketch_documents(docs, settings, &det);
     let report = crate::eval::evaluate(&pages, &det, settings.dedup.verify_threshold);
     let written = report.write(out_dir)?;
-    let io = |e: std::io::Error| crate::Error::io("<stdout>", e);
-    write!(out, "{}", report.table(crate::eval::PRIMARY_THRESHOLD)).map_err(io)?;
-    for p in written {
-        writeln!(out, "wrote {}", p.display()).map_err(io)?;
-    }
-    Ok(report)
+    Ok(Evaluation {
+        report,
+        written,
+        errors: Vec::new(),
+    })
 }
 
 /// `simcrawl eval --crawl DIR`: evaluate the pages of a stored crawl: the
 /// bodies its store kept (`[output] store_bodies = true`, the default) of
 /// every page that was decided new, exact or near duplicate, extracted with
 /// the same pipeline as the crawl, named by canonical URL.
-pub fn run_eval_crawl(
-    crawl: &Path,
-    out_dir: &Path,
-    settings: &Settings,
-    out: &mut dyn Write,
-) -> crate::Result<super::Report> {
+pub fn eval_crawl(crawl: &Path, out_dir: &Path, settings: &Settings) -> crate::Result<Evaluation> {
     use crate::model::Decision;
     use crate::store::Store;
     let dir = crate::model::CrawlDir::new(crawl);
@@ -231,5 +220,5 @@ pub fn run_eval_crawl(
             crawl.display()
         )));
     }
-    run_eval(&docs, out_dir, settings, out)
+    eval_documents(&docs, out_dir, settings)
 }

@@ -37,8 +37,6 @@
 //! not an invitation to crawl everything (Google does the same).
 
 use std::borrow::Cow;
-use std::io::Write;
-use std::path::Path;
 
 use url::Url;
 
@@ -219,8 +217,9 @@ pub struct Robots {
     disallow_all: bool,
 }
 
-/// The leading product-token characters (`A-Z a-z _ -`) of `s`.
-fn product_token(s: &str) -> &str {
+/// The leading product-token characters (`A-Z a-z _ -`) of `s` (RFC 9309
+/// section 2.2.1): what of a user-agent string matches a group.
+pub fn product_token(s: &str) -> &str {
     let end = s
         .bytes()
         .position(|b| !(b.is_ascii_alphabetic() || b == b'_' || b == b'-'))
@@ -489,83 +488,6 @@ pub fn policy_for_fetch(status: Option<u16>, hops: u32) -> RobotsPolicyKind {
         Some(400..=499) => RobotsPolicyKind::AllowAll,
         _ => RobotsPolicyKind::DisallowAllRetryLater,
     }
-}
-
-/// `simcrawl robots`: answer `allow`/`disallow` per URL (or `error: ...` for
-/// an invalid one), after the Crawl-delay line when `crawl_delay` is set.
-/// The robots.txt comes from `robots_file` or stands for a fetch that got
-/// `status` (a code or `unreachable`). URLs are canonicalized with the
-/// `rfc3986` profile before matching. Returns whether every URL was valid.
-pub fn run_cli(
-    robots_file: Option<&Path>,
-    status: Option<&str>,
-    agent: &str,
-    crawl_delay: bool,
-    urls: &[String],
-    out: &mut dyn Write,
-) -> Result<bool, crate::Error> {
-    use crate::Error;
-    if urls.is_empty() && !crawl_delay {
-        return Err(Error::InvalidInput("give URLs to check, or --crawl-delay".into()));
-    }
-    if product_token(agent.trim()).is_empty() {
-        return Err(Error::InvalidInput(format!(
-            "--agent `{agent}`: a product token is letters, `_` and `-`"
-        )));
-    }
-    let robots = match (robots_file, status) {
-        (Some(path), _) => {
-            let body = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-            Robots::parse(&body, DEFAULT_MAX_BYTES)
-        }
-        (None, Some(s)) => {
-            let code = if s.eq_ignore_ascii_case("unreachable") {
-                None
-            } else {
-                Some(
-                    s.parse::<u16>()
-                        .ok()
-                        .filter(|c| (100..=599).contains(c))
-                        .ok_or_else(|| {
-                            Error::InvalidInput(format!(
-                                "--status `{s}`: expected an HTTP status 100..=599 or `unreachable`"
-                            ))
-                        })?,
-                )
-            };
-            let policy = policy_for_status(code);
-            policy.robots().ok_or_else(|| {
-                Error::InvalidInput(format!(
-                    "--status {s}: {}",
-                    match policy {
-                        RobotsPolicyKind::Parse => "the body decides; pass it with --robots FILE",
-                        _ => "a redirect; the target's answer decides",
-                    }
-                ))
-            })?
-        }
-        (None, None) => return Err(Error::InvalidInput("give --robots FILE or --status CODE".into())),
-    };
-    let rules = robots.for_agent(agent);
-    let canon = crate::canon::Canonicalizer::with_profile(crate::config::CanonProfile::Rfc3986);
-    let w = |e| Error::io("<stdout>", e);
-    if crawl_delay {
-        match rules.crawl_delay() {
-            Some(d) => writeln!(out, "{d}").map_err(w)?,
-            None => writeln!(out, "none").map_err(w)?,
-        }
-    }
-    let mut all_ok = true;
-    for input in urls {
-        match canon.parse(input) {
-            Ok(u) => writeln!(out, "{}", if rules.is_allowed(&u) { "allow" } else { "disallow" }).map_err(w)?,
-            Err(e) => {
-                all_ok = false;
-                writeln!(out, "error: {e}").map_err(w)?;
-            }
-        }
-    }
-    Ok(all_ok)
 }
 
 #[cfg(test)]

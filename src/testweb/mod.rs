@@ -11,7 +11,6 @@
 //! - [`RunningTestWeb`] serves a `TestWeb` with axum on a local address
 //!   (port 0 for tests), logs every request ([`RequestLogEntry`]) so
 //!   politeness tests can check per-host spacing, and stops on drop.
-//! - [`run_cli`] is `simcrawl testweb`.
 //!
 //! # Hosts (all under `.test`; URLs carry the server's port)
 //!
@@ -48,7 +47,7 @@ mod words;
 
 use std::time::Duration;
 
-pub use server::{run_cli, RequestLogEntry, RunningTestWeb, TestWebError};
+pub use server::{write_truth, RequestLogEntry, RunningTestWeb, TestWebError};
 pub use truth::{
     DistinctKind, DistinctPair, GroundTruth, HostTruth, MirrorKind, MirrorTruth, NearDuplicatePair, NotMirrorTruth,
     PageKind, PageTruth, RobotsTruth, TrapTruth, VariantKind,

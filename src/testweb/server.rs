@@ -2,7 +2,7 @@
 //! every request with [`TestWeb::respond`], records each request in an
 //! in-memory log (start and end instants, so politeness tests can check
 //! per-host spacing and concurrency), and stops on drop or
-//! [`RunningTestWeb::shutdown`]. Also `simcrawl testweb` ([`run_cli`]).
+//! [`RunningTestWeb::shutdown`].
 
 use std::convert::Infallible;
 use std::io::Write;
@@ -25,7 +25,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use super::generate::host_name;
-use super::{GroundTruth, TestWeb, TestWebOptions};
+use super::{GroundTruth, TestWeb};
 
 /// Errors of serving the test web.
 #[derive(Debug, thiserror::Error)]
@@ -182,8 +182,8 @@ impl RunningTestWeb {
         }
     }
 
-    /// Serves until the server fails (used by `simcrawl testweb` with Ctrl-C beside it).
-    async fn wait(&mut self) -> Result<(), TestWebError> {
+    /// Serves until the server fails (`simcrawl testweb` waits on it beside Ctrl-C).
+    pub async fn wait(&mut self) -> Result<(), TestWebError> {
         match self.task.as_mut() {
             Some(task) => match task.await {
                 Ok(r) => r.map_err(TestWebError::Serve),
@@ -316,59 +316,4 @@ pub fn write_truth(truth: &GroundTruth, path: &Path) -> Result<(), TestWebError>
     serde_json::to_writer_pretty(&mut w, truth).map_err(|e| err(e.into()))?;
     w.write_all(b"\n").map_err(err)?;
     w.flush().map_err(err)
-}
-
-/// `simcrawl testweb`: serves the test web of `opts` on `addr`, writes the
-/// ground truth to `truth` (if given), prints the address and the seed URLs
-/// to `out`, and serves until Ctrl-C.
-pub async fn run_cli(
-    opts: TestWebOptions,
-    addr: SocketAddr,
-    truth: Option<&Path>,
-    out: &mut (dyn Write + Send),
-) -> Result<(), TestWebError> {
-    let web = Arc::new(TestWeb::new(opts));
-    let mut server = RunningTestWeb::start(Arc::clone(&web), addr)
-        .await
-        .map_err(|source| TestWebError::Bind { addr, source })?;
-    let port = server.port();
-    let report = |out: &mut (dyn Write + Send)| -> std::io::Result<()> {
-        writeln!(out, "simcrawl test web listening on {}", server.addr)?;
-        if let Some(path) = truth {
-            writeln!(out, "ground truth written to {}", path.display())?;
-        }
-        writeln!(
-            out,
-            "hosts (send them as Host header, or resolve *.test to {}):",
-            server.addr.ip()
-        )?;
-        for h in web.hosts() {
-            writeln!(out, "  {}", server.url(&h, "/"))?;
-        }
-        writeln!(out, "seeds:")?;
-        for s in server.seeds() {
-            writeln!(out, "  {s}")?;
-        }
-        writeln!(
-            out,
-            "try: curl --resolve www.news.test:{port}:{} http://www.news.test:{port}/",
-            server.addr.ip()
-        )?;
-        writeln!(out, "press Ctrl-C to stop")?;
-        out.flush()
-    };
-    if let Some(path) = truth {
-        write_truth(&server.truth(), path)?;
-    }
-    // A closed stdout (`simcrawl testweb | head -1`) must not stop the server.
-    if let Err(e) = report(out) {
-        tracing::debug!("test web: could not print the start-up report: {e}");
-    }
-    tokio::select! {
-        r = server.wait() => r,
-        _ = tokio::signal::ctrl_c() => {
-            server.shutdown().await;
-            Ok(())
-        }
-    }
 }

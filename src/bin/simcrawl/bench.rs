@@ -1,0 +1,67 @@
+//! `simcrawl bench`: the built-in benchmarks.
+
+use std::process::ExitCode;
+
+use crate::args::*;
+
+pub(crate) fn run(which: BenchKind) -> anyhow::Result<ExitCode> {
+    match which {
+        BenchKind::Index {
+            n,
+            queries,
+            tables,
+            workload,
+            no_btree,
+            brute_queries,
+        } => {
+            use simcrawl::bench::index::{Options, Shape};
+            let shapes = match workload {
+                WorkloadArg::Random => vec![Shape::Random],
+                WorkloadArg::Clustered => vec![Shape::Clustered],
+                WorkloadArg::Both => vec![Shape::Random, Shape::Clustered],
+            };
+            let opts = Options {
+                n,
+                queries,
+                tables,
+                shapes,
+                no_btree,
+                brute_queries,
+            };
+            simcrawl::bench::index::run(&opts, &mut std::io::stdout().lock())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        BenchKind::Crawl {
+            pages,
+            max_pages,
+            peer_script,
+            no_peer,
+            set,
+        } => {
+            let opts = simcrawl::bench::CrawlBenchOptions {
+                pages,
+                max_pages,
+                peer_script: (!no_peer).then_some(peer_script),
+                overrides: set,
+            };
+            simcrawl::bench::run_crawl_bench(&opts, &mut std::io::stdout().lock())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        BenchKind::Hamming {
+            fingerprints,
+            queries,
+            tables,
+        } => {
+            simcrawl::bench::index::run_batch(fingerprints, queries, tables, &mut std::io::stdout().lock())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        BenchKind::Resume { pages } => {
+            simcrawl::bench::run_resume_bench(pages, &mut std::io::stdout().lock())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        BenchKind::Pipeline { pages } => {
+            simcrawl::bench::run_pipeline_bench(pages, &mut std::io::stdout().lock())?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

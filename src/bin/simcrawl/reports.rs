@@ -1,0 +1,31 @@
+//! `simcrawl report` and `explain`: reading a stored crawl.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+use crate::args::*;
+
+pub(crate) fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    use simcrawl::report::{self, Format, ReportKind as Kind};
+    let kind = match args.kind {
+        ReportKind::Summary => Kind::Summary,
+        ReportKind::Clusters => Kind::Clusters,
+        ReportKind::Mirrors => Kind::Mirrors,
+    };
+    let format = match args.format {
+        FormatArg::Json => Format::Json,
+        FormatArg::Csv => Format::Csv,
+        FormatArg::Html => Format::Html,
+    };
+    let text = report::render_crawl(kind, format, &args.crawl, &simcrawl::Settings::default())?;
+    let mut out = std::io::stdout().lock();
+    std::io::Write::write_all(&mut out, text.as_bytes()).context("writing to stdout")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn explain(args: ExplainArgs) -> anyhow::Result<ExitCode> {
+    let text = simcrawl::report::explain::explain(&args.crawl, &args.url, &simcrawl::Settings::default())?;
+    print!("{text}");
+    Ok(ExitCode::SUCCESS)
+}
