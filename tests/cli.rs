@@ -430,3 +430,19 @@ fn default_contact_url_points_at_a_readme_section() {
         "README has no anchor #{anchor}"
     );
 }
+
+#[test]
+fn bench_commands_run_small_and_reject_bad_input() {
+    let out = ok(simcrawl().args(["bench", "index", "--n", "2000", "--queries", "50", "--workload", "random"]));
+    assert!(out.contains("misses vs brute force                         0"), "{out}");
+    let out = ok(simcrawl().args(["bench", "hamming", "--fingerprints", "2000", "--queries", "20"]));
+    assert!(out.contains("queries disagreeing with brute force            0"), "{out}");
+    let out = ok(simcrawl().args(["bench", "pipeline", "--pages", "40"]));
+    assert!(out.contains("whole per-page path"), "{out}");
+    let out = ok(simcrawl().args(["bench", "resume", "--pages", "2000"]));
+    assert!(out.contains("dedup state"), "{out}");
+    let out = ok(simcrawl().args(["bench", "crawl", "--pages", "200", "--max-pages", "100", "--no-peer"]));
+    assert!(out.contains("pages"), "{out}");
+    bad_usage(simcrawl().args(["bench", "index", "--n", "many"]));
+    bad_input(simcrawl().args(["bench", "crawl", "--no-peer", "--set", "crawl.concurrency=0"]));
+}

@@ -58,7 +58,7 @@ raw_section!(
 );
 raw_section!(
     /// `[index]` as written.
-    RawIndex { design: String, expected_size_log2: i64, compression: bool }
+    RawIndex { design: String, expected_size_log2: i64 }
 );
 raw_section!(
     /// `[dedup]` as written.

@@ -203,7 +203,6 @@ pub struct SimhashSettings {
 pub struct IndexSettings {
     pub design: IndexDesign,
     pub expected_size_log2: u32,
-    pub compression: bool,
 }
 
 /// `[dedup]`.

@@ -334,7 +334,6 @@ fn index_settings(c: &Check, index: RawIndex, k: u32) -> Result<IndexSettings, C
             ],
         )?,
         expected_size_log2: c.uint("index.expected_size_log2", index.expected_size_log2, 10, 40)?,
-        compression: index.compression,
     };
     if index.design != IndexDesign::Auto && k != 3 {
         return Err(c.err(

@@ -1,4 +1,4 @@
-//! Regression cases of near-duplicate decisions on real websites (issue 22),
+//! Regression cases of near-duplicate decisions on real websites,
 //! as three small hosts of the test web, and the rules the ground truth
 //! (`truth/`) shares with the pages:
 //!
