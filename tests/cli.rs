@@ -433,10 +433,22 @@ fn default_contact_url_points_at_a_readme_section() {
 
 #[test]
 fn bench_commands_run_small_and_reject_bad_input() {
-    let out = ok(simcrawl().args(["bench", "index", "--n", "2000", "--queries", "50", "--workload", "random"]));
+    let out = ok(simcrawl().args([
+        "bench",
+        "index",
+        "--n",
+        "2000",
+        "--queries",
+        "50",
+        "--workload",
+        "random",
+    ]));
     assert!(out.contains("misses vs brute force                         0"), "{out}");
     let out = ok(simcrawl().args(["bench", "hamming", "--fingerprints", "2000", "--queries", "20"]));
-    assert!(out.contains("queries disagreeing with brute force            0"), "{out}");
+    assert!(
+        out.contains("queries disagreeing with brute force            0"),
+        "{out}"
+    );
     let out = ok(simcrawl().args(["bench", "pipeline", "--pages", "40"]));
     assert!(out.contains("whole per-page path"), "{out}");
     let out = ok(simcrawl().args(["bench", "resume", "--pages", "2000"]));

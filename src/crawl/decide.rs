@@ -42,6 +42,36 @@ pub(super) struct Done {
     body: Option<Vec<u8>>,
 }
 
+/// The parts of a [`StoredPage`] its [`PageRecord`] holds only as text.
+#[derive(Default)]
+pub(super) struct StoredParts {
+    content_hash: Option<[u8; 32]>,
+    text_hash: Option<[u8; 32]>,
+    simhash: Option<u64>,
+    dup_of: Option<PageId>,
+}
+
+impl StoredParts {
+    /// The store's record of page `id`: the log record's fields and these.
+    fn page(self, id: PageId, rec: &PageRecord, fetched_at_ms: u64) -> StoredPage {
+        StoredPage {
+            id,
+            canonical: rec.canonical.clone(),
+            final_url: rec.final_url.clone(),
+            status: rec.status,
+            depth: rec.depth,
+            decision: rec.decision,
+            dup_of: self.dup_of,
+            distance: rec.distance,
+            simhash: self.simhash,
+            content_hash: self.content_hash,
+            text_hash: self.text_hash,
+            fetched_at_ms,
+            bytes: rec.bytes,
+        }
+    }
+}
+
 /// The single owner of the index and the exact-hash maps.
 pub(super) struct Decider {
     shared: Arc<Shared>,
@@ -278,7 +308,6 @@ impl Decider {
 
     pub(super) fn handle(&mut self, f: Fetched) -> Result<()> {
         let shared = self.shared.clone();
-        let s = &shared.settings;
         let frontier = &shared.frontier;
         let id = frontier.allocate_page_id();
         let q = &f.q;
@@ -301,16 +330,9 @@ impl Decider {
             ip_wait_ms: f.ip_wait_ms,
             ..PageRecord::default()
         };
-        let mut page = StoredPage {
-            id,
-            canonical: q.canonical.clone(),
-            final_url: f.final_url.clone(),
-            status: f.status,
-            depth: q.depth,
-            fetched_at_ms: now_ms(f.fetched_at),
-            bytes: f.bytes,
-            ..StoredPage::default()
-        };
+        // What the store keeps beside the record's fields (binary hashes
+        // and ids where the record has hex strings and URLs).
+        let mut stored = StoredParts::default();
         let mut body = None;
         let mut offers: Vec<Candidate> = Vec::new();
         match f.kind {
@@ -322,136 +344,12 @@ impl Decider {
                 rec.decision = decision;
                 rec.error = error;
                 rec.content_hash = body_hash.as_ref().map(dedup::hex);
-                page.decision = decision;
             }
             FetchedKind::Redirect { target, location } => {
                 rec.decision = Decision::Redirect;
-                page.decision = Decision::Redirect;
-                let hops = self.hops.get(&q.canonical).copied().unwrap_or(0) + 1;
-                let target_s = target.as_str().to_string();
-                if target_s == q.canonical {
-                    rec.error = Some("redirect to itself".into());
-                } else if let Some(cycle) = self.cycle(&q.canonical, &target_s) {
-                    rec.error = Some(format!("redirect loop: {cycle}"));
-                } else if hops > s.fetch.max_redirects {
-                    rec.error = Some(format!(
-                        "more than fetch.max_redirects ({}) redirects",
-                        s.fetch.max_redirects
-                    ));
-                } else {
-                    self.hops.insert(target_s.clone(), hops);
-                    let mut c = Candidate::new(target, q.depth);
-                    c.parent = q.parent.clone();
-                    // The target stands in for the redirecting URL.
-                    c.relevance = q.components.relevance;
-                    c.tunnel = q.tunnel;
-                    c.discovered = Some(location);
-                    offers.push(c);
-                }
-                self.redirects.insert(q.canonical.clone(), target_s);
+                rec.error = self.redirect(q, target, location, &mut offers);
             }
-            FetchedKind::Page(a) => {
-                let mut a = *a;
-                self.reused += u64::from(a.reused);
-                rec.content_hash = Some(a.hashes.body_hex());
-                rec.text_hash = Some(a.hashes.text_hex());
-                rec.relevance = a.relevance;
-                page.content_hash = Some(a.hashes.body);
-                page.text_hash = Some(a.hashes.text);
-                body = a.body.take();
-                // A noindex page gets no content verdict (it is not
-                // fingerprinted) and passes no duplicate status on.
-                let ruling = if a.noindex {
-                    None
-                } else {
-                    rec.simhash = Some(simhash::to_hex(a.simhash));
-                    page.simhash = Some(a.simhash);
-                    self.refresh_provisional(&a.host);
-                    let judged = self.dedup.decide(id, &a.hashes, a.simhash, a.sketch.as_ref());
-                    let r = judged.ruling;
-                    if r.verdict != Verdict::ExactDuplicate {
-                        // This page now owns its hashes: later copies of it
-                        // can skip their fingerprint.
-                        shared.known.insert(&a.hashes, a.simhash);
-                    }
-                    // A new page with an earlier page's very fingerprint
-                    // looks like it (a link in a duplicate chain, see
-                    // `DupChains`).
-                    if let Some(of) = judged.looks_like {
-                        rec.looks_like = self.url_of(of)?;
-                    }
-                    self.keep_provisional(id, &mut a, r.decision());
-                    Some(r)
-                };
-                let decision = ruling.map_or(Decision::from(FetchOutcome::Noindex), |r| r.decision());
-                rec.decision = decision;
-                page.decision = decision;
-                if let Some(r) = ruling {
-                    rec.distance = r.distance;
-                    rec.resemblance = r.resemblance;
-                    page.dup_of = r.dup_of;
-                    page.distance = r.distance;
-                    if let Some(of) = r.dup_of {
-                        rec.dup_of = self.url_of(of)?;
-                    }
-                }
-                let chain = self.dup_chains.record(&rec);
-                let max_chain = s.dedup.max_duplicate_chain;
-                let chain_cut = max_chain > 0 && chain >= max_chain;
-                if chain_cut {
-                    rec.error = Some(format!(
-                        "out-links not followed: {chain} same-host duplicates or look-alikes in a row ([dedup] max_duplicate_chain)"
-                    ));
-                }
-                let follow = match ruling {
-                    _ if a.nofollow || chain_cut => None,
-                    Some(r) => self.policy.out_links(&r),
-                    None => Some(ParentDup::None),
-                };
-                match follow {
-                    Some(pd) => {
-                        let parent = focus::Parent {
-                            relevance: a.relevance.unwrap_or(0.0),
-                            component: q.components.relevance,
-                            tunnel: q.tunnel,
-                            duplicate: decision.is_duplicate(),
-                        };
-                        for (u, written, anchor) in a.links {
-                            let mut c = Candidate::link(u, q, pd);
-                            if let Some(f) = &shared.focus {
-                                match f.out_link(parent, anchor) {
-                                    Some(ls) => {
-                                        c.relevance = ls.relevance;
-                                        c.tunnel = ls.tunnel;
-                                    }
-                                    None => {
-                                        tracing::trace!("focus: {} not enqueued (min_relevance)", c.url);
-                                        self.focus_cut += 1;
-                                        continue;
-                                    }
-                                }
-                            }
-                            if written != c.url.as_str() {
-                                c.discovered = Some(written);
-                            }
-                            c.mirror = self.mirrors.penalty_for(c.url.as_str()).is_some();
-                            if c.mirror {
-                                self.mirror_demoted.insert(c.url.to_string());
-                            }
-                            offers.push(c);
-                        }
-                    }
-                    None if decision.is_duplicate() && (s.dedup.policy == DedupPolicy::Drop || chain_cut) => {
-                        let store = frontier.store();
-                        for (u, _, _) in a.links {
-                            if store.url_state(u.as_str())?.is_none() {
-                                self.dropped.insert(u.to_string());
-                            }
-                        }
-                    }
-                    None => {}
-                }
-            }
+            FetchedKind::Page(a) => body = self.page(id, q, *a, &mut rec, &mut stored, &mut offers)?,
         }
         if !offers.is_empty() {
             let results = frontier.offer_many(&offers)?;
@@ -471,8 +369,171 @@ impl Decider {
         if let Some(on_page) = &self.on_page {
             on_page(&rec);
         }
+        let page = stored.page(id, &rec, now_ms(f.fetched_at));
         self.group.push(Done { q: f.q, page, body });
         Ok(())
+    }
+
+    /// A parsed page: its content verdict (none for `noindex`), the
+    /// duplicate chain it extends, and its out-links offered or dropped by
+    /// the dedup policy. Returns the body to store.
+    fn page(
+        &mut self,
+        id: PageId,
+        q: &QueuedUrl,
+        mut a: Analysis,
+        rec: &mut PageRecord,
+        stored: &mut StoredParts,
+        offers: &mut Vec<Candidate>,
+    ) -> Result<Option<Vec<u8>>> {
+        let shared = self.shared.clone();
+        let s = &shared.settings;
+        self.reused += u64::from(a.reused);
+        rec.content_hash = Some(a.hashes.body_hex());
+        rec.text_hash = Some(a.hashes.text_hex());
+        rec.relevance = a.relevance;
+        stored.content_hash = Some(a.hashes.body);
+        stored.text_hash = Some(a.hashes.text);
+        let body = a.body.take();
+        // A noindex page gets no content verdict (it is not
+        // fingerprinted) and passes no duplicate status on.
+        let ruling = if a.noindex {
+            None
+        } else {
+            rec.simhash = Some(simhash::to_hex(a.simhash));
+            stored.simhash = Some(a.simhash);
+            self.refresh_provisional(&a.host);
+            let judged = self.dedup.decide(id, &a.hashes, a.simhash, a.sketch.as_ref());
+            let r = judged.ruling;
+            if r.verdict != Verdict::ExactDuplicate {
+                // This page now owns its hashes: later copies of it
+                // can skip their fingerprint.
+                shared.known.insert(&a.hashes, a.simhash);
+            }
+            // A new page with an earlier page's very fingerprint
+            // looks like it (a link in a duplicate chain, see
+            // `DupChains`).
+            if let Some(of) = judged.looks_like {
+                rec.looks_like = self.url_of(of)?;
+            }
+            self.keep_provisional(id, &mut a, r.decision());
+            Some(r)
+        };
+        let decision = ruling.map_or(Decision::from(FetchOutcome::Noindex), |r| r.decision());
+        rec.decision = decision;
+        if let Some(r) = ruling {
+            rec.distance = r.distance;
+            rec.resemblance = r.resemblance;
+            stored.dup_of = r.dup_of;
+            if let Some(of) = r.dup_of {
+                rec.dup_of = self.url_of(of)?;
+            }
+        }
+        let chain = self.dup_chains.record(rec);
+        let max_chain = s.dedup.max_duplicate_chain;
+        let chain_cut = max_chain > 0 && chain >= max_chain;
+        if chain_cut {
+            rec.error = Some(format!(
+                "out-links not followed: {chain} same-host duplicates or look-alikes in a row ([dedup] max_duplicate_chain)"
+            ));
+        }
+        let follow = match ruling {
+            _ if a.nofollow || chain_cut => None,
+            Some(r) => self.policy.out_links(&r),
+            None => Some(ParentDup::None),
+        };
+        match follow {
+            Some(pd) => {
+                let parent = focus::Parent {
+                    relevance: a.relevance.unwrap_or(0.0),
+                    component: q.components.relevance,
+                    tunnel: q.tunnel,
+                    duplicate: decision.is_duplicate(),
+                };
+                self.offer_links(q, pd, parent, a.links, offers);
+            }
+            None if decision.is_duplicate() && (s.dedup.policy == DedupPolicy::Drop || chain_cut) => {
+                let store = shared.frontier.store();
+                for (u, _, _) in a.links {
+                    if store.url_state(u.as_str())?.is_none() {
+                        self.dropped.insert(u.to_string());
+                    }
+                }
+            }
+            None => {}
+        }
+        Ok(body)
+    }
+
+    /// A redirect hop: offer its target in the redirecting URL's place,
+    /// unless it points at itself, closes a loop or is one hop too many
+    /// (then the reason, for the record's `error`).
+    fn redirect(
+        &mut self,
+        q: &QueuedUrl,
+        target: Url,
+        location: String,
+        offers: &mut Vec<Candidate>,
+    ) -> Option<String> {
+        let max_redirects = self.shared.settings.fetch.max_redirects;
+        let mut error = None;
+        let hops = self.hops.get(&q.canonical).copied().unwrap_or(0) + 1;
+        let target_s = target.as_str().to_string();
+        if target_s == q.canonical {
+            error = Some("redirect to itself".into());
+        } else if let Some(cycle) = self.cycle(&q.canonical, &target_s) {
+            error = Some(format!("redirect loop: {cycle}"));
+        } else if hops > max_redirects {
+            error = Some(format!("more than fetch.max_redirects ({}) redirects", max_redirects));
+        } else {
+            self.hops.insert(target_s.clone(), hops);
+            let mut c = Candidate::new(target, q.depth);
+            c.parent = q.parent.clone();
+            // The target stands in for the redirecting URL.
+            c.relevance = q.components.relevance;
+            c.tunnel = q.tunnel;
+            c.discovered = Some(location);
+            offers.push(c);
+        }
+        self.redirects.insert(q.canonical.clone(), target_s);
+        error
+    }
+
+    /// Offer a page's out-links with the duplicate status `pd` it passes on,
+    /// their topic relevance (focused crawls: links under
+    /// `focus.min_relevance` are cut) and the mirror penalty of their host.
+    fn offer_links(
+        &mut self,
+        q: &QueuedUrl,
+        pd: ParentDup,
+        parent: focus::Parent,
+        links: Vec<(Url, String, f64)>,
+        offers: &mut Vec<Candidate>,
+    ) {
+        for (u, written, anchor) in links {
+            let mut c = Candidate::link(u, q, pd);
+            if let Some(f) = &self.shared.focus {
+                match f.out_link(parent, anchor) {
+                    Some(ls) => {
+                        c.relevance = ls.relevance;
+                        c.tunnel = ls.tunnel;
+                    }
+                    None => {
+                        tracing::trace!("focus: {} not enqueued (min_relevance)", c.url);
+                        self.focus_cut += 1;
+                        continue;
+                    }
+                }
+            }
+            if written != c.url.as_str() {
+                c.discovered = Some(written);
+            }
+            c.mirror = self.mirrors.penalty_for(c.url.as_str()).is_some();
+            if c.mirror {
+                self.mirror_demoted.insert(c.url.to_string());
+            }
+            offers.push(c);
+        }
     }
 
     /// Append the group's log lines, then record its pages in one store batch.
