@@ -65,6 +65,33 @@ pub fn feature_hash(bytes: &[u8]) -> u64 {
     fmix64(fnv1a(bytes))
 }
 
+/// The hasher of in-memory maps whose keys are already uniform hashes (u64
+/// fingerprints and word keys, pairs of them, BLAKE3 outputs): an integer
+/// key is its own hash (pairs are xored), a byte-array key hashes to its
+/// first 8 bytes. Not for keys an attacker can choose freely.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PreHashed(u64);
+
+impl std::hash::Hasher for PreHashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // A `[u8; 32]` key is one `write` of its bytes: keep the first 8.
+        let mut head = [0u8; 8];
+        let n = bytes.len().min(8);
+        head[..n].copy_from_slice(&bytes[..n]);
+        self.0 = (self.0 ^ u64::from_le_bytes(head)).rotate_left(29);
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 ^= n;
+    }
+    fn write_usize(&mut self, n: usize) {
+        // The length prefix of an array or slice key.
+        self.0 ^= n as u64;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

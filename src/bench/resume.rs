@@ -32,10 +32,7 @@ pub fn run_resume_bench(pages: u64, out: &mut dyn Write) -> Result<()> {
     let mut next = move || {
         // splitmix64: reproducible fingerprints and hashes.
         seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = seed;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        crate::hash::mix64(seed)
     };
     let hash = |a: u64, b: u64| {
         let mut h = [0u8; 32];

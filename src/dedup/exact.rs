@@ -8,32 +8,10 @@ use super::{decide, Ruling};
 use crate::model::{PageId, Verdict};
 use crate::store::{Store, StoreError};
 
-/// The hasher of maps keyed by a BLAKE3 output: its first 8 bytes, which
-/// are already uniform (and cannot be steered by a page's author without a
-/// preimage attack), instead of SipHash over all 32.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Blake3KeyHasher(u64);
-
-impl std::hash::Hasher for Blake3KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        // `[u8; 32]` hashes as one `write` of its bytes: keep the first 8.
-        // Any other input (only lengths, in practice) is mixed in.
-        let mut head = [0u8; 8];
-        let n = bytes.len().min(8);
-        head[..n].copy_from_slice(&bytes[..n]);
-        self.0 = (self.0 ^ u64::from_le_bytes(head)).rotate_left(29);
-    }
-    fn write_usize(&mut self, n: usize) {
-        // The length prefix of a slice key: the same for every key here.
-        self.0 ^= n as u64;
-    }
-}
-
 /// A map keyed by BLAKE3 hashes.
-type Blake3Map<V> = HashMap<[u8; 32], V, std::hash::BuildHasherDefault<Blake3KeyHasher>>;
+/// Its hash is the key's first 8 bytes, already uniform (and not steerable
+/// by a page's author without a preimage attack).
+type Blake3Map<V> = HashMap<[u8; 32], V, std::hash::BuildHasherDefault<crate::hash::PreHashed>>;
 
 /// Exact-duplicate lookups: body hash → first page and text hash → first
 /// page, in memory, updated online as pages are decided and rebuilt at
@@ -306,7 +284,7 @@ mod tests {
         assert_eq!(ix.lookup(Some(&b), None), (Some(20), None));
         let hash = |k: &[u8; 32]| {
             use std::hash::BuildHasher;
-            std::hash::BuildHasherDefault::<Blake3KeyHasher>::default().hash_one(k)
+            std::hash::BuildHasherDefault::<crate::hash::PreHashed>::default().hash_one(k)
         };
         assert_eq!(hash(&a), hash(&b), "same first 8 bytes, same hash");
         let mut c = a;

@@ -14,7 +14,7 @@ mod exact;
 mod online;
 
 pub(crate) use exact::hex;
-pub use exact::{Blake3KeyHasher, ContentHashes, ExactIndex, KnownContent};
+pub use exact::{ContentHashes, ExactIndex, KnownContent};
 pub use online::{Deduper, Judgement};
 
 use crate::config::{DedupPolicy, DedupSettings, Settings};

@@ -3,7 +3,7 @@
 //! [`word_key`] and becomes a unigram and a bigram occurrence.
 
 use std::cell::RefCell;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 
 use rust_stemmers::Stemmer;
 
@@ -34,27 +34,9 @@ struct WordInfo {
 /// word). Two words with equal hashes would share a stem; among n distinct
 /// words that happens with probability about n²/2^65 (3·10⁻⁹ for 10⁴ words),
 /// and it would still be deterministic.
-type StemCache = hashbrown::HashMap<u64, WordInfo, BuildHasherDefault<KeyHasher>>;
-
-/// The hasher of [`StemCache`]: its keys are [`word_key`] outputs, already
-/// well mixed (the fold of a 128-bit product), so they are used as they are.
-#[derive(Default)]
-struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        // Not used by `u64` keys; kept correct for any other key.
-        for &b in bytes {
-            self.0 = fmix64(self.0 ^ u64::from(b));
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 ^= n;
-    }
-}
+/// Its keys are [`word_key`] outputs, already well mixed (the fold of a
+/// 128-bit product), so they are their own hash.
+type StemCache = hashbrown::HashMap<u64, WordInfo, BuildHasherDefault<crate::hash::PreHashed>>;
 
 thread_local! {
     /// Per-thread stem cache, one map per language id.

@@ -77,7 +77,9 @@ impl SnapshotError {
 }
 
 /// A stable 64-bit digest of a design (permutations and prefixes) and k, so a
-/// snapshot is never read into tables of another geometry.
+/// snapshot is never read into tables of another geometry. An FNV-1a-style
+/// byte fold with its own multiplier: part of the snapshot format, so it
+/// stays as it is.
 pub fn design_hash(design: &Design, k: u32) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let mut eat = |b: u8| {

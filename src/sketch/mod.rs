@@ -26,28 +26,19 @@ pub use confirm::{Sketch, SketchIndex};
 pub use content::ContentSketch;
 pub use minhash::{MinHashSketch, MinHasher, SuperShingles};
 
+pub use crate::hash::mix64;
+use crate::hash::{fnv1a_continue, FNV1A_OFFSET};
+
 /// The fixed 64-bit hash used for shingles, chunks and super-shingles:
 /// FNV-1a over the bytes, seeded, then the SplitMix64 finalizer so every
 /// output bit depends on every input bit. Stable across runs, platforms and
 /// releases (fingerprints may be stored), unlike `std`'s `DefaultHasher`.
 #[inline]
 pub fn hash64(seed: u64, bytes: &[u8]) -> u64 {
-    let mut h = 0xcbf2_9ce4_8422_2325u64 ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    mix64(h)
-}
-
-/// SplitMix64's finalizer: a bijection on `u64` with full avalanche.
-#[inline]
-pub fn mix64(mut x: u64) -> u64 {
-    x ^= x >> 30;
-    x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x ^= x >> 27;
-    x = x.wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
+    mix64(fnv1a_continue(
+        FNV1A_OFFSET ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+        bytes,
+    ))
 }
 
 /// The w-shingling of a canonical token sequence as a sorted, deduplicated
@@ -61,15 +52,10 @@ pub fn shingles<S: AsRef<str>>(tokens: &[S], w: usize) -> Vec<u64> {
         return Vec::new();
     }
     let hash_run = |run: &[S]| {
-        let mut h = 0xcbf2_9ce4_8422_2325u64;
+        let mut h = FNV1A_OFFSET;
         for t in run {
-            for &b in t.as_ref().as_bytes() {
-                h ^= u64::from(b);
-                h = h.wrapping_mul(0x0000_0100_0000_01b3);
-            }
             // Separator: 0xff never occurs in UTF-8.
-            h ^= 0xff;
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+            h = fnv1a_continue(fnv1a_continue(h, t.as_ref().as_bytes()), &[0xff]);
         }
         mix64(h)
     };

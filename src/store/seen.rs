@@ -17,7 +17,7 @@
 //! growing and a miss falls back to the backend (bounded memory).
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 
 use super::{PageId, QueueKey, UrlState};
 
@@ -33,24 +33,6 @@ pub(super) fn fingerprint(canonical: &str) -> Fp {
     lo.copy_from_slice(&b[0..8]);
     hi.copy_from_slice(&b[8..16]);
     (u64::from_le_bytes(lo), u64::from_le_bytes(hi))
-}
-
-/// Fingerprints are uniformly distributed already: hash them by xor.
-#[derive(Default)]
-pub(super) struct FpHasher(u64);
-
-impl Hasher for FpHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 ^= n;
-    }
 }
 
 /// Tags in the top two bits of the packed second word.
@@ -76,7 +58,7 @@ pub(super) enum Lookup {
 
 /// The cache (see the module docs).
 pub(super) struct SeenCache {
-    map: HashMap<Fp, (u64, u64), BuildHasherDefault<FpHasher>>,
+    map: HashMap<Fp, (u64, u64), BuildHasherDefault<crate::hash::PreHashed>>,
     max: usize,
     /// Every stored URL is in `map`.
     complete: bool,
