@@ -12,8 +12,12 @@ use crate::model::{Decision, ScoreComponents};
 /// One fetch attempt, as a line of `pages.jsonl`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PageRecord {
-    /// The URL as discovered (before canonicalization).
+    /// The absolute URL requested (the canonical form of the link).
     pub url: String,
+    /// The link as written on the parent page (or the `Location` header of a
+    /// redirect), when it differs from `url`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub href: Option<String>,
     /// Its canonical form (the seen-set key).
     pub canonical: String,
     /// The URL the content came from after redirects (same as `canonical` without).

@@ -365,7 +365,7 @@ fn crawl_rejects_bad_input_with_exit_2() {
             .arg("--resume"),
     );
     assert!(err.contains("crawl.max_depth"), "{err}");
-    bad_usage(simcrawl().args(["crawl", "--out", "x"]));
+    bad_usage(simcrawl().args(["crawl", "--no-such-flag"]));
 }
 
 /// The main job: about 12 s of wall time (politeness waits), little CPU.
@@ -457,4 +457,58 @@ fn bench_commands_run_small_and_reject_bad_input() {
     assert!(out.contains("pages"), "{out}");
     bad_usage(simcrawl().args(["bench", "index", "--n", "many"]));
     bad_input(simcrawl().args(["bench", "crawl", "--no-peer", "--set", "crawl.concurrency=0"]));
+}
+
+/// A crawl writes the settings it ran with to DIR/settings.toml; `report`
+/// and `config --crawl` read them, and `--resume` without `--config` runs
+/// on them.
+#[test]
+fn a_crawl_keeps_its_settings_for_reports_config_and_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let web = TestWebChild::start(&dir.path().join("truth.json"));
+    let out = dir.path().join("out");
+    let printed = ok(simcrawl()
+        .args(["crawl", "--max-pages", "30", "--set", "mirror.min_sample=1", "--config"])
+        .arg(repo("config/test.toml"))
+        .arg("--out")
+        .arg(&out)
+        .arg(format!("http://www.news.test:{}/", web.port))
+        .arg(format!("http://archive.test:{}/", web.port)));
+    assert!(printed.starts_with("crawl MaxPages: 30 pages this run"), "{printed}");
+    let settings = std::fs::read_to_string(out.join("settings.toml")).unwrap();
+    assert!(settings.contains("min_sample = 1"), "{settings}");
+    // The report of the stored crawl agrees with the one the crawl wrote.
+    let written = std::fs::read_to_string(out.join("reports/mirrors.json")).unwrap();
+    let again = ok(simcrawl().args(["report", "mirrors", "--crawl"]).arg(&out));
+    assert_eq!(again.trim_end(), written.trim_end());
+    let shown = ok(simcrawl().args(["config", "--crawl"]).arg(&out));
+    assert!(shown.contains("min_sample = 1"), "{shown}");
+    // Resume without --config: the crawl's own settings (max_pages 30, the
+    // test web's host mapping), so nothing is left to fetch.
+    let resumed = ok(simcrawl().args(["crawl", "--resume", "--out"]).arg(&out));
+    assert!(
+        resumed.starts_with("crawl MaxPages: 0 pages this run, 30 in all"),
+        "{resumed}"
+    );
+}
+
+/// `crawl` runs on the built-in defaults with seeds given as arguments.
+#[test]
+fn crawl_needs_no_config_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let web = TestWebChild::start(&dir.path().join("truth.json"));
+    let out = dir.path().join("out");
+    // 127.0.0.1 is no host of the test web: one 404, then nothing to follow.
+    let printed = ok(simcrawl()
+        .args(["crawl", "--out"])
+        .arg(&out)
+        .arg(format!("http://127.0.0.1:{}/", web.port)));
+    assert!(printed.starts_with("crawl Completed: 1 pages this run"), "{printed}");
+    let shown = ok(simcrawl().arg("config"));
+    assert!(
+        shown.contains("[crawl]") && shown.contains("# Product token"),
+        "{shown}"
+    );
+    let err = bad_input(simcrawl().args(["crawl", "--out"]).arg(dir.path().join("none")));
+    assert!(err.contains("seed"), "{err}");
 }

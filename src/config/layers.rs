@@ -15,7 +15,7 @@ use super::{ConfigError, RawConfig, DEFAULT_TOML};
 pub(super) fn merge(
     layers: &[(String, &str)],
     overrides: &[String],
-) -> Result<(RawConfig, HashMap<String, String>), ConfigError> {
+) -> Result<(RawConfig, HashMap<String, String>, Table), ConfigError> {
     let mut merged = parse_table("config/default.toml (embedded)", DEFAULT_TOML)?;
     let mut origins: HashMap<String, String> = HashMap::new();
     for (origin, text) in layers {
@@ -33,13 +33,13 @@ pub(super) fn merge(
         layer.insert(section.to_string(), Value::Table(sect));
         merge_layer(&mut merged, layer, "--set", &mut origins)?;
     }
-    let raw: RawConfig = Value::Table(merged)
+    let raw: RawConfig = Value::Table(merged.clone())
         .try_into()
         .map_err(|e: toml::de::Error| ConfigError::Parse {
             origin: "merged configuration".into(),
             message: e.to_string(),
         })?;
-    Ok((raw, origins))
+    Ok((raw, origins, merged))
 }
 
 fn parse_table(origin: &str, text: &str) -> Result<Table, ConfigError> {

@@ -21,6 +21,7 @@
 //! `sections` (the typed settings of each section) and `validate` (one
 //! check per section) for the second; `error` holds [`ConfigError`].
 
+mod effective;
 mod error;
 mod layers;
 mod raw;
@@ -29,6 +30,7 @@ mod validate;
 
 use std::path::Path;
 
+pub use effective::Effective;
 pub use error::ConfigError;
 pub use raw::{
     RawCanon, RawConfig, RawCrawl, RawDedup, RawFeatures, RawFetch, RawFocus, RawFrontier, RawIndex, RawMirror,
@@ -39,6 +41,9 @@ pub use sections::{
     FocusSettings, FrontierSettings, IndexDesign, IndexSettings, MirrorSettings, OutputSettings, PolitenessSettings,
     Scope, SimhashSettings, SketchSettings, Verify,
 };
+
+/// The file in a crawl directory that holds the settings the crawl ran with.
+pub const SETTINGS_FILE: &str = "settings.toml";
 
 /// The embedded defaults: `config/default.toml`.
 pub const DEFAULT_TOML: &str = include_str!("../../config/default.toml");
@@ -62,6 +67,8 @@ pub struct Settings {
     pub mirror: MirrorSettings,
     pub sketch: SketchSettings,
     pub output: OutputSettings,
+    /// The merged TOML these settings were validated from.
+    pub effective: Effective,
 }
 
 impl Default for Settings {
@@ -89,6 +96,9 @@ impl Settings {
                         *ex = base.join(&*ex);
                     }
                 }
+                // The effective table names the files as the crawl opens them.
+                let examples = s.focus.examples.iter().map(|p| p.display().to_string()).collect();
+                s.effective.set_strings("focus", "examples", examples);
                 Ok(s)
             }
         }
@@ -102,8 +112,21 @@ impl Settings {
     /// Merge TOML texts (each with its origin for error messages) over the
     /// embedded defaults, apply overrides, and validate.
     pub fn from_layers(layers: &[(String, &str)], overrides: &[String]) -> Result<Settings, ConfigError> {
-        let (raw, origins) = layers::merge(layers, overrides)?;
-        raw.validate(&origins)
+        let (raw, origins, table) = layers::merge(layers, overrides)?;
+        let mut s = raw.validate(&origins)?;
+        s.effective = Effective::new(table, origins);
+        Ok(s)
+    }
+
+    /// The settings a crawl in `dir` ran with (`DIR/settings.toml`, written
+    /// when it started), or the defaults for a crawl directory without one.
+    pub fn of_crawl(dir: &Path) -> Result<Settings, ConfigError> {
+        let path = dir.join(SETTINGS_FILE);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Settings::from_layers(&[(path.display().to_string(), &text)], &[]),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Settings::default()),
+            Err(source) => Err(ConfigError::Read { path, source }),
+        }
     }
 }
 

@@ -280,7 +280,6 @@ pub struct SketchSettings {
 #[derive(Debug, Clone)]
 #[allow(missing_docs)]
 pub struct OutputSettings {
-    pub jsonl: bool,
     pub warc: bool,
     pub reports: bool,
     pub store_bodies: bool,

@@ -125,6 +125,7 @@ impl RawConfig {
             mirror,
             sketch,
             output,
+            effective: super::Effective::default(),
         })
     }
 }
@@ -459,7 +460,6 @@ fn sketch_settings(c: &Check, sk: RawSketch) -> Result<SketchSettings, ConfigErr
 /// The `[output]` section, checked and typed.
 fn output_settings(output: RawOutput) -> OutputSettings {
     OutputSettings {
-        jsonl: output.jsonl,
         warc: output.warc,
         reports: output.reports,
         store_bodies: output.store_bodies,

@@ -312,7 +312,8 @@ impl Decider {
         let id = frontier.allocate_page_id();
         let q = &f.q;
         let mut rec = PageRecord {
-            url: q.url.clone(),
+            url: q.canonical.clone(),
+            href: (q.url != q.canonical).then(|| q.url.clone()),
             canonical: q.canonical.clone(),
             final_url: f.final_url.clone(),
             status: f.status,

@@ -371,6 +371,9 @@ pub async fn run(
             if let Some(b) = backup {
                 b.discard();
             }
+            // The settings of this run, for `report`, `explain` and `--resume`.
+            let path = opts.out.join(crate::config::SETTINGS_FILE);
+            std::fs::write(&path, settings.effective.to_toml()).map_err(|e| Error::io(&path, e))?;
             o
         }
         Err(e) => {

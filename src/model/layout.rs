@@ -4,6 +4,7 @@
 //! DIR/
 //!   pages.jsonl          one record per fetch attempt
 //!   crawl_stats.json     counts and rates of the crawl
+//!   settings.toml        the settings the crawl ran with
 //!   store/               the crawl store (frontier, seen-set, pages)
 //!   index/tables.bin     the near-duplicate index snapshot
 //!   reports/             summary, clusters and mirror reports

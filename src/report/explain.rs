@@ -27,6 +27,9 @@ fn components(out: &mut String, c: &ScoreComponents, priority: f64, settings: &S
 
 fn explain_record(out: &mut String, r: &PageRecord, settings: &Settings) {
     let _ = writeln!(out, "url         {}", r.url);
+    if let Some(href) = &r.href {
+        let _ = writeln!(out, "written as  {href}");
+    }
     let _ = writeln!(out, "canonical   {}", r.canonical);
     let verdict = match (r.decision, &r.dup_of, r.distance) {
         (Decision::ExactDuplicate, Some(of), _) => format!("exact_duplicate of {of} (same body or same visible text)"),

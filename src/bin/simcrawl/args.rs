@@ -41,6 +41,21 @@ pub(crate) enum Command {
     Eval(EvalArgs),
     /// Built-in benchmarks that print ratios against a baseline.
     Bench(BenchArgs),
+    /// Print the effective configuration, every key with its documentation.
+    Config(ConfigArgs),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ConfigArgs {
+    /// Config file (TOML), laid over config/default.toml.
+    #[arg(long)]
+    pub(crate) config: Option<PathBuf>,
+    /// A crawl directory: print the settings it ran with (DIR/settings.toml).
+    #[arg(long, conflicts_with = "config")]
+    pub(crate) crawl: Option<PathBuf>,
+    /// Override one config key: SECTION.KEY=VALUE (repeatable).
+    #[arg(long = "set", value_name = "SECTION.KEY=VALUE")]
+    pub(crate) set: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -52,12 +67,16 @@ pub(crate) struct DemoArgs {
 
 #[derive(Args, Debug)]
 pub(crate) struct CrawlArgs {
-    /// Config file (TOML), laid over config/default.toml.
+    /// Config file (TOML), laid over config/default.toml (default: the
+    /// built-in defaults; with --resume, the crawl's own DIR/settings.toml).
     #[arg(long)]
-    pub(crate) config: PathBuf,
+    pub(crate) config: Option<PathBuf>,
     /// Seed URLs, one per line ('#' comments allowed).
     #[arg(long)]
     pub(crate) seeds: Option<PathBuf>,
+    /// Seed URLs (besides or instead of --seeds FILE).
+    #[arg(value_name = "URL")]
+    pub(crate) urls: Vec<String>,
     /// Output directory.
     #[arg(long, default_value = "crawl-out")]
     pub(crate) out: PathBuf,

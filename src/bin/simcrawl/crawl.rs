@@ -11,12 +11,24 @@ pub(crate) fn crawl(args: CrawlArgs) -> anyhow::Result<ExitCode> {
     if let Some(n) = args.max_pages {
         overrides.push(format!("crawl.max_pages={n}"));
     }
-    let settings = simcrawl::Settings::load(Some(&args.config), &overrides)?;
-    let seeds = match &args.seeds {
-        Some(path) => simcrawl::crawl::read_seeds(path)?,
-        None if args.resume => Vec::new(),
-        None => return Err(simcrawl::Error::InvalidInput("--seeds FILE is required for a new crawl".into()).into()),
+    let own = args.out.join(simcrawl::config::SETTINGS_FILE);
+    let config = match &args.config {
+        Some(path) => Some(path.clone()),
+        None if args.resume && own.is_file() => Some(own),
+        None => None,
     };
+    let settings = simcrawl::Settings::load(config.as_deref(), &overrides)?;
+    let mut seeds = match &args.seeds {
+        Some(path) => simcrawl::crawl::read_seeds(path)?,
+        None => Vec::new(),
+    };
+    seeds.extend(args.urls.iter().cloned());
+    if seeds.is_empty() && !args.resume {
+        return Err(simcrawl::Error::InvalidInput(
+            "a new crawl needs seed URLs: give them as arguments or with --seeds FILE".into(),
+        )
+        .into());
+    }
     let opts = simcrawl::crawl::CrawlOptions {
         resume: args.resume,
         progress: true,

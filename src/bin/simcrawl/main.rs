@@ -39,6 +39,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Explain(args) => reports::explain(args),
         Command::Eval(a) => tools::eval(a),
         Command::Bench(b) => bench::run(b.which),
+        Command::Config(args) => tools::config(args),
     }
 }
 

@@ -18,14 +18,16 @@ pub(crate) fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
         FormatArg::Csv => Format::Csv,
         FormatArg::Html => Format::Html,
     };
-    let text = report::render_crawl(kind, format, &args.crawl, &simcrawl::Settings::default())?;
+    let settings = simcrawl::Settings::of_crawl(&args.crawl)?;
+    let text = report::render_crawl(kind, format, &args.crawl, &settings)?;
     let mut out = std::io::stdout().lock();
     std::io::Write::write_all(&mut out, text.as_bytes()).context("writing to stdout")?;
     Ok(ExitCode::SUCCESS)
 }
 
 pub(crate) fn explain(args: ExplainArgs) -> anyhow::Result<ExitCode> {
-    let text = simcrawl::report::explain::explain(&args.crawl, &args.url, &simcrawl::Settings::default())?;
+    let settings = simcrawl::Settings::of_crawl(&args.crawl)?;
+    let text = simcrawl::report::explain::explain(&args.crawl, &args.url, &settings)?;
     print!("{text}");
     Ok(ExitCode::SUCCESS)
 }

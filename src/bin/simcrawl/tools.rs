@@ -216,7 +216,7 @@ pub(crate) fn eval(a: EvalArgs) -> anyhow::Result<ExitCode> {
     let out_dir = a.out.unwrap_or_else(|| PathBuf::from("."));
     let done = match (a.corpus, a.crawl) {
         (Some(dir), _) => corpus::eval_corpus(&dir, &out_dir, &settings)?,
-        (None, Some(crawl)) => corpus::eval_crawl(&crawl, &out_dir, &settings)?,
+        (None, Some(crawl)) => corpus::eval_crawl(&crawl, &out_dir, &simcrawl::Settings::of_crawl(&crawl)?)?,
         (None, None) => {
             return Err(simcrawl::Error::InvalidInput("eval needs --corpus DIR or --crawl DIR".into()).into())
         }
@@ -228,5 +228,25 @@ pub(crate) fn eval(a: EvalArgs) -> anyhow::Result<ExitCode> {
     for p in &done.written {
         println!("wrote {}", p.display());
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `simcrawl config`: `config/default.toml` with its comments and the
+/// effective value of every key; a key that is not the default says where
+/// it was set.
+pub(crate) fn config(args: ConfigArgs) -> anyhow::Result<ExitCode> {
+    let path = match (&args.config, &args.crawl) {
+        (Some(file), _) => Some(file.clone()),
+        (None, Some(dir)) => {
+            let own = dir.join(simcrawl::config::SETTINGS_FILE);
+            if !own.is_file() {
+                return Err(simcrawl::Error::InvalidInput(format!("{}: no such file", own.display())).into());
+            }
+            Some(own)
+        }
+        (None, None) => None,
+    };
+    let settings = simcrawl::Settings::load(path.as_deref(), &args.set)?;
+    print!("{}", settings.effective.annotated());
     Ok(ExitCode::SUCCESS)
 }
