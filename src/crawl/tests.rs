@@ -28,7 +28,7 @@ fn link_set_keeps_first_occurrences() {
 #[test]
 fn dedup_state_reads_index_and_exact_maps_in_one_scan() {
     use crate::model::HostStats;
-    use crate::store::suite::{page, qurl};
+    use crate::store::test_suite::{page, qurl};
     use crate::store::MemStore;
     let settings = Settings::default();
     let store = MemStore::new();

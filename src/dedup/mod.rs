@@ -230,9 +230,9 @@ mod policy_tests {
         use crate::model::HostStats;
         use crate::store::{MemStore, Store};
         let s = MemStore::new();
-        let u = crate::store::suite::qurl("a.test", "x", 1.0, 1);
+        let u = crate::store::test_suite::qurl("a.test", "x", 1.0, 1);
         s.enqueue(std::slice::from_ref(&u)).unwrap();
-        let p = crate::store::suite::page(&s, &u, Decision::New);
+        let p = crate::store::test_suite::page(&s, &u, Decision::New);
         s.complete(&u, &p, None, &HostStats::default()).unwrap();
         let ix = ExactIndex::load(&s).unwrap();
         assert_eq!(ix.lookup(Some(&[1; 32]), Some(&[7; 32])), (Some(p.id), Some(p.id)));

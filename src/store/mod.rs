@@ -3,7 +3,7 @@
 //! (such as Redis Cluster) can later sit, and its two implementations:
 //! [`SledStore`] (embedded sled 0.34, the default, in `DIR/store/`) and
 //! [`MemStore`] (in memory, for tests). Both are [`KvStore`] over a small
-//! ordered key-value [`Backend`]; one test suite (`store_suite!`, in `suite.rs`) runs
+//! ordered key-value [`Backend`]; one test suite (`store_suite!`, in `test_suite.rs`) runs
 //! against every implementation.
 //!
 //! # What is stored
@@ -71,7 +71,7 @@
 //!   `codec.rs`: their primitives;
 //! - `kvstore.rs`: [`KvStore`], the trait over a [`Backend`]; `kv.rs`: the
 //!   sled and in-memory backends; `seen.rs`: the seen-set cache;
-//! - `suite.rs` (module `suite`): the shared test suite; `tests.rs`: backend-specific tests.
+//! - `test_suite.rs`: the shared test suite; `tests.rs`: backend-specific tests.
 
 mod codec;
 mod keys;
@@ -81,7 +81,7 @@ mod records;
 mod seen;
 #[cfg(test)]
 #[macro_use]
-pub(crate) mod suite;
+pub(crate) mod test_suite;
 #[cfg(test)]
 mod tests;
 mod types;

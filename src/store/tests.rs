@@ -82,9 +82,9 @@ fn combining_holds_queue_updates_until_the_commit() {
     let s = KvStore::over(Counting::default()).unwrap().combining();
     let before = s.backend().batches();
     let (a, b, c) = (
-        suite::qurl("a.test", "a", 1.0, 1),
-        suite::qurl("a.test", "b", 2.0, 2),
-        suite::qurl("a.test", "c", 3.0, 3),
+        test_suite::qurl("a.test", "a", 1.0, 1),
+        test_suite::qurl("a.test", "b", 2.0, 2),
+        test_suite::qurl("a.test", "c", 3.0, 3),
     );
     s.enqueue(&[a.clone(), b.clone()]).unwrap();
     let mut c2 = c.clone();
@@ -104,7 +104,7 @@ fn combining_holds_queue_updates_until_the_commit() {
         s.url_state("http://a.test/alias").unwrap(),
         Some(UrlState::AliasOf(a.canonical.clone()))
     );
-    let p = suite::page(&s, &a, Decision::New);
+    let p = test_suite::page(&s, &a, Decision::New);
     s.complete(&a, &p, None, &HostStats::default()).unwrap();
     assert_eq!(
         s.backend().batches(),
@@ -125,7 +125,7 @@ fn combining_holds_queue_updates_until_the_commit() {
         "nothing held, nothing to write before the scan"
     );
     // A scan writes what is held first.
-    s.enqueue(&[suite::qurl("a.test", "d", 0.0, 4)]).unwrap();
+    s.enqueue(&[test_suite::qurl("a.test", "d", 0.0, 4)]).unwrap();
     assert_eq!(s.scan_queue("a.test", 10).unwrap().len(), 3);
     assert_eq!(s.backend().batches(), before + 2);
 }
@@ -134,7 +134,7 @@ fn combining_holds_queue_updates_until_the_commit() {
 #[test]
 fn combining_store_writes_held_updates_when_dropped() {
     let dir = tempfile::tempdir().unwrap();
-    let a = suite::qurl("a.test", "a", 1.0, 1);
+    let a = test_suite::qurl("a.test", "a", 1.0, 1);
     {
         let s = SledStore::open_cached(dir.path(), 16).unwrap().combining();
         s.enqueue(std::slice::from_ref(&a)).unwrap();
@@ -149,12 +149,15 @@ fn combining_store_writes_held_updates_when_dropped() {
 #[test]
 fn seen_cache_is_loaded_on_reopen() {
     let dir = tempfile::tempdir().unwrap();
-    let (a, b) = (suite::qurl("a.test", "a", 1.0, 1), suite::qurl("a.test", "b", 2.0, 2));
+    let (a, b) = (
+        test_suite::qurl("a.test", "a", 1.0, 1),
+        test_suite::qurl("a.test", "b", 2.0, 2),
+    );
     let id;
     {
         let s = SledStore::open_cached(dir.path(), 16).unwrap();
         s.enqueue(&[a.clone(), b.clone()]).unwrap();
-        let p = suite::page(&s, &a, Decision::New);
+        let p = test_suite::page(&s, &a, Decision::New);
         id = p.id;
         s.complete(&a, &p, None, &HostStats::default()).unwrap();
         assert!(s.record_alias("http://a.test/alias", &b.canonical).unwrap());
@@ -190,13 +193,13 @@ fn priority_rank_orders_descending() {
 #[test]
 fn sled_reopen_keeps_state_and_next_id() {
     let dir = tempfile::tempdir().unwrap();
-    let u = suite::qurl("a.test", "x", 1.0, 1);
+    let u = test_suite::qurl("a.test", "x", 1.0, 1);
     let id;
     {
         let s = SledStore::open(dir.path()).unwrap();
         s.enqueue(std::slice::from_ref(&u)).unwrap();
         s.claim(&u).unwrap();
-        let p = suite::page(&s, &u, Decision::New);
+        let p = test_suite::page(&s, &u, Decision::New);
         id = p.id;
         s.complete(&u, &p, None, &HostStats::default()).unwrap();
         s.flush().unwrap();
@@ -210,12 +213,12 @@ fn sled_reopen_keeps_state_and_next_id() {
 fn version_2_and_3_stores_are_read_and_relabelled() {
     for version in [2u32, 3] {
         let dir = tempfile::tempdir().unwrap();
-        let u = suite::qurl("a.test", "x", 1.0, 1);
+        let u = test_suite::qurl("a.test", "x", 1.0, 1);
         let (id, fp);
         {
             let s = SledStore::open(dir.path()).unwrap();
             s.enqueue(std::slice::from_ref(&u)).unwrap();
-            let p = suite::page(&s, &u, Decision::New);
+            let p = test_suite::page(&s, &u, Decision::New);
             (id, fp) = (p.id, p.simhash.unwrap());
             s.complete(&u, &p, None, &HostStats::default()).unwrap();
             // What a version-2 build also wrote: a body hash → page map;

@@ -13,27 +13,27 @@ macro_rules! store_suite {
             use super::*;
             #[test]
             fn enqueue_scan_best_first() {
-                $crate::store::suite::enqueue_scan_best_first(&*$make);
+                $crate::store::test_suite::enqueue_scan_best_first(&*$make);
             }
             #[test]
             fn claim_complete_lifecycle() {
-                $crate::store::suite::claim_complete_lifecycle(&*$make);
+                $crate::store::test_suite::claim_complete_lifecycle(&*$make);
             }
             #[test]
             fn complete_many_is_one_group() {
-                $crate::store::suite::complete_many_is_one_group(&*$make);
+                $crate::store::test_suite::complete_many_is_one_group(&*$make);
             }
             #[test]
             fn reprioritize_moves_entry() {
-                $crate::store::suite::reprioritize_moves_entry(&*$make);
+                $crate::store::test_suite::reprioritize_moves_entry(&*$make);
             }
             #[test]
             fn aliases_and_meta() {
-                $crate::store::suite::aliases_and_meta(&*$make);
+                $crate::store::test_suite::aliases_and_meta(&*$make);
             }
             #[test]
             fn page_ids_increase() {
-                $crate::store::suite::page_ids_increase(&*$make);
+                $crate::store::test_suite::page_ids_increase(&*$make);
             }
         }
     };
