@@ -10,8 +10,8 @@
 //!   politeness keys its robots cache, Crawl-delay and request spacing by it.
 //!   A host key's URLs share one origin unless a site mixes `http` and
 //!   `https` on default ports.
-//! - The **registrable domain** ([`registrable_domain`]) for
-//!   `scope = "same_domain"`.
+//! - The **registrable domain** ([`registrable_domain`], from the Public
+//!   Suffix List) for `scope = "same_domain"`.
 
 use url::Url;
 
@@ -52,18 +52,19 @@ pub fn host_key_of_serialized(s: &str) -> Option<&str> {
     (!host.is_empty()).then_some(host)
 }
 
-/// The registrable domain, approximated as the last two labels (an IP
-/// address or a one-label host is its own domain).
+/// The registrable domain of a host name (as the `url` crate serializes it:
+/// lower case, IDN labels in punycode): its public suffix from the Public
+/// Suffix List (ICANN and private sections, compiled into the `psl` crate)
+/// plus one label — `www.bbc.co.uk` → `bbc.co.uk`, `alice.github.io` →
+/// `alice.github.io`. A name under an unlisted suffix takes its last label
+/// as the suffix (`www.news.test` → `news.test`). An IP address, a public
+/// suffix itself and a one-label host are their own domain.
 pub fn registrable_domain(host: &str) -> &str {
     if host.parse::<std::net::IpAddr>().is_ok() || host.starts_with('[') {
         return host;
     }
-    let mut dots = host.rmatch_indices('.');
-    dots.next();
-    match dots.next() {
-        Some((i, _)) => &host[i + 1..],
-        None => host,
-    }
+    let name = host.strip_suffix('.').unwrap_or(host);
+    psl::domain_str(name).unwrap_or(host)
 }
 
 /// Split a URL string into its authority (host and port, with any user
@@ -92,6 +93,29 @@ mod tests {
         assert_eq!(origin(&u("http://A.test/x?y")), "http://a.test:80");
         assert_eq!(origin(&u("https://a.test:8443/")), "https://a.test:8443");
         assert_eq!(origin(&u("https://a.test/")), "https://a.test:443");
+    }
+
+    #[test]
+    fn registrable_domains_follow_the_public_suffix_list() {
+        for (host, domain) in [
+            ("www.bbc.co.uk", "bbc.co.uk"),
+            ("news.bbc.co.uk", "bbc.co.uk"),
+            ("co.uk", "co.uk"),
+            ("alice.github.io", "alice.github.io"),
+            ("www.example.com", "example.com"),
+            ("a.b.c.example", "c.example"),
+            ("www.news.test", "news.test"),
+            ("localhost", "localhost"),
+            ("127.0.0.1", "127.0.0.1"),
+            ("[::1]", "[::1]"),
+            ("www.xn--bcher-kva.example", "xn--bcher-kva.example"),
+            ("shop.xn--85x722f.xn--55qx5d.cn", "xn--85x722f.xn--55qx5d.cn"),
+        ] {
+            assert_eq!(registrable_domain(host), domain, "{host}");
+        }
+        // The url crate gives IDN hosts in punycode, which the list matches.
+        let u = Url::parse("http://www.bücher.example/").unwrap();
+        assert_eq!(registrable_domain(u.host_str().unwrap()), "xn--bcher-kva.example");
     }
 
     #[test]
