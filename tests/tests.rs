@@ -15,5 +15,6 @@ mod near_eval;
 mod parsers;
 mod politeness;
 mod reports;
+mod requests;
 mod robots;
 mod testweb;

@@ -37,6 +37,8 @@ raw_section!(
     RawFetch {
         connect_timeout_ms: i64, timeout_ms: i64, max_body_bytes: i64, max_redirects: i64,
         parse_content_types: Vec<String>, resolve: Vec<String>,
+        headers: std::collections::BTreeMap<String, String>, accept_language: String, proxy: String,
+        cookies: bool,
     }
 );
 raw_section!(

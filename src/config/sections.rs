@@ -157,6 +157,13 @@ pub struct FetchSettings {
     pub parse_content_types: Vec<String>,
     /// Host patterns (`host` or `*.suffix`) mapped to an IP address.
     pub resolve: Vec<(String, std::net::IpAddr)>,
+    /// Extra request headers (names lower-cased, checked by `validate`),
+    /// `Accept-Language` among them when set.
+    pub headers: Vec<(String, String)>,
+    /// The proxy URL, if any.
+    pub proxy: Option<url::Url>,
+    /// Keep and send back cookies.
+    pub cookies: bool,
 }
 
 /// `[canon]`: URL canonicalization.

@@ -176,3 +176,34 @@ fn every_default_key_is_documented() {
         }
     }
 }
+
+#[test]
+fn request_headers_proxy_and_cookies() {
+    let s = layer(
+        "[fetch]\nheaders = { From = \"ops@example.org\", X-Crawl = \"test\" }\naccept_language = \"en, de;q=0.8\"\nproxy = \"socks5h://127.0.0.1:1080\"\ncookies = true\n",
+    )
+    .unwrap();
+    assert_eq!(
+        s.fetch.headers,
+        [
+            ("from".to_string(), "ops@example.org".to_string()),
+            ("x-crawl".into(), "test".into()),
+            ("accept-language".into(), "en, de;q=0.8".into())
+        ]
+    );
+    assert_eq!(s.fetch.proxy.as_ref().map(|u| u.scheme()), Some("socks5h"));
+    assert!(s.fetch.cookies);
+    let d = Settings::default();
+    assert!(d.fetch.headers.is_empty() && d.fetch.proxy.is_none() && !d.fetch.cookies);
+    for bad in [
+        "[fetch]\nheaders = { Authorization = \"Bearer x\" }\n",
+        "[fetch]\nheaders = { cookie = \"a=b\" }\n",
+        "[fetch]\nheaders = { \"bad name\" = \"x\" }\n",
+        "[fetch]\nheaders = { X = \"a\\nb\" }\n",
+        "[fetch]\nproxy = \"ftp://proxy.example\"\n",
+        "[fetch]\nproxy = \"not a url\"\n",
+    ] {
+        let e = layer(bad).unwrap_err().to_string();
+        assert!(e.contains("fetch."), "{bad}: {e}");
+    }
+}

@@ -256,8 +256,76 @@ fn fetch_settings(c: &Check, fetch: RawFetch) -> Result<FetchSettings, ConfigErr
             .map(|s| s.trim().to_ascii_lowercase())
             .collect(),
         resolve,
+        headers: request_headers(c, &fetch.headers, &fetch.accept_language)?,
+        proxy: proxy_url(c, &fetch.proxy)?,
+        cookies: fetch.cookies,
     };
     Ok(fetch)
+}
+
+/// Headers a crawl may send to every host: not credentials, and not the
+/// ones the crawler sets itself.
+const FORBIDDEN_HEADERS: &[&str] = &["authorization", "cookie", "proxy-authorization", "host", "user-agent"];
+
+/// `fetch.headers` and `fetch.accept_language`, as (lower-cased name, value).
+fn request_headers(
+    c: &Check,
+    headers: &std::collections::BTreeMap<String, String>,
+    accept_language: &str,
+) -> Result<Vec<(String, String)>, ConfigError> {
+    let token = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    };
+    let value_ok = |s: &str| s.bytes().all(|b| b == b'\t' || (b' '..=b'~').contains(&b) || b >= 0x80);
+    let mut out = Vec::with_capacity(headers.len() + 1);
+    for (name, value) in headers {
+        let lower = name.to_ascii_lowercase();
+        if !token(name) {
+            return Err(c.err("fetch.headers", format!("\"{name}\""), "header names are HTTP tokens"));
+        }
+        if FORBIDDEN_HEADERS.contains(&lower.as_str()) {
+            return Err(c.err(
+                "fetch.headers",
+                format!("\"{name}\""),
+                "any header but Authorization, Cookie, Proxy-Authorization, Host and User-Agent",
+            ));
+        }
+        if !value_ok(value) {
+            return Err(c.err(
+                "fetch.headers",
+                format!("{name} = {value:?}"),
+                "header values without control characters",
+            ));
+        }
+        out.push((lower, value.clone()));
+    }
+    let lang = accept_language.trim();
+    if !lang.is_empty() {
+        if !value_ok(lang) {
+            return Err(c.err("fetch.accept_language", format!("{lang:?}"), "a header value"));
+        }
+        out.retain(|(n, _)| n != "accept-language");
+        out.push(("accept-language".into(), lang.to_string()));
+    }
+    Ok(out)
+}
+
+/// `fetch.proxy`: empty, or an http(s) or SOCKS5 URL.
+fn proxy_url(c: &Check, proxy: &str) -> Result<Option<url::Url>, ConfigError> {
+    let proxy = proxy.trim();
+    if proxy.is_empty() {
+        return Ok(None);
+    }
+    match url::Url::parse(proxy) {
+        Ok(u) if matches!(u.scheme(), "http" | "https" | "socks5" | "socks5h") && u.host_str().is_some() => Ok(Some(u)),
+        _ => Err(c.err(
+            "fetch.proxy",
+            format!("\"{proxy}\""),
+            "an http://, https://, socks5:// or socks5h:// URL with a host",
+        )),
+    }
 }
 
 /// The `[canon]` section, checked and typed.

@@ -24,7 +24,8 @@ pub struct HttpFetcher {
 
 impl HttpFetcher {
     /// Build the client from `[crawl]` (User-Agent) and `[fetch]` (timeouts,
-    /// caps, `resolve`). Redirects are never followed by the client.
+    /// caps, `resolve`, headers, proxy, cookies). Redirects are never
+    /// followed by the client.
     pub fn new(settings: &Settings) -> Result<Self, FetchError> {
         let f = &settings.fetch;
         let mut builder = reqwest::Client::builder()
@@ -41,6 +42,19 @@ impl HttpFetcher {
                 .dns_resolver(Arc::new(HostResolver::new(f.resolve.clone())))
                 .no_proxy();
         }
+        if let Some(proxy) = &f.proxy {
+            let proxy = reqwest::Proxy::all(proxy.as_str()).map_err(|e| FetchError::Client(error_chain(&e)))?;
+            builder = builder.proxy(proxy);
+        }
+        let mut headers = reqwest::header::HeaderMap::new();
+        for (name, value) in &f.headers {
+            let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|e| FetchError::Client(format!("header {name}: {e}")))?;
+            let value = reqwest::header::HeaderValue::from_str(value)
+                .map_err(|e| FetchError::Client(format!("header {name}: {e}")))?;
+            headers.insert(name, value);
+        }
+        builder = builder.default_headers(headers).cookie_store(f.cookies);
         let client = builder.build().map_err(|e| FetchError::Client(error_chain(&e)))?;
         Ok(HttpFetcher {
             client,
