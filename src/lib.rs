@@ -48,12 +48,10 @@ pub mod crawl;
 mod crawler;
 #[doc(hidden)]
 pub mod crawllog;
-#[doc(hidden)]
-pub mod dedup;
+mod dedup;
 #[doc(hidden)]
 pub mod demo;
-#[doc(hidden)]
-pub mod error;
+mod error;
 #[doc(hidden)]
 pub mod eval;
 #[doc(hidden)]
@@ -68,10 +66,8 @@ pub mod fingerprint;
 pub mod focus;
 #[doc(hidden)]
 pub mod frontier;
-#[doc(hidden)]
-pub mod hash;
-#[doc(hidden)]
-pub mod host;
+mod hash;
+mod host;
 #[doc(hidden)]
 pub mod index;
 #[doc(hidden)]

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use super::{decide, Ruling};
 use crate::model::{PageId, Verdict};
+#[cfg(test)]
 use crate::store::{Store, StoreError};
 
 /// A map keyed by BLAKE3 hashes.
@@ -66,13 +67,9 @@ impl KnownContent {
     }
 
     /// Hashes held.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.map.read().len()
-    }
-
-    /// Whether no hash is held.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 
@@ -84,6 +81,9 @@ impl ExactIndex {
 
     /// Rebuild from the hashes of a store's page records (in id order, so
     /// the first page with a hash owns it, as it did when it was crawled).
+    /// The crawl reads it in the same scan as the index
+    /// (`crawl::DedupState::load`); tests check that against this.
+    #[cfg(test)]
     pub fn load(store: &dyn Store) -> Result<Self, StoreError> {
         let mut ix = ExactIndex::new();
         for r in store.iter_hashes() {

@@ -15,7 +15,7 @@ mod online;
 
 pub(crate) use exact::hex;
 pub use exact::{ContentHashes, ExactIndex, KnownContent};
-pub use online::{Deduper, Judgement};
+pub use online::Deduper;
 
 use crate::config::{DedupPolicy, DedupSettings, Settings};
 use crate::model::{Decision, NearMatch, PageId, ParentDup, Verdict};
