@@ -449,6 +449,8 @@ fn bench_commands_run_small_and_reject_bad_input() {
         out.contains("queries disagreeing with brute force            0"),
         "{out}"
     );
+    let out = ok(simcrawl().args(["bench", "frontier", "--pages", "500"]));
+    assert!(out.contains("frontier over SledStore"), "{out}");
     let out = ok(simcrawl().args(["bench", "pipeline", "--pages", "40"]));
     assert!(out.contains("whole per-page path"), "{out}");
     let out = ok(simcrawl().args(["bench", "resume", "--pages", "2000"]));

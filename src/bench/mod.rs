@@ -14,10 +14,12 @@
 //!   fetch.
 
 mod crawl;
+mod frontier;
 pub mod index;
 mod pipeline;
 mod resume;
 
 pub use crawl::{cpu_time, run_crawl_bench, CrawlBenchOptions, CrawlFigures};
+pub use frontier::run_frontier_bench;
 pub use pipeline::run_pipeline_bench;
 pub use resume::run_resume_bench;

@@ -300,6 +300,12 @@ pub(crate) enum BenchKind {
         #[arg(long)]
         tables: Option<usize>,
     },
+    /// The frontier's cost per page over the in-memory and the sled store.
+    Frontier {
+        /// Pages to crawl through the frontier.
+        #[arg(long, default_value_t = 50_000)]
+        pages: u64,
+    },
     /// The per-page path: parse, text, features, simhash.
     Pipeline {
         /// Article pages of the test web to measure on.

@@ -59,6 +59,10 @@ pub(crate) fn run(which: BenchKind) -> anyhow::Result<ExitCode> {
             simcrawl::bench::run_resume_bench(pages, &mut std::io::stdout().lock())?;
             Ok(ExitCode::SUCCESS)
         }
+        BenchKind::Frontier { pages } => {
+            simcrawl::bench::run_frontier_bench(pages, &mut std::io::stdout().lock())?;
+            Ok(ExitCode::SUCCESS)
+        }
         BenchKind::Pipeline { pages } => {
             simcrawl::bench::run_pipeline_bench(pages, &mut std::io::stdout().lock())?;
             Ok(ExitCode::SUCCESS)
