@@ -25,16 +25,16 @@
 //!
 //! # The pipeline's modules
 //!
-//! The other modules are the stages the `simcrawl` binary and the tests
-//! drive directly; they are public for them and hidden from these docs (no
-//! stability promise). In data-flow order: `frontier` (per-host priority
-//! queues), `politeness` (robots.txt, delays), `fetch`, `canon`
-//! (canonicalization), `extract`, `features`, `simhash`, `index`, `sketch`
-//! (content sketches), `dedup` (decisions and policy), `store` (sled),
-//! `crawllog` (`pages.jsonl`), `crawl` (the loop that joins them), `mirror`,
-//! `report`; beside them `host`, `hash` (the fixed 64-bit hash functions the
-//! stages share), `focus`, `eval`, `demo`, `bench`.
-//! docs/ARCHITECTURE.md maps each to its files.
+//! In data-flow order: `frontier` (per-host priority queues), `politeness`
+//! (robots.txt, delays), `fetch`, `canon` (canonicalization), `extract`,
+//! `features`, `simhash`, `index`, `sketch` (content sketches), `dedup`
+//! (decisions and policy), `store` (sled), `crawllog` (`pages.jsonl`),
+//! `crawl` (the loop that joins them), `mirror`, `report`; beside them
+//! `host`, `hash`, `focus`, `eval`, `fingerprint`, `demo`, `bench`.
+//! docs/ARCHITECTURE.md maps each to its files. `dedup`, `host`, `hash` and
+//! `error` are private; the other stages are public only because the
+//! `simcrawl` binary and the end-to-end tests in `tests/` drive them
+//! directly, and are hidden from these docs: they carry no stability promise.
 #![deny(missing_docs)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
