@@ -120,9 +120,10 @@ fn host_counts_split_hosts_with_queued_urls_into_ready_and_waiting() {
     assert_eq!(f.host_counts(t0), (0, 1), "not ready until told");
     let later = t0 + Duration::from_secs(1);
     f.set_host_ready("a.test", later).unwrap();
+    assert_eq!(f.host_counts(later), (0, 1), "at its in-flight limit");
+    f.complete(&q, &page_for(&f, &q, Decision::New), None).unwrap();
     assert_eq!(f.host_counts(t0), (0, 1), "waiting for its time");
     assert_eq!(f.host_counts(later), (1, 0), "ready once its time has come");
-    f.complete(&q, &page_for(&f, &q, Decision::New), None).unwrap();
     let NextUrl::Ready(_) = f.next(later).unwrap() else {
         panic!()
     };
