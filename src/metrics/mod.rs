@@ -113,7 +113,7 @@ pub struct DuplicateRate {
 /// [`CrawlSummary::metrics`](crate::CrawlSummary::metrics) at the end.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Snapshot {
-    /// Seconds since the crawl started.
+    /// Seconds since the crawl started (milliseconds precision).
     pub elapsed_seconds: f64,
     /// Records written to `pages.jsonl` in this run, by decision (every
     /// decision listed, in `pages.jsonl` spelling).
@@ -127,7 +127,7 @@ pub struct Snapshot {
     pub fetch_retries: u64,
     /// Body bytes of the recorded fetches (the sum of `bytes` in `pages.jsonl`).
     pub bytes: u64,
-    /// Exact and near duplicates among the content verdicts.
+    /// Exact and near duplicates among the content verdicts (4 decimals).
     pub duplicate_rate: DuplicateRate,
     /// URLs queued.
     pub queued: u64,
@@ -341,10 +341,18 @@ impl Metrics {
         let count = |d: Decision| self.pages[d as usize].get();
         let (exact, near) = (count(Decision::ExactDuplicate), count(Decision::NearDuplicate));
         let verdicts = count(Decision::New) + exact + near;
-        let rate = |n: u64| if verdicts == 0 { 0.0 } else { n as f64 / verdicts as f64 };
+        // Rounded for reading: 4 decimals of a rate, milliseconds of time.
+        let round = |x: f64, scale: f64| (x * scale).round() / scale;
+        let rate = |n: u64| {
+            if verdicts == 0 {
+                0.0
+            } else {
+                round(n as f64 / verdicts as f64, 1e4)
+            }
+        };
         let dir = self.dir.as_deref();
         Snapshot {
-            elapsed_seconds: self.started.elapsed().as_secs_f64(),
+            elapsed_seconds: round(self.started.elapsed().as_secs_f64(), 1e3),
             pages_total: pages.values().sum(),
             pages,
             fetches,
