@@ -16,11 +16,16 @@
 //! # Ok::<(), simcrawl::Error>(())
 //! ```
 //!
+//! With [`CrawlerBuilder::metrics`] the crawl serves `GET /metrics`
+//! (Prometheus text) and `GET /status` (JSON) while it runs (see
+//! [`crate::metrics`]); [`CrawlSummary::metrics`] holds their last values.
+//!
 //! The output directory holds what `simcrawl crawl` writes (see
 //! [`CrawlDir`](crate::model::CrawlDir)); a crawl stopped by its shutdown
 //! future continues with [`CrawlerBuilder::resume`].
 
 use std::future::Future;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -50,7 +55,14 @@ pub struct CrawlerBuilder {
     resume: bool,
     progress: bool,
     on_page: Option<crawl::PageCallback>,
+    metrics: Option<Metrics>,
     shutdown: Option<Shutdown>,
+}
+
+/// Where [`CrawlerBuilder::metrics`] serves.
+enum Metrics {
+    Addr(SocketAddr),
+    Listener(std::net::TcpListener),
 }
 
 impl Crawler {
@@ -63,6 +75,7 @@ impl Crawler {
             resume: false,
             progress: false,
             on_page: None,
+            metrics: None,
             shutdown: None,
         }
     }
@@ -127,6 +140,23 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Serve the crawl's live metrics on `addr` while it runs: `GET
+    /// /metrics` in the Prometheus text format and `GET /status` as JSON
+    /// (see [`crate::metrics`]). The address is bound by
+    /// [`build`](Self::build): one that cannot be listened on is an
+    /// [`Error::InvalidInput`]. The server stops when the crawl returns.
+    pub fn metrics(mut self, addr: SocketAddr) -> Self {
+        self.metrics = Some(Metrics::Addr(addr));
+        self
+    }
+
+    /// [`metrics`](Self::metrics) on a listener bound by the caller (to
+    /// know the port of `127.0.0.1:0` before the crawl starts).
+    pub fn metrics_listener(mut self, listener: std::net::TcpListener) -> Self {
+        self.metrics = Some(Metrics::Listener(listener));
+        self
+    }
+
     /// Stop the crawl when `signal` resolves (in-flight fetches finish; the
     /// crawl can be resumed). Without it the crawl runs to its end.
     pub fn shutdown(mut self, signal: impl Future<Output = ()> + Send + 'static) -> Self {
@@ -134,8 +164,8 @@ impl CrawlerBuilder {
         self
     }
 
-    /// The crawler; an error when no output directory was given, or a new
-    /// crawl has no seed.
+    /// The crawler; an error when no output directory was given, a new
+    /// crawl has no seed, or the metrics address cannot be listened on.
     pub fn build(self) -> Result<Crawler> {
         let out = self
             .out
@@ -143,10 +173,16 @@ impl CrawlerBuilder {
         if !self.resume && self.seeds.is_empty() {
             return Err(Error::InvalidInput("a new crawl needs at least one seed URL".into()));
         }
+        let metrics = match self.metrics {
+            Some(Metrics::Addr(addr)) => Some(crate::metrics::bind(addr)?),
+            Some(Metrics::Listener(l)) => Some(l),
+            None => None,
+        };
         let opts = CrawlOptions {
             resume: self.resume,
             progress: self.progress,
             on_page: self.on_page,
+            metrics,
             ..CrawlOptions::new(out, self.seeds)
         };
         Ok(Crawler {
@@ -168,5 +204,19 @@ mod tests {
         let e = Crawler::builder().out_dir("/tmp/x").build().err().unwrap();
         assert!(e.is_usage() && e.to_string().contains("seed"), "{e}");
         assert!(Crawler::builder().out_dir("/tmp/x").resume(true).build().is_ok());
+    }
+
+    #[test]
+    fn a_metrics_address_in_use_is_bad_input() {
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = taken.local_addr().unwrap();
+        let e = Crawler::builder()
+            .out_dir("/tmp/x")
+            .resume(true)
+            .metrics(addr)
+            .build()
+            .err()
+            .unwrap();
+        assert!(e.is_usage() && e.to_string().contains(&addr.to_string()), "{e}");
     }
 }

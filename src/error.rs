@@ -42,6 +42,13 @@ impl From<crate::crawllog::LogError> for Error {
     }
 }
 
+impl From<crate::metrics::MetricsError> for Error {
+    /// An address the metrics endpoint cannot listen on is bad input.
+    fn from(e: crate::metrics::MetricsError) -> Self {
+        Error::InvalidInput(e.to_string())
+    }
+}
+
 impl From<crate::fetch::FetchError> for Error {
     fn from(e: crate::fetch::FetchError) -> Self {
         Error::InvalidInput(e.to_string())

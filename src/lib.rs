@@ -9,7 +9,8 @@
 //!
 //! - [`Crawler`] (built with [`Crawler::builder`]): settings, seeds, an output
 //!   directory, an optional shutdown future and per-page callback; returns a
-//!   [`CrawlSummary`]. Each fetch attempt is a [`PageRecord`] with its
+//!   [`CrawlSummary`], and can serve live [`metrics`] (Prometheus text and a
+//!   JSON status) while it runs. Each fetch attempt is a [`PageRecord`] with its
 //!   [`Decision`].
 //! - [`Settings`]: `config/default.toml` under the caller's layers and
 //!   `key=value` overrides ([`Settings::load`], [`Settings::from_layers`]).
@@ -70,6 +71,7 @@ mod hash;
 mod host;
 #[doc(hidden)]
 pub mod index;
+pub mod metrics;
 #[doc(hidden)]
 pub mod mirror;
 pub mod model;

@@ -368,6 +368,37 @@ fn crawl_rejects_bad_input_with_exit_2() {
     bad_usage(simcrawl().args(["crawl", "--no-such-flag"]));
 }
 
+#[test]
+fn crawl_metrics_address_that_cannot_be_served_is_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = dir.path().join("seeds.txt");
+    std::fs::write(&seeds, "http://127.0.0.1:9/\n").unwrap();
+    let crawl = |metrics: &str| {
+        let mut c = simcrawl();
+        c.args(["crawl", "--config"])
+            .arg(repo("config/test.toml"))
+            .arg("--seeds")
+            .arg(&seeds)
+            .arg("--out")
+            .arg(dir.path().join("o"))
+            .args(["--metrics", metrics]);
+        c
+    };
+    let err = bad_input(&mut crawl("localhost"));
+    assert!(
+        err.contains("--metrics \"localhost\"") && err.contains("IP:PORT"),
+        "{err}"
+    );
+    let err = bad_input(&mut crawl("127.0.0.1:99999"));
+    assert!(err.contains("--metrics"), "{err}");
+    // A port already in use.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let err = bad_input(&mut crawl(&addr));
+    assert!(err.contains(&addr) && err.contains("cannot listen"), "{err}");
+    assert!(!dir.path().join("o").exists(), "nothing is created");
+}
+
 /// The main job: about 12 s of wall time (politeness waits), little CPU.
 #[test]
 fn demo_crawls_the_test_web_and_scores_it() {

@@ -11,6 +11,7 @@ mod fingerprint_quality;
 mod focus;
 mod hamming;
 mod hostile;
+mod metrics;
 mod near_eval;
 mod parsers;
 mod politeness;

@@ -232,10 +232,12 @@ impl Decider {
             .append(true)
             .open(log_path)
             .map_err(|e| Error::io(log_path, e))?;
+        let dedup = Deduper::new(exact, index, sketches, s.simhash.k, s.dedup.verify_threshold);
+        shared.metrics.set_index_size(dedup.index_len());
         Ok(Decider {
             log: CrawlLogWriter::new(std::io::BufWriter::with_capacity(1 << 20, file)),
             group: Vec::with_capacity(GROUP_MAX),
-            dedup: Deduper::new(exact, index, sketches, s.simhash.k, s.dedup.verify_threshold),
+            dedup,
             policy: DedupPolicyEngine::new(s),
             mirrors,
             redirects,
@@ -367,6 +369,15 @@ impl Decider {
             .write(&rec)
             .map_err(|e| Error::io(PathBuf::from(CrawlDir::LOG_FILE), e))?;
         self.mirrors.observe(&rec);
+        // Counted with its log line, before the callback: a scrape from
+        // the callback sees this record counted.
+        self.shared.metrics.record_page(
+            rec.decision,
+            rec.status,
+            rec.ip_wait_ms.is_some(),
+            rec.latency_ms,
+            rec.bytes,
+        );
         if let Some(on_page) = &self.on_page {
             on_page(&rec);
         }
@@ -551,6 +562,7 @@ impl Decider {
         self.shared
             .recorded
             .fetch_add(self.group.len() as u64, Ordering::AcqRel);
+        self.shared.metrics.set_index_size(self.dedup.index_len());
         self.group.clear();
         if self.flushed_at.elapsed() >= FLUSH_MARK_EVERY {
             let store = self.shared.frontier.store();

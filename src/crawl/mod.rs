@@ -59,6 +59,7 @@ use crate::fetch::{FetchResponse, Fetcher, HttpFetcher};
 use crate::focus::{self, Focus};
 use crate::frontier::{Candidate, Frontier, NextUrl, Offer};
 use crate::index::LiveIndex;
+use crate::metrics::{self, Metrics, MetricsServer};
 use crate::mirror::OnlineMirrors;
 use crate::model::{CrawlDir, Decision, FetchOutcome, PageId, ParentDup, QueuedUrl, StoredPage, UrlState, Verdict};
 use crate::politeness::{NotReady, Politeness, RequestOutcome, RetryPolicy, RobotsVerdict};
@@ -98,6 +99,11 @@ pub struct CrawlOptions {
     /// Called with each record as it is written to `pages.jsonl`, on the
     /// decider thread (keep it short: pages wait while it runs).
     pub on_page: Option<PageCallback>,
+    /// Serve live metrics on this listener while the crawl runs: `GET
+    /// /metrics` (Prometheus text) and `GET /status` (JSON), see
+    /// [`crate::metrics`]. [`crate::metrics::bind`] binds one; the server
+    /// stops before [`run`] returns.
+    pub metrics: Option<std::net::TcpListener>,
 }
 
 /// A per-page callback (see [`CrawlOptions::on_page`]).
@@ -113,6 +119,7 @@ impl CrawlOptions {
             progress: false,
             fetcher: None,
             on_page: None,
+            metrics: None,
         }
     }
 }
@@ -148,6 +155,9 @@ pub struct CrawlSummary {
     pub stats: CrawlStats,
     /// Reports written (when `[output] reports` is on).
     pub reports: Option<ReportPaths>,
+    /// The live metrics' last values (this run's counters; what `GET
+    /// /status` answered at the end), whether or not they were served.
+    pub metrics: metrics::Snapshot,
 }
 
 impl CrawlSummary {
@@ -195,6 +205,22 @@ struct Shared {
     ip_limits: Arc<crate::politeness::ip::IpLimits>,
     /// `fetcher` under `ip_limits`, for robots.txt.
     robots_fetcher: crate::politeness::ip::IpLimitedFetcher,
+    /// The live counters (always kept: a few atomic adds per page).
+    metrics: Arc<Metrics>,
+}
+
+impl Shared {
+    /// What the frontier and politeness know now, for a metrics scrape.
+    fn probe(&self) -> metrics::Probe {
+        let (ready, waiting) = self.frontier.host_counts(std::time::Instant::now());
+        metrics::Probe {
+            queued: self.frontier.len() as u64,
+            in_flight: self.in_flight.load(Ordering::Relaxed) as u64,
+            hosts_ready: ready as u64,
+            hosts_waiting: waiting as u64,
+            hosts_parked: self.politeness.parked(tokio::time::Instant::now()) as u64,
+        }
+    }
 }
 
 /// What a worker found, for the decider.
@@ -415,7 +441,17 @@ pub async fn run(
         ip_limits,
         frontier,
         settings,
+        metrics: Arc::new(Metrics::new(Some(&opts.out))),
     });
+    // Stops when dropped, so also on an early return.
+    let server = match opts.metrics {
+        Some(listener) => {
+            let sh = shared.clone();
+            let probe: metrics::ProbeFn = Arc::new(move || sh.probe());
+            Some(MetricsServer::start(shared.metrics.clone(), probe, listener)?)
+        }
+        None => None,
+    };
 
     // The decider thread.
     let decider = Decider::new(shared.clone(), &log_path, &previous, dedup_state, opts.on_page.clone())?;
@@ -434,6 +470,7 @@ pub async fn run(
         Ok(r) => r?,
         Err(_) => return Err(Error::thread_panicked("decider")),
     };
+    shared.metrics.set_index_size(decided.index.len());
     shared.frontier.write_pending()?;
     shared.frontier.store().flush()?;
     // Only after the flush: every page id below the watermark is in the store.
@@ -457,6 +494,15 @@ pub async fn run(
     }
     let mut by_decision: Vec<(String, u64)> = by.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
     by_decision.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let metrics = {
+        let sh = shared.clone();
+        tokio::task::spawn_blocking(move || sh.metrics.snapshot(sh.probe()))
+            .await
+            .map_err(|e| Error::Internal(format!("metrics snapshot: {e}")))?
+    };
+    if let Some(server) = server {
+        server.stop().await;
+    }
     Ok(CrawlSummary {
         pages: records.len() as u64 - previous.len() as u64,
         total_pages: records.len() as u64,
@@ -466,5 +512,6 @@ pub async fn run(
         elapsed: started.elapsed(),
         stats,
         reports,
+        metrics,
     })
 }

@@ -250,6 +250,7 @@ pub(super) async fn fetch_one(
     let (server_ip, ip_wait_ms) = (ip_slot.ip, ip_slot.waited.as_millis() as u64);
     drop(ip_slot);
     if let Some(wait) = shared.retry.should_retry(&outcome_of, q.retries) {
+        shared.metrics.record_retry();
         return Retry(std::time::Instant::now() + wait);
     }
     let base = |status: u16, latency: Option<u64>, kind: FetchedKind| Fetched {

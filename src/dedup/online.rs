@@ -103,6 +103,11 @@ impl Deduper {
         }
     }
 
+    /// Fingerprints in the near-duplicate index.
+    pub fn index_len(&self) -> usize {
+        self.index.len()
+    }
+
     /// The near-duplicate index, to save at the end of a crawl.
     pub fn into_index(self) -> LiveIndex {
         self.index

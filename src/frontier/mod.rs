@@ -455,6 +455,23 @@ impl Frontier {
         self.inner.lock().in_flight as usize
     }
 
+    /// Hosts with queued URLs: `(ready, waiting)`. Ready: a URL of it may be
+    /// handed out at `now`; waiting: its ready time lies ahead (politeness
+    /// delay, backoff, re-queued retry) or it is at its in-flight limit.
+    /// One pass over the hosts under the lock: for metrics scrapes, not per page.
+    pub fn host_counts(&self, now: Instant) -> (usize, usize) {
+        let g = self.inner.lock();
+        let (mut ready, mut waiting) = (0, 0);
+        for h in g.hosts.iter().filter(|h| h.queued() > 0) {
+            match h.slot {
+                Slot::Ready(_) => ready += 1,
+                Slot::Waiting(at) if at <= now => ready += 1,
+                _ => waiting += 1,
+            }
+        }
+        (ready, waiting)
+    }
+
     /// URLs of each host held in memory (for tests and progress displays).
     pub fn window_sizes(&self) -> Vec<(String, usize)> {
         let g = self.inner.lock();

@@ -375,6 +375,22 @@ impl Politeness {
         shard.get(origin_key).map_or_else(Instant::now, HostState::ready_at)
     }
 
+    /// Origins parked after `max_consecutive_failures` failures in a row and
+    /// still parked at `now`. Visits every origin: for metrics scrapes, not
+    /// per request.
+    pub fn parked(&self, now: Instant) -> usize {
+        self.inner
+            .shards
+            .iter()
+            .map(|s| {
+                s.lock()
+                    .values()
+                    .filter(|h| h.parked_until.is_some_and(|t| t > now))
+                    .count()
+            })
+            .sum()
+    }
+
     /// Set a host's Crawl-delay in seconds (normally applied from its
     /// robots.txt by [`robots`](Self::robots)). Above `max_crawl_delay` the
     /// host is skipped; `None`, negative or non-finite values clear it.

@@ -230,6 +230,12 @@ async fn parked_host_is_refused_by_acquire() {
             .unwrap()
             .finish(&RequestOutcome::Failed);
     }
+    assert_eq!(p.parked(Instant::now()), 1, "one origin parked");
+    assert_eq!(
+        p.parked(Instant::now() + Duration::from_secs(601)),
+        0,
+        "until the park ends"
+    );
     let err = p.acquire(&url("http://bad.test/")).await.unwrap_err();
     assert!(
         matches!(

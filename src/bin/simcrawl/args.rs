@@ -89,6 +89,10 @@ pub(crate) struct CrawlArgs {
     /// Override one config key for this run: SECTION.KEY=VALUE (repeatable).
     #[arg(long = "set", value_name = "SECTION.KEY=VALUE")]
     pub(crate) set: Vec<String>,
+    /// Serve live metrics on this address while the crawl runs:
+    /// GET /metrics (Prometheus text) and GET /status (JSON).
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) metrics: Option<String>,
 }
 
 #[derive(Args, Debug)]

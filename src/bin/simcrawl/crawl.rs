@@ -7,6 +7,13 @@ use anyhow::Context;
 use crate::args::*;
 
 pub(crate) fn crawl(args: CrawlArgs) -> anyhow::Result<ExitCode> {
+    // Bound first: a bad address fails before anything is read or created.
+    let metrics = match &args.metrics {
+        Some(addr) => {
+            Some(simcrawl::metrics::bind(parse_addr("--metrics", addr, 9898)?).map_err(simcrawl::Error::from)?)
+        }
+        None => None,
+    };
     let mut overrides = args.set.clone();
     if let Some(n) = args.max_pages {
         overrides.push(format!("crawl.max_pages={n}"));
@@ -32,6 +39,7 @@ pub(crate) fn crawl(args: CrawlArgs) -> anyhow::Result<ExitCode> {
     let opts = simcrawl::crawl::CrawlOptions {
         resume: args.resume,
         progress: true,
+        metrics,
         ..simcrawl::crawl::CrawlOptions::new(&args.out, seeds)
     };
     let summary = simcrawl::crawl::run_blocking(settings, opts, async {
@@ -92,12 +100,7 @@ pub(crate) fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub(crate) fn testweb(args: TestwebArgs) -> anyhow::Result<ExitCode> {
-    let addr: std::net::SocketAddr = args.addr.parse().map_err(|e| {
-        simcrawl::Error::InvalidInput(format!(
-            "--addr {:?}: {e} (expected IP:PORT, e.g. 127.0.0.1:8080)",
-            args.addr
-        ))
-    })?;
+    let addr = parse_addr("--addr", &args.addr, 8080)?;
     let opts = simcrawl::testweb::TestWebOptions {
         seed: args.seed,
         pages: args.pages,
@@ -162,6 +165,15 @@ async fn serve_test_web(
             Ok(())
         }
     }
+}
+
+/// `value` of option `opt` as IP:PORT (a usage error naming it otherwise).
+fn parse_addr(opt: &str, value: &str, example_port: u16) -> Result<std::net::SocketAddr, simcrawl::Error> {
+    value.parse().map_err(|e| {
+        simcrawl::Error::InvalidInput(format!(
+            "{opt} {value:?}: {e} (expected IP:PORT, e.g. 127.0.0.1:{example_port})"
+        ))
+    })
 }
 
 pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {

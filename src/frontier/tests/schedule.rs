@@ -108,6 +108,33 @@ fn host_waits_for_politeness_and_in_flight_limit() {
 }
 
 #[test]
+fn host_counts_split_hosts_with_queued_urls_into_ready_and_waiting() {
+    let s = settings(&[]);
+    let f = frontier_with(&s, &["http://a.test/"]);
+    f.offer_many(&[link("http://a.test/1", 1)]).unwrap();
+    let t0 = Instant::now();
+    assert_eq!(f.host_counts(t0), (1, 0), "a new host is ready at once");
+    let NextUrl::Ready(q) = f.next(t0).unwrap() else {
+        panic!()
+    };
+    assert_eq!(f.host_counts(t0), (0, 1), "not ready until told");
+    let later = t0 + Duration::from_secs(1);
+    f.set_host_ready("a.test", later).unwrap();
+    assert_eq!(f.host_counts(later), (0, 1), "at its in-flight limit");
+    f.complete(&q, &page_for(&f, &q, Decision::New), None).unwrap();
+    assert_eq!(f.host_counts(t0), (0, 1), "waiting for its time");
+    assert_eq!(f.host_counts(later), (1, 0), "ready once its time has come");
+    let NextUrl::Ready(_) = f.next(later).unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        f.host_counts(later),
+        (0, 0),
+        "a host with nothing queued is not counted"
+    );
+}
+
+#[test]
 fn requeue_counts_retries_and_delays_host() {
     let s = settings(&[]);
     let f = frontier_with(&s, &["http://a.test/"]);
