@@ -17,3 +17,4 @@ mod politeness;
 mod reports;
 mod robots;
 mod testweb;
+mod warc;

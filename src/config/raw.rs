@@ -96,7 +96,7 @@ raw_section!(
 );
 raw_section!(
     /// `[output]` as written.
-    RawOutput { jsonl: bool, warc: bool, reports: bool, store_bodies: bool }
+    RawOutput { jsonl: bool, warc: bool, warc_max_bytes: i64, reports: bool, store_bodies: bool }
 );
 raw_section!(
     /// The whole configuration as written (after merging with the defaults).

@@ -282,6 +282,8 @@ pub struct SketchSettings {
 pub struct OutputSettings {
     pub jsonl: bool,
     pub warc: bool,
+    /// A WARC file is closed, and the next begun, once it holds this many bytes.
+    pub warc_max_bytes: u64,
     pub reports: bool,
     pub store_bodies: bool,
 }
