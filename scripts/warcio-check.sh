@@ -66,6 +66,6 @@ for f in "${files[@]}"; do
     fi
 done
 if [ "$status" = 0 ]; then
-    echo "warcio check: ok (${#files[@]} files, $records records indexed, warcio $("$venv/bin/warcio" --version 2>&1 | tail -1))"
+    echo "warcio check: ok (${#files[@]} files, $records records indexed, $("$venv/bin/warcio" --version 2>&1 | tail -1))"
 fi
 exit "$status"

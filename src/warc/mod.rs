@@ -48,10 +48,11 @@
 //! files). A resumed crawl starts a new file after the highest number
 //! present; files are never appended to or overwritten.
 //!
-//! The format is written by hand with `flate2` and `sha1_smol`: the `warc`
-//! crate writes WARC/1.0 version lines by default and compresses a whole
-//! file as one gzip stream (no reading from a record's offset), and it
-//! pulls in `chrono` and `uuid` for what takes a few lines here.
+//! The format is written by hand with `flate2` (zlib-rs backend) and
+//! `sha1`: the `warc` crate writes WARC/1.0 version lines by default and
+//! compresses a whole file as one gzip stream (no reading from a record's
+//! offset), and it pulls in `chrono` and `uuid` for what takes a few lines
+//! here.
 //!
 //! Files: `record.rs` (one record's bytes: header fields, digests, record
 //! ids, gzip member), `writer.rs` ([`WarcWriter`]: files, rotation, the

@@ -5,7 +5,6 @@
 use std::io::Write;
 use std::time::SystemTime;
 
-use flate2::write::GzEncoder;
 use flate2::Compression;
 
 /// `t` as a WARC-Date: UTC, W3C ISO 8601 with microseconds (WARC/1.1
@@ -37,16 +36,33 @@ pub(crate) fn base32(bytes: &[u8]) -> String {
 
 /// The SHA-1 of `parts` concatenated, as a WARC digest: `sha1:` and base 32.
 pub fn sha1_base32(parts: &[&[u8]]) -> String {
-    let mut h = sha1_smol::Sha1::new();
+    use sha1::Digest;
+    let mut h = sha1::Sha1::new();
     for p in parts {
         h.update(p);
     }
-    format!("sha1:{}", base32(&h.digest().bytes()))
+    digest_text(&h.finalize().into())
 }
 
-/// The raw SHA-1 of `bytes` (the revisit index's key).
-pub(crate) fn sha1(bytes: &[u8]) -> [u8; 20] {
-    sha1_smol::Sha1::from(bytes).digest().bytes()
+/// A raw SHA-1 as a WARC digest.
+pub(crate) fn digest_text(sha1: &[u8; 20]) -> String {
+    format!("sha1:{}", base32(sha1))
+}
+
+/// The SHA-1 of an HTTP message's head and body (the block digest of its
+/// record) and of its body alone (the payload digest), reading the body
+/// once: the state after the head is cloned.
+pub(crate) fn block_and_payload_sha1(head: &[u8], body: &[u8]) -> ([u8; 20], [u8; 20]) {
+    use sha1::Digest;
+    let mut block = sha1::Sha1::new();
+    block.update(head);
+    let mut payload = sha1::Sha1::new();
+    // Both states take the body chunk by chunk while it is in cache.
+    for chunk in body.chunks(64 * 1024) {
+        block.update(chunk);
+        payload.update(chunk);
+    }
+    (block.finalize().into(), payload.finalize().into())
 }
 
 /// Record ids: random-looking version-4 UUIDs from a SplitMix64 stream
@@ -178,12 +194,74 @@ impl<W: Write> Write for Counting<W> {
     }
 }
 
+/// A gzip member writer that keeps one deflate state for every record
+/// (reset between them): a new state per record would allocate and clear
+/// the compressor's window and hash tables, several hundred KiB, for each
+/// of a page's three records.
+pub(crate) struct GzMembers {
+    deflate: flate2::Compress,
+    out: Vec<u8>,
+    crc: crc32fast::Hasher,
+    len: u64,
+}
+
+impl GzMembers {
+    pub(crate) fn new(level: Compression) -> Self {
+        GzMembers {
+            // Raw deflate: the gzip header and trailer are written here.
+            deflate: flate2::Compress::new(level, false),
+            out: Vec::with_capacity(64 * 1024),
+            crc: crc32fast::Hasher::new(),
+            len: 0,
+        }
+    }
+
+    /// Begin a member: the 10-byte gzip header (no name, no time, OS unknown).
+    fn begin(&mut self, w: &mut impl Write) -> std::io::Result<()> {
+        self.deflate.reset();
+        self.crc = crc32fast::Hasher::new();
+        self.len = 0;
+        w.write_all(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255])
+    }
+
+    /// Compress `data` into the member.
+    fn data(&mut self, w: &mut impl Write, mut data: &[u8]) -> std::io::Result<()> {
+        self.crc.update(data);
+        self.len += data.len() as u64;
+        while !data.is_empty() {
+            let before = self.deflate.total_in();
+            self.step(w, data, flate2::FlushCompress::None)?;
+            data = &data[(self.deflate.total_in() - before) as usize..];
+        }
+        Ok(())
+    }
+
+    /// End the member: the rest of the deflate stream, CRC-32 and length.
+    fn end(&mut self, w: &mut impl Write) -> std::io::Result<()> {
+        while self.step(w, &[], flate2::FlushCompress::Finish)? != flate2::Status::StreamEnd {}
+        let crc = std::mem::take(&mut self.crc).finalize();
+        w.write_all(&crc.to_le_bytes())?;
+        w.write_all(&(self.len as u32).to_le_bytes())
+    }
+
+    /// One call of the compressor, its output written to `w`.
+    fn step(&mut self, w: &mut impl Write, input: &[u8], flush: flate2::FlushCompress) -> std::io::Result<flate2::Status> {
+        self.out.clear();
+        let status = self
+            .deflate
+            .compress_vec(input, &mut self.out, flush)
+            .map_err(std::io::Error::other)?;
+        w.write_all(&self.out)?;
+        Ok(status)
+    }
+}
+
 /// Write one record as one gzip member: `WARC/1.1`, the `fields` (then
 /// `Content-Length`, the total length of `block`), an empty line, the
 /// block's parts and the closing two CRLFs.
 pub(crate) fn write_record(
     out: &mut impl Write,
-    level: Compression,
+    gz: &mut GzMembers,
     fields: &[(&str, &str)],
     block: &[&[u8]],
 ) -> std::io::Result<()> {
@@ -197,14 +275,13 @@ pub(crate) fn write_record(
         head.push_str("\r\n");
     }
     head.push_str(&format!("Content-Length: {len}\r\n\r\n"));
-    let mut gz = GzEncoder::new(out, level);
-    gz.write_all(head.as_bytes())?;
+    gz.begin(out)?;
+    gz.data(out, head.as_bytes())?;
     for part in block {
-        gz.write_all(part)?;
+        gz.data(out, part)?;
     }
-    gz.write_all(b"\r\n\r\n")?;
-    gz.finish()?;
-    Ok(())
+    gz.data(out, b"\r\n\r\n")?;
+    gz.end(out)
 }
 
 #[cfg(test)]
@@ -246,21 +323,38 @@ mod tests {
 
     #[test]
     fn record_framing_and_one_gzip_member() {
-        let mut out = Vec::new();
-        write_record(
-            &mut out,
-            Compression::fast(),
-            &[("WARC-Type", "resource"), ("WARC-Record-ID", "<urn:uuid:x>")],
-            &[b"hello ", b"world"],
-        )
-        .unwrap();
-        let mut d = flate2::bufread::GzDecoder::new(&out[..]);
+        let mut gz = GzMembers::new(Compression::fast());
+        let big = vec![b'x'; 300_000];
+        let mut members = Vec::new();
+        for block in [&b"hello world"[..], &big[..]] {
+            let mut out = Vec::new();
+            write_record(
+                &mut out,
+                &mut gz,
+                &[("WARC-Type", "resource"), ("WARC-Record-ID", "<urn:uuid:x>")],
+                &[&block[..6], &block[6..]],
+            )
+            .unwrap();
+            members.push(out);
+        }
+        // Each member decodes alone (a reader can start at its offset)...
+        let mut d = flate2::bufread::GzDecoder::new(&members[0][..]);
         let mut text = Vec::new();
         std::io::Read::read_to_end(&mut d, &mut text).unwrap();
         assert_eq!(
-            String::from_utf8(text).unwrap(),
+            String::from_utf8(text.clone()).unwrap(),
             "WARC/1.1\r\nWARC-Type: resource\r\nWARC-Record-ID: <urn:uuid:x>\r\nContent-Length: 11\r\n\r\nhello world\r\n\r\n"
         );
+        let mut d = flate2::bufread::GzDecoder::new(&members[1][..]);
+        let mut second = Vec::new();
+        std::io::Read::read_to_end(&mut d, &mut second).unwrap();
+        assert!(second.ends_with(&[&big[..], b"\r\n\r\n"].concat()));
+        // ...and the concatenation is one valid .gz of both.
+        let all = members.concat();
+        let mut d = flate2::read::MultiGzDecoder::new(&all[..]);
+        let mut both = Vec::new();
+        std::io::Read::read_to_end(&mut d, &mut both).unwrap();
+        assert_eq!(both, [text, second].concat());
     }
 
     #[test]

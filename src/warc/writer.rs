@@ -70,7 +70,7 @@ struct OpenFile {
 pub struct WarcWriter {
     dir: PathBuf,
     opts: WarcOptions,
-    level: Compression,
+    gz: record::GzMembers,
     file: Option<OpenFile>,
     next_number: u32,
     ids: RecordIds,
@@ -113,7 +113,7 @@ impl WarcWriter {
         }
         Ok(WarcWriter {
             ids: RecordIds::new(dir.as_os_str().as_encoded_bytes()),
-            level: Compression::new(opts.level.min(9)),
+            gz: record::GzMembers::new(Compression::new(opts.level.min(9))),
             dir: dir.to_path_buf(),
             opts,
             file: None,
@@ -185,7 +185,7 @@ impl WarcWriter {
                 ("WARC-Block-Digest", digest.as_str()),
                 ("Content-Type", "application/warc-fields"),
             ];
-            record::write_record(&mut file.out, self.level, &fields, &[info.as_bytes()]).map_err(|source| {
+            record::write_record(&mut file.out, &mut self.gz, &fields, &[info.as_bytes()]).map_err(|source| {
                 WarcError::Io {
                     path: file.path.clone(),
                     source,
@@ -212,7 +212,6 @@ impl WarcWriter {
         {
             self.close()?;
         }
-        let level = self.level;
         let main_id = self.ids.next_id();
         let (request_id, meta_id) = (self.ids.next_id(), self.ids.next_id());
         let fallback_date = page.date.unwrap_or_else(SystemTime::now);
@@ -226,8 +225,8 @@ impl WarcWriter {
         if let Some(x) = &page.exchange {
             let date = record::warc_date(x.date.unwrap_or(fallback_date));
             head = record::response_head(x, x.body.len());
-            let body_sha1 = record::sha1(&x.body);
-            let payload = format!("sha1:{}", record::base32(&body_sha1));
+            let (block_sha1, body_sha1) = record::block_and_payload_sha1(&head, &x.body);
+            let payload = record::digest_text(&body_sha1);
             let mut fields: Vec<(&str, String)> = Vec::with_capacity(12);
             let original = if page.exact_duplicate && !x.truncated {
                 self.originals.get(&body_sha1)
@@ -271,7 +270,12 @@ impl WarcWriter {
             }
             let block: Vec<&[u8]> = if revisit { vec![&head] } else { vec![&head, &x.body] };
             fields.push(("WARC-Payload-Digest", payload));
-            fields.push(("WARC-Block-Digest", record::sha1_base32(&block)));
+            let block_digest = if revisit {
+                record::sha1_base32(&block)
+            } else {
+                record::digest_text(&block_sha1)
+            };
+            fields.push(("WARC-Block-Digest", block_digest));
             if x.truncated && !revisit {
                 fields.push(("WARC-Truncated", "length".into()));
             }
@@ -308,13 +312,16 @@ impl WarcWriter {
         meta_fields.push(("Content-Type", "application/json".into()));
         records.push((meta_fields, vec![&page.metadata]));
 
-        let file = self.file()?;
+        self.file()?;
+        let (Some(file), gz) = (self.file.as_mut(), &mut self.gz) else {
+            return Err(WarcError::Thread("no open WARC file".into()));
+        };
         let warcinfo = file.warcinfo_id.clone();
         for (mut fields, block) in records {
             // WARC-Warcinfo-ID after the record's id and date.
             fields.insert(3.min(fields.len()), ("WARC-Warcinfo-ID", warcinfo.clone()));
             let named: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
-            record::write_record(&mut file.out, level, &named, &block).map_err(|source| WarcError::Io {
+            record::write_record(&mut file.out, gz, &named, &block).map_err(|source| WarcError::Io {
                 path: file.path.clone(),
                 source,
             })?;
