@@ -1,7 +1,8 @@
 //! The decider: the one thread that owns the near-duplicate index and the
 //! exact-hash maps. It decides each page in arrival order, offers its
 //! out-links, writes its crawl-log line and commits pages to the store in
-//! groups.
+//! groups; after each commit it hands the group's WARC records (with
+//! `output.warc`) to the writer thread ([`crate::warc::WarcThread`]).
 
 use super::*;
 

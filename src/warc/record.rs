@@ -245,7 +245,12 @@ impl GzMembers {
     }
 
     /// One call of the compressor, its output written to `w`.
-    fn step(&mut self, w: &mut impl Write, input: &[u8], flush: flate2::FlushCompress) -> std::io::Result<flate2::Status> {
+    fn step(
+        &mut self,
+        w: &mut impl Write,
+        input: &[u8],
+        flush: flate2::FlushCompress,
+    ) -> std::io::Result<flate2::Status> {
         self.out.clear();
         let status = self
             .deflate

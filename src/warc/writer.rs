@@ -59,6 +59,9 @@ struct Original {
     date: Box<str>,
 }
 
+/// A record's header fields and block parts, before it is written.
+type PendingRecord<'a> = (Vec<(&'static str, String)>, Vec<&'a [u8]>);
+
 /// An open WARC file.
 struct OpenFile {
     path: PathBuf,
@@ -221,7 +224,7 @@ impl WarcWriter {
         let request;
         let meta_uri;
         // Build every record's bytes before borrowing the file.
-        let mut records: Vec<(Vec<(&str, String)>, Vec<&[u8]>)> = Vec::with_capacity(3);
+        let mut records: Vec<PendingRecord> = Vec::with_capacity(3);
         if let Some(x) = &page.exchange {
             let date = record::warc_date(x.date.unwrap_or(fallback_date));
             head = record::response_head(x, x.body.len());
