@@ -27,6 +27,9 @@ pub enum Error {
     /// The frontier could not be built or updated.
     #[error(transparent)]
     Frontier(#[from] crate::frontier::FrontierError),
+    /// WARC output failed (a file could not be written).
+    #[error(transparent)]
+    Warc(#[from] crate::warc::WarcError),
     /// A failure inside simcrawl (a worker thread panicked, a value could
     /// not be serialized): not the user's input (exit code 1).
     #[error("internal error: {0}")]

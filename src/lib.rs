@@ -86,6 +86,7 @@ pub mod sketch;
 #[doc(hidden)]
 pub mod store;
 pub mod testweb;
+pub mod warc;
 
 pub use config::Settings;
 pub use crawl::{CrawlSummary, StopReason};

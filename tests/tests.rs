@@ -19,3 +19,4 @@ mod reports;
 mod requests;
 mod robots;
 mod testweb;
+mod warc;

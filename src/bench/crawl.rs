@@ -168,6 +168,30 @@ fn run_peer(script: &Path, port: u16, max_pages: u64, dir: &Path) -> Result<Craw
     serde_json::from_str(&text).map_err(|e| Error::InvalidInput(format!("{}: {e}", out.display())))
 }
 
+/// With `--set output.warc=true`: the size of the WARC files against the
+/// body bytes fetched (`bytes` summed over `pages.jsonl`).
+fn warc_figures(crawl_dir: &Path, out: &mut dyn Write) -> Result<()> {
+    let layout = crate::model::CrawlDir::new(crawl_dir);
+    if !layout.warc().is_dir() {
+        return Ok(());
+    }
+    let files = crate::warc::WarcWriter::files(&layout.warc())?;
+    let mut warc_bytes = 0;
+    for f in &files {
+        warc_bytes += std::fs::metadata(f).map_err(|e| Error::io(f, e))?.len();
+    }
+    let fetched: u64 = crate::crawllog::read_log(&layout.log())?.iter().map(|r| r.bytes).sum();
+    writeln!(
+        out,
+        "warc:     {} files, {} bytes = {:.3} of the {} body bytes fetched",
+        files.len(),
+        warc_bytes,
+        warc_bytes as f64 / (fetched.max(1) as f64),
+        fetched
+    )
+    .map_err(|e| Error::io("stdout", e))
+}
+
 /// Run `simcrawl bench crawl` and print the figures to `out`.
 pub fn run_crawl_bench(opts: &CrawlBenchOptions, out: &mut dyn Write) -> Result<()> {
     let io = |e| Error::io("stdout", e);
@@ -194,6 +218,8 @@ pub fn run_crawl_bench(opts: &CrawlBenchOptions, out: &mut dyn Write) -> Result<
         parts.join(", ")
     )
     .map_err(io)?;
+
+    warc_figures(&dir.join("simcrawl"), out)?;
 
     match &opts.peer_script {
         None => writeln!(out, "peer: skipped (--no-peer)").map_err(io)?,

@@ -288,6 +288,8 @@ pub struct SketchSettings {
 #[allow(missing_docs)]
 pub struct OutputSettings {
     pub warc: bool,
+    /// A WARC file is closed, and the next begun, once it holds this many bytes.
+    pub warc_max_bytes: u64,
     pub reports: bool,
     pub store_bodies: bool,
 }

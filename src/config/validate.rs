@@ -109,7 +109,7 @@ impl RawConfig {
         let focus = focus_settings(&c, focus)?;
         let mirror = mirror_settings(&c, mirror)?;
         let sketch = sketch_settings(&c, sk)?;
-        let output = output_settings(output);
+        let output = output_settings(&c, output)?;
 
         Ok(Settings {
             crawl,
@@ -526,10 +526,11 @@ fn sketch_settings(c: &Check, sk: RawSketch) -> Result<SketchSettings, ConfigErr
 }
 
 /// The `[output]` section, checked and typed.
-fn output_settings(output: RawOutput) -> OutputSettings {
-    OutputSettings {
+fn output_settings(c: &Check, output: RawOutput) -> Result<OutputSettings, ConfigError> {
+    Ok(OutputSettings {
         warc: output.warc,
+        warc_max_bytes: c.uint("output.warc_max_bytes", output.warc_max_bytes, 1 << 20, 1 << 40)?,
         reports: output.reports,
         store_bodies: output.store_bodies,
-    }
+    })
 }

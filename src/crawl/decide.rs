@@ -1,7 +1,8 @@
 //! The decider: the one thread that owns the near-duplicate index and the
 //! exact-hash maps. It decides each page in arrival order, offers its
 //! out-links, writes its crawl-log line and commits pages to the store in
-//! groups.
+//! groups; after each commit it hands the group's WARC records (with
+//! `output.warc`) to the writer thread ([`crate::warc::WarcThread`]).
 
 use super::*;
 
@@ -39,7 +40,66 @@ pub(super) fn next_in_group(rx: &mut mpsc::Receiver<Fetched>, opened: std::time:
 pub(super) struct Done {
     q: QueuedUrl,
     page: StoredPage,
+    /// The body: for the store when `store_body`, and for the WARC writer.
     body: Option<Vec<u8>>,
+    store_body: bool,
+    /// The page's WARC records, without the body (`output.warc`).
+    warc: Option<crate::warc::PageEntry>,
+}
+
+/// The metadata record of a page in the WARC files: its dedup outcome, as
+/// in `pages.jsonl`.
+#[derive(Serialize)]
+struct WarcMetadata<'a> {
+    decision: &'a str,
+    status: u16,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    simhash: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dup_of: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    distance: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resemblance: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
+}
+
+/// The WARC records of page `rec` (the exchange's body is filled in at
+/// the commit).
+fn warc_entry(
+    rec: &PageRecord,
+    fetched_at: SystemTime,
+    server_ip: Option<std::net::IpAddr>,
+    capture: Option<Box<Capture>>,
+) -> crate::warc::PageEntry {
+    let meta = WarcMetadata {
+        decision: rec.decision.as_str(),
+        status: rec.status,
+        simhash: rec.simhash.as_deref(),
+        dup_of: rec.dup_of.as_deref(),
+        distance: rec.distance,
+        resemblance: rec.resemblance,
+        error: rec.error.as_deref(),
+    };
+    let exchange = capture.map(|c| crate::warc::Exchange {
+        target_uri: rec.canonical.clone(),
+        date: Some(fetched_at),
+        ip: server_ip,
+        status: rec.status,
+        headers: c.headers,
+        content_type: c.content_type,
+        location: c.location,
+        body: Vec::new(),
+        truncated: c.truncated,
+    });
+    crate::warc::PageEntry {
+        uri: rec.canonical.clone(),
+        date: Some(fetched_at),
+        exchange,
+        exact_duplicate: rec.decision == Decision::ExactDuplicate,
+        metadata: serde_json::to_vec(&meta).unwrap_or_default(),
+    }
 }
 
 /// The parts of a [`StoredPage`] its [`PageRecord`] holds only as text.
@@ -107,6 +167,8 @@ pub(super) struct Decider {
     flushed_at: std::time::Instant,
     /// Lengths of same-host duplicate chains (`[dedup] max_duplicate_chain`).
     dup_chains: DupChains,
+    /// The WARC writer (`output.warc`), fed at each commit.
+    warc: Option<WarcThread>,
 }
 
 /// Per duplicate page, how many same-host duplicates or look-alikes in a row end at it
@@ -212,6 +274,7 @@ impl Decider {
         previous: &[PageRecord],
         loaded: DedupState,
         on_page: Option<PageCallback>,
+        warc: Option<WarcThread>,
     ) -> Result<Self> {
         let s = &shared.settings;
         let DedupState {
@@ -253,6 +316,7 @@ impl Decider {
             flushed_at: std::time::Instant::now(),
             dup_chains,
             on_page,
+            warc,
             shared,
         })
     }
@@ -286,7 +350,20 @@ impl Decider {
             self.shared.in_flight.fetch_sub(n, Ordering::AcqRel);
             self.shared.wake.notify_one();
         }
+        // The writer writes what is queued and closes its file, also
+        // after a failure (the pages recorded so far stay readable).
+        let warc = self.warc.take().map(WarcThread::finish);
         result?;
+        if let Some(stats) = warc.transpose()? {
+            tracing::info!(
+                "WARC: {} records ({} responses, {} revisits) in {} files, {} bytes",
+                stats.records,
+                stats.responses,
+                stats.revisits,
+                stats.files,
+                stats.bytes
+            );
+        }
         Ok(Decided {
             index: self.dedup.into_index(),
             mirror_demoted: self.mirror_demoted,
@@ -338,6 +415,8 @@ impl Decider {
         let mut stored = StoredParts::default();
         let mut body = None;
         let mut offers: Vec<Candidate> = Vec::new();
+        let is_page = matches!(f.kind, FetchedKind::Page(_));
+        let mut capture = f.capture;
         match f.kind {
             FetchedKind::Outcome {
                 decision,
@@ -382,7 +461,24 @@ impl Decider {
             on_page(&rec);
         }
         let page = stored.page(id, &rec, now_ms(f.fetched_at));
-        self.group.push(Done { q: f.q, page, body });
+        // A parsed page's body came back from the analysis; any other
+        // response's body is in its capture (WARC only).
+        let (body, store_body) = if is_page {
+            (body, shared.settings.output.store_bodies)
+        } else {
+            (capture.as_mut().map(|c| std::mem::take(&mut c.body)), false)
+        };
+        let warc = self
+            .warc
+            .is_some()
+            .then(|| warc_entry(&rec, f.fetched_at, f.server_ip, capture));
+        self.group.push(Done {
+            q: f.q,
+            page,
+            body,
+            store_body,
+            warc,
+        });
         Ok(())
     }
 
@@ -556,9 +652,24 @@ impl Decider {
         self.log
             .flush()
             .map_err(|e| Error::io(PathBuf::from(CrawlDir::LOG_FILE), e))?;
-        let items: Vec<(&QueuedUrl, &StoredPage, Option<&[u8]>)> =
-            self.group.iter().map(|d| (&d.q, &d.page, d.body.as_deref())).collect();
+        let items: Vec<(&QueuedUrl, &StoredPage, Option<&[u8]>)> = self
+            .group
+            .iter()
+            .map(|d| (&d.q, &d.page, d.body.as_deref().filter(|_| d.store_body)))
+            .collect();
         self.shared.frontier.complete_many(&items)?;
+        // Then the WARC records, in decision order, each body moved to the
+        // writer thread (a full queue makes the decider wait for it).
+        if let Some(w) = self.warc.as_mut() {
+            for d in self.group.iter_mut() {
+                if let Some(mut entry) = d.warc.take() {
+                    if let Some(x) = entry.exchange.as_mut() {
+                        x.body = d.body.take().unwrap_or_default();
+                    }
+                    w.send(entry)?;
+                }
+            }
+        }
         self.shared
             .recorded
             .fetch_add(self.group.len() as u64, Ordering::AcqRel);

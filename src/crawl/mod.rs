@@ -68,6 +68,7 @@ use crate::simhash;
 use crate::sketch::minhash::MinHasher;
 use crate::sketch::{ContentSketch, Sketch, SketchIndex};
 use crate::store::{SledStore, Store};
+use crate::warc::{WarcOptions, WarcThread, WarcWriter};
 
 mod analyze;
 mod decide;
@@ -239,6 +240,39 @@ struct Fetched {
     server_ip: Option<std::net::IpAddr>,
     ip_wait_ms: Option<u64>,
     kind: FetchedKind,
+    /// What the WARC writer needs of the response (`output.warc`, and an
+    /// HTTP response arrived).
+    capture: Option<Box<Capture>>,
+}
+
+/// The parts of a response the WARC records need beyond the crawl-log
+/// record. A parsed page's body is not here: it comes back from the
+/// analysis in [`Analysis::body`].
+#[derive(Default)]
+struct Capture {
+    headers: Vec<(String, Vec<u8>)>,
+    /// `Content-Type` and `Location` for a fetcher that keeps no headers.
+    content_type: Option<String>,
+    location: Option<String>,
+    body: Vec<u8>,
+    truncated: bool,
+}
+
+impl Capture {
+    /// Takes the headers of `resp` (its body stays for the analysis).
+    fn of(resp: &mut FetchResponse) -> Box<Capture> {
+        let content_type = resp.content_type.as_ref().map(|t| match &resp.charset {
+            Some(c) => format!("{t}; charset={c}"),
+            None => t.clone(),
+        });
+        Box::new(Capture {
+            headers: std::mem::take(&mut resp.headers),
+            content_type,
+            location: resp.location.clone(),
+            body: Vec::new(),
+            truncated: resp.truncated,
+        })
+    }
 }
 
 enum FetchedKind {
@@ -284,6 +318,7 @@ struct Analysis {
     /// Sketch of the page's shingles (`[dedup] verify`), for a page not
     /// known to be an exact duplicate.
     sketch: Option<Sketch>,
+    /// The body, when the store keeps bodies or the WARC output needs it.
     body: Option<Vec<u8>>,
 }
 
@@ -299,6 +334,31 @@ fn rfc3339(t: SystemTime) -> String {
 /// Body and text hashes [`dedup::KnownContent`] holds before it starts over
 /// (two per page with text; ~50 MB when full).
 const KNOWN_CONTENT_MAX: usize = 1 << 20;
+
+/// gzip level of WARC records: the fastest. Compression is most of what
+/// WARC output costs the crawl (docs/warc.md, "Cost").
+const WARC_GZIP_LEVEL: u32 = 1;
+
+/// The WARC writer of a crawl into `out` (`DIR/warc/`).
+fn warc_writer(settings: &Settings, out: &Path) -> std::result::Result<WarcWriter, crate::warc::WarcError> {
+    let robots = if settings.politeness.respect_robots {
+        "obey"
+    } else {
+        "ignore"
+    };
+    WarcWriter::create(
+        &CrawlDir::new(out).warc(),
+        WarcOptions {
+            max_file_bytes: settings.output.warc_max_bytes,
+            user_agent: settings.crawl.user_agent_header(),
+            info: vec![
+                ("robots".into(), robots.into()),
+                ("operator".into(), settings.crawl.contact_url.clone()),
+            ],
+            level: WARC_GZIP_LEVEL,
+        },
+    )
+}
 
 /// Read a seeds file: one URL per line, `#` comments and blank lines ignored.
 pub fn read_seeds(path: &Path) -> Result<Vec<String>> {
@@ -385,6 +445,16 @@ pub async fn run(
     let created_out = !opts.out.exists();
     let had_log = log_path.exists();
     std::fs::create_dir_all(&opts.out).map_err(|e| Error::io(&opts.out, e))?;
+    let warc = match settings.output.warc.then(|| warc_writer(&settings, &opts.out)) {
+        Some(Err(e)) => {
+            if !opts.resume {
+                remove_new_crawl(&opts.out, created_out, had_log);
+            }
+            return Err(e.into());
+        }
+        Some(Ok(w)) => Some(w),
+        None => None,
+    };
     // Resume: the store as it was, put back if it turns out unreadable.
     let backup = if opts.resume {
         Some(StoreBackup::take(&store_dir)?)
@@ -454,7 +524,15 @@ pub async fn run(
     };
 
     // The decider thread.
-    let decider = Decider::new(shared.clone(), &log_path, &previous, dedup_state, opts.on_page.clone())?;
+    let warc = warc.map(WarcThread::spawn).transpose()?;
+    let decider = Decider::new(
+        shared.clone(),
+        &log_path,
+        &previous,
+        dedup_state,
+        opts.on_page.clone(),
+        warc,
+    )?;
     let (tx, rx) = mpsc::channel::<Fetched>(shared.settings.crawl.concurrency * 2);
     let decider_thread = std::thread::Builder::new()
         .name("simcrawl-decider".into())

@@ -166,6 +166,8 @@ pub(super) fn remove_new_crawl(out: &Path, created_out: bool, had_log: bool) {
     if !had_log {
         let _ = std::fs::remove_file(out.join(CrawlDir::LOG_FILE));
     }
+    // Only when empty: files are created with the first page.
+    let _ = std::fs::remove_dir(out.join(CrawlDir::WARC_DIR));
     if created_out {
         // Only when empty: never anything the user put there.
         let _ = std::fs::remove_dir(out);

@@ -163,6 +163,7 @@ pub(super) fn outcome(
             error,
             body_hash: None,
         },
+        capture: None,
         q: q.clone(),
     }
 }
@@ -266,8 +267,9 @@ pub(super) async fn fetch_one(
         server_ip,
         ip_wait_ms: Some(ip_wait_ms),
         kind,
+        capture: None,
     };
-    let resp = match result {
+    let mut resp = match result {
         Ok(r) => r,
         Err(e) => {
             return Record(base(
@@ -293,6 +295,9 @@ pub(super) async fn fetch_one(
     );
     f.content_type = resp.content_type.clone();
     f.bytes = resp.body.len() as u64;
+    if s.output.warc {
+        f.capture = Some(Capture::of(&mut resp));
+    }
     if resp.is_redirect() {
         let target = resp
             .location
@@ -314,7 +319,7 @@ pub(super) async fn fetch_one(
                 body_hash: None,
             },
         };
-        return Record(f);
+        return Record(with_body(f, resp));
     }
     if resp.status >= 400 || resp.status < 200 {
         f.kind = FetchedKind::Outcome {
@@ -322,7 +327,7 @@ pub(super) async fn fetch_one(
             error: Some(format!("HTTP {}", resp.status)),
             body_hash: None,
         };
-        return Record(f);
+        return Record(with_body(f, resp));
     }
     if resp.truncated {
         f.kind = FetchedKind::Outcome {
@@ -333,7 +338,7 @@ pub(super) async fn fetch_one(
             )),
             body_hash: None,
         };
-        return Record(f);
+        return Record(with_body(f, resp));
     }
     if !resp.is_parseable(&s.fetch.parse_content_types) {
         f.kind = FetchedKind::Outcome {
@@ -341,7 +346,7 @@ pub(super) async fn fetch_one(
             error: None,
             body_hash: Some(*blake3::hash(&resp.body).as_bytes()),
         };
-        return Record(f);
+        return Record(with_body(f, resp));
     }
     // CPU work off the async threads, on the pool's one thread per core.
     // The job queues in the pool (no permit to wait for: the pages waiting
@@ -376,6 +381,16 @@ pub(super) async fn fetch_one(
         }
     });
     Step::Analyzing
+}
+
+/// `f` with the body of `resp` in its WARC capture, if it has one (a
+/// response that is not analysed: redirect, error status, too large, not
+/// HTML).
+fn with_body(mut f: Fetched, resp: FetchResponse) -> Fetched {
+    if let Some(c) = f.capture.as_mut() {
+        c.body = resp.body;
+    }
+    f
 }
 
 pub(super) fn requeue(shared: &Shared, q: &QueuedUrl, at: std::time::Instant) {

@@ -20,12 +20,15 @@ use crate::config::Settings;
 pub struct HttpFetcher {
     client: reqwest::Client,
     max_body_bytes: u64,
+    /// Keep every response header (`output.warc`).
+    keep_headers: bool,
 }
 
 impl HttpFetcher {
     /// Build the client from `[crawl]` (User-Agent) and `[fetch]` (timeouts,
     /// caps, `resolve`, headers, proxy, cookies). Redirects are never
-    /// followed by the client.
+    /// followed by the client. With `output.warc` on, responses carry all
+    /// their headers ([`FetchResponse::headers`]).
     pub fn new(settings: &Settings) -> Result<Self, FetchError> {
         let f = &settings.fetch;
         let mut builder = reqwest::Client::builder()
@@ -59,6 +62,7 @@ impl HttpFetcher {
         Ok(HttpFetcher {
             client,
             max_body_bytes: f.max_body_bytes,
+            keep_headers: settings.output.warc,
         })
     }
 
@@ -82,6 +86,14 @@ impl HttpFetcher {
         let retry_after =
             header_first(headers, RETRY_AFTER.as_str()).and_then(|v| parse_retry_after(&v, SystemTime::now()));
         let x_robots_tag = header_str(headers, "x-robots-tag");
+        let all_headers = if self.keep_headers {
+            headers
+                .iter()
+                .map(|(k, v)| (k.as_str().to_string(), v.as_bytes().to_vec()))
+                .collect()
+        } else {
+            Vec::new()
+        };
 
         // With Content-Encoding, reqwest drops Content-Length and hands out
         // decompressed chunks: the cap below then bounds decompressed bytes,
@@ -110,6 +122,7 @@ impl HttpFetcher {
             location,
             retry_after,
             x_robots_tag,
+            headers: all_headers,
             body,
             truncated,
             elapsed: started.elapsed(),

@@ -40,6 +40,10 @@ pub struct FetchResponse {
     pub retry_after: Option<Duration>,
     /// The `X-Robots-Tag` header(s), joined with ", ".
     pub x_robots_tag: Option<String>,
+    /// Every response header as received (name lower-cased, value as
+    /// bytes), in order, when the fetcher keeps them (`HttpFetcher` does
+    /// when `output.warc` is on, for the WARC response records); else empty.
+    pub headers: Vec<(String, Vec<u8>)>,
     /// The body, decompressed, at most `fetch.max_body_bytes` bytes.
     pub body: Vec<u8>,
     /// The body (or its decompressed form) exceeded `fetch.max_body_bytes`:

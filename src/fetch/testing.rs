@@ -23,6 +23,7 @@ pub fn response(url: &str, status: u16, body: &str) -> FetchResponse {
         location: None,
         retry_after: None,
         x_robots_tag: None,
+        headers: Vec::new(),
         body: body.as_bytes().to_vec(),
         truncated: false,
         elapsed: Duration::from_millis(1),

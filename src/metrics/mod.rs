@@ -36,9 +36,6 @@ use serde::Serialize;
 use crate::model::{CrawlDir, Decision};
 pub use server::{MetricsServer, ProbeFn};
 
-/// The directory the WARC writer fills, under the crawl directory.
-pub const WARC_DIR: &str = "warc";
-
 /// The `status_class` label values of `simcrawl_fetches_total`: the HTTP
 /// status class of the response, `none` for a request that got no response
 /// (network error, timeout).
@@ -371,7 +368,7 @@ impl Metrics {
             },
             index_size: self.index_size.get().max(0) as u64,
             store_bytes: dir.map_or(0, |d| dir_bytes(&CrawlDir::new(d).store())),
-            warc_bytes: dir.map_or(0, |d| dir_bytes(&d.join(WARC_DIR))),
+            warc_bytes: dir.map_or(0, |d| dir_bytes(&CrawlDir::new(d).warc())),
         }
     }
 

@@ -122,7 +122,7 @@ fn directory_sizes_sum_the_files_below_and_a_missing_directory_is_zero() {
     let m = Metrics::new(Some(dir.path()));
     let s = m.snapshot(Probe::default());
     assert_eq!((s.store_bytes, s.warc_bytes), (1024, 0));
-    std::fs::create_dir_all(dir.path().join(WARC_DIR)).unwrap();
+    std::fs::create_dir_all(crate::model::CrawlDir::new(dir.path()).warc()).unwrap();
     std::fs::write(dir.path().join("warc/a.warc.gz"), vec![0u8; 10]).unwrap();
     assert_eq!(m.snapshot(Probe::default()).warc_bytes, 10);
     assert!(m.encode(Probe::default()).contains("simcrawl_store_bytes 1024\n"));

@@ -8,6 +8,7 @@
 //!   store/               the crawl store (frontier, seen-set, pages)
 //!   index/tables.bin     the near-duplicate index snapshot
 //!   reports/             summary, clusters and mirror reports
+//!   warc/                WARC/1.1 files, when `output.warc` is on
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -29,6 +30,8 @@ impl CrawlDir {
     pub const STATS_FILE: &'static str = "crawl_stats.json";
     /// The reports' directory name.
     pub const REPORTS_DIR: &'static str = "reports";
+    /// The WARC files' directory name.
+    pub const WARC_DIR: &'static str = "warc";
 
     /// The layout under `root`.
     pub fn new(root: impl Into<PathBuf>) -> Self {
@@ -64,6 +67,11 @@ impl CrawlDir {
     pub fn reports(&self) -> PathBuf {
         self.root.join(Self::REPORTS_DIR)
     }
+
+    /// `DIR/warc`.
+    pub fn warc(&self) -> PathBuf {
+        self.root.join(Self::WARC_DIR)
+    }
 }
 
 #[cfg(test)]
@@ -78,5 +86,6 @@ mod tests {
         assert_eq!(d.index_snapshot().to_str(), Some("/c/index/tables.bin"));
         assert_eq!(d.stats().to_str(), Some("/c/crawl_stats.json"));
         assert_eq!(d.reports().to_str(), Some("/c/reports"));
+        assert_eq!(d.warc().to_str(), Some("/c/warc"));
     }
 }

@@ -338,7 +338,8 @@ pub(crate) enum BenchKind {
         #[arg(long)]
         no_peer: bool,
         /// Override one key of simcrawl's benchmark settings, as `crawl --set`
-        /// does (e.g. `crawl.concurrency=128`); repeatable.
+        /// does (e.g. `crawl.concurrency=128`; `output.warc=true` also prints the
+        /// WARC bytes against the bytes fetched); repeatable.
         #[arg(long = "set", value_name = "SECTION.KEY=VALUE")]
         set: Vec<String>,
     },
