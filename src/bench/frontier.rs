@@ -1,6 +1,6 @@
-//! `simcrawl bench frontier`: the frontier's cost per crawled page — `next`
-//! + `offer_many` of the page's out-links + `complete` + `set_host_ready` —
-//! over the in-memory and the sled store, against a baseline of the bare
+//! `simcrawl bench frontier`: the frontier's cost per crawled page (`next`,
+//! `offer_many` of the page's out-links, `complete`, `set_host_ready`) over
+//! the in-memory and the sled store, against a baseline of the bare
 //! in-memory work (a binary heap push and pop per URL plus a hash-set seen
 //! check per link).
 
