@@ -86,8 +86,8 @@ pub fn disk_usage(path: &Path) -> u64 {
     entries.flatten().map(|e| disk_usage(&e.path())).sum()
 }
 
-fn mb(bytes: u64) -> f64 {
-    bytes as f64 / 1e6
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1u64 << 20) as f64
 }
 
 /// One crawler's figures.
@@ -245,10 +245,10 @@ pub fn run_crawl_bench(opts: &CrawlBenchOptions, out: &mut dyn Write) -> Result<
     let store = disk_usage(&dir.join("simcrawl").join(crate::model::CrawlDir::STORE_DIR));
     writeln!(
         out,
-        "memory:   peak RSS {} (VmHWM of this process: the crawl and the bench); store {:.1} MB on disk, {:.1} MB fetched ({:.0} store bytes per page)",
-        peak_rss().map_or_else(|| "unknown".to_string(), |b| format!("{:.0} MB", mb(b))),
-        mb(store),
-        mb(summary.bytes),
+        "memory:   peak RSS {} (VmHWM of this process: the crawl and the bench); store {:.1} MiB on disk, {:.1} MiB fetched ({:.0} store bytes per page)",
+        peak_rss().map_or_else(|| "unknown".to_string(), |b| format!("{:.0} MiB", mib(b))),
+        mib(store),
+        mib(summary.bytes),
         store as f64 / summary.total_pages.max(1) as f64
     )
     .map_err(io)?;

@@ -327,6 +327,10 @@ mod tests {
 
     #[test]
     fn page_digest_stays_small() {
-        assert!(std::mem::size_of::<PageDigest>() <= 88, "{}", std::mem::size_of::<PageDigest>());
+        assert!(
+            std::mem::size_of::<PageDigest>() <= 88,
+            "{}",
+            std::mem::size_of::<PageDigest>()
+        );
     }
 }

@@ -121,9 +121,8 @@ impl<'a> PageTable<'a> {
             _ => None,
         };
         let same = |x: &Option<HashKey>, y: &Option<HashKey>| x.is_some() && x == y;
-        let exact_decision = |p: &Page, q: &Page| {
-            p.rec.decision == Decision::ExactDuplicate && p.rec.dup_of == Some(q.rec.canonical)
-        };
+        let exact_decision =
+            |p: &Page, q: &Page| p.rec.decision == Decision::ExactDuplicate && p.rec.dup_of == Some(q.rec.canonical);
         if same(&pa.rec.content_hash, &pb.rec.content_hash)
             || same(&pa.rec.text_hash, &pb.rec.text_hash)
             || exact_decision(pa, pb)

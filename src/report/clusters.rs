@@ -101,7 +101,10 @@ pub fn build_in(log: &LogDigest) -> ClusterReport {
             g.sort_unstable_by(|a, b| log.url(*a).cmp(log.url(*b)));
             let key = |u: u32| {
                 let r = record(u);
-                (r.is_some_and(|r| r.decision.is_duplicate()), r.map(|r| r.fetched_at).or(empty_time))
+                (
+                    r.is_some_and(|r| r.decision.is_duplicate()),
+                    r.map(|r| r.fetched_at).or(empty_time),
+                )
             };
             let time_cmp = |a: Option<TimeKey>, b: Option<TimeKey>| match (a, b) {
                 (Some(a), Some(b)) => log.times.cmp(a, b),

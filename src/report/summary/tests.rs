@@ -173,7 +173,6 @@ fn build_in_memory(records: &[PageRecord], crawl_stats: Option<CrawlStats>) -> S
     }
 }
 
-
 /// A varied sample: hosts (one URL unparseable), every decision, statuses,
 /// content types, optional latencies, delays, simhashes (some not hex),
 /// relevances and mirror penalties.
