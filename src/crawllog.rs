@@ -133,34 +133,111 @@ pub enum LogError {
     },
 }
 
-/// Read every record of a `pages.jsonl`. A truncated last line (a killed
-/// crawl) is skipped; any other bad line is an error naming its line number.
+/// Read every record of a `pages.jsonl` into memory (small logs and tests;
+/// the reports read the log as a stream with [`records`]). A truncated last
+/// line (a killed crawl) is skipped; any other bad line is an error naming
+/// its line number.
 pub fn read_log(path: &Path) -> Result<Vec<PageRecord>, LogError> {
-    let io = |source| LogError::Io {
+    records(path)?.collect()
+}
+
+/// The records of a `pages.jsonl`, one at a time, in log order: memory does
+/// not grow with the log. Same tolerance as [`read_log`]: a bad last line is
+/// skipped, any other bad line ends the stream with a
+/// [`LogError::BadRecord`] naming its line.
+pub fn records(path: &Path) -> Result<LogRecords, LogError> {
+    let file = std::fs::File::open(path).map_err(|source| LogError::Io {
         path: path.to_path_buf(),
         source,
-    };
-    let file = std::fs::File::open(path).map_err(io)?;
-    let mut lines = std::io::BufReader::new(file).lines().enumerate().peekable();
-    let mut out = Vec::new();
-    while let Some((i, line)) = lines.next() {
-        let line = line.map_err(io)?;
-        if line.trim().is_empty() {
-            continue;
+    })?;
+    Ok(LogRecords {
+        path: path.to_path_buf(),
+        lines: std::io::BufReader::with_capacity(1 << 16, file),
+        line: String::new(),
+        next: String::new(),
+        has_next: false,
+        number: 0,
+        done: false,
+    })
+}
+
+/// The iterator of [`records`]: yields each record of the log, or the
+/// first error (then ends).
+pub struct LogRecords {
+    path: std::path::PathBuf,
+    lines: std::io::BufReader<std::fs::File>,
+    /// The line being parsed, and the one read after it (to know whether a
+    /// bad line is the last one).
+    line: String,
+    next: String,
+    has_next: bool,
+    /// 1-based number of `line`.
+    number: usize,
+    done: bool,
+}
+
+impl LogRecords {
+    /// Read one line into `buf` (without its line break); false at the end.
+    fn read_line(&mut self, into_next: bool) -> Result<bool, LogError> {
+        let buf = if into_next { &mut self.next } else { &mut self.line };
+        buf.clear();
+        let n = self.lines.read_line(buf).map_err(|source| LogError::Io {
+            path: self.path.clone(),
+            source,
+        })?;
+        if buf.ends_with('\n') {
+            buf.pop();
+            if buf.ends_with('\r') {
+                buf.pop();
+            }
         }
-        match serde_json::from_str(&line) {
-            Ok(rec) => out.push(rec),
-            Err(_) if lines.peek().is_none() => break,
-            Err(e) => {
-                return Err(LogError::BadRecord {
-                    path: path.to_path_buf(),
-                    line: i + 1,
-                    message: e.to_string(),
-                })
+        Ok(n > 0)
+    }
+
+    fn advance(&mut self) -> Result<Option<PageRecord>, LogError> {
+        loop {
+            if self.has_next {
+                std::mem::swap(&mut self.line, &mut self.next);
+                self.has_next = false;
+            } else if !self.read_line(false)? {
+                return Ok(None);
+            }
+            self.number += 1;
+            if self.line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str(&self.line) {
+                Ok(rec) => return Ok(Some(rec)),
+                Err(e) => {
+                    // A bad last line is a record cut short by a kill.
+                    self.has_next = self.read_line(true)?;
+                    if !self.has_next {
+                        return Ok(None);
+                    }
+                    return Err(LogError::BadRecord {
+                        path: self.path.clone(),
+                        line: self.number,
+                        message: e.to_string(),
+                    });
+                }
             }
         }
     }
-    Ok(out)
+}
+
+impl Iterator for LogRecords {
+    type Item = Result<PageRecord, LogError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let item = self.advance().transpose();
+        if !matches!(item, Some(Ok(_))) {
+            self.done = true;
+        }
+        item
+    }
 }
 
 #[cfg(test)]
@@ -190,5 +267,25 @@ mod tests {
         assert_eq!(back, vec![rec.clone(), rec]);
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.contains("\"decision\":\"near_duplicate\""));
+    }
+
+    #[test]
+    fn stream_names_a_bad_middle_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pages.jsonl");
+        let good = serde_json::to_string(&PageRecord::default()).unwrap();
+        std::fs::write(&path, format!("{good}\n\n{{bad\n{good}\n")).unwrap();
+        let got: Vec<_> = records(&path).unwrap().collect();
+        assert_eq!(got.len(), 2);
+        assert!(got[0].is_ok());
+        match &got[1] {
+            Err(LogError::BadRecord { line, .. }) => assert_eq!(*line, 3),
+            other => panic!("{other:?}"),
+        }
+        // A bad line followed only by an empty line is not the last line.
+        std::fs::write(&path, format!("{good}\r\n{{bad\n\n")).unwrap();
+        assert!(matches!(read_log(&path), Err(LogError::BadRecord { line: 2, .. })));
+        std::fs::write(&path, format!("{good}\r\n{good}\n{{bad")).unwrap();
+        assert_eq!(read_log(&path).unwrap().len(), 2);
     }
 }

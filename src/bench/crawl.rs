@@ -3,6 +3,11 @@
 //! off and the full dedup pipeline on, then by `benches/peer_scrapy.sh` (a
 //! plain Scrapy CrawlSpider: robots.txt obeyed, 64 concurrent requests, no
 //! delay) against the same server; both figures and their ratios are printed.
+//! Beside simcrawl's figures it prints the process's peak resident memory
+//! (the kernel's high-water mark `VmHWM`: the crawl in this process, its
+//! runtime and the benchmark's own few megabytes; the test web is a child
+//! process and not counted) and the store's size on disk against the body
+//! bytes fetched.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -40,6 +45,49 @@ pub fn cpu_time() -> Duration {
     }
     let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
     tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// Peak resident memory of this process so far, in bytes: `VmHWM` of
+/// `/proc/self/status`, else getrusage's `ru_maxrss`.
+pub fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok();
+    let hwm = status.as_deref().and_then(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().strip_suffix("kB"))
+            .and_then(|kb| kb.trim().parse::<u64>().ok())
+    });
+    if let Some(kb) = hwm {
+        return Some(kb * 1024);
+    }
+    // SAFETY: getrusage only writes the struct we pass.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid pointer to a zeroed rusage.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return None;
+    }
+    // Kilobytes on Linux.
+    u64::try_from(usage.ru_maxrss).ok().map(|kb| kb * 1024)
+}
+
+/// Bytes a directory's files take on disk (allocated blocks, as `du`
+/// counts them; symbolic links are not followed).
+pub fn disk_usage(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return 0;
+    };
+    if !meta.is_dir() {
+        return meta.blocks() * 512;
+    }
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return 0;
+    };
+    entries.flatten().map(|e| disk_usage(&e.path())).sum()
+}
+
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1u64 << 20) as f64
 }
 
 /// One crawler's figures.
@@ -216,6 +264,16 @@ pub fn run_crawl_bench(opts: &CrawlBenchOptions, out: &mut dyn Write) -> Result<
         ours.pages_per_s(),
         ours.cpu_per_1k(),
         parts.join(", ")
+    )
+    .map_err(io)?;
+    let store = disk_usage(&dir.join("simcrawl").join(crate::model::CrawlDir::STORE_DIR));
+    writeln!(
+        out,
+        "memory:   peak RSS {} (VmHWM of this process: the crawl and the bench); store {:.1} MiB on disk, {:.1} MiB fetched ({:.0} store bytes per page)",
+        peak_rss().map_or_else(|| "unknown".to_string(), |b| format!("{:.0} MiB", mib(b))),
+        mib(store),
+        mib(summary.bytes),
+        store as f64 / summary.total_pages.max(1) as f64
     )
     .map_err(io)?;
 

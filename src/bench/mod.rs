@@ -19,7 +19,7 @@ pub mod index;
 mod pipeline;
 mod resume;
 
-pub use crawl::{cpu_time, run_crawl_bench, CrawlBenchOptions, CrawlFigures};
+pub use crawl::{cpu_time, disk_usage, peak_rss, run_crawl_bench, CrawlBenchOptions, CrawlFigures};
 pub use frontier::run_frontier_bench;
 pub use pipeline::run_pipeline_bench;
 pub use resume::run_resume_bench;

@@ -169,6 +169,25 @@ pub(super) struct Decider {
     dup_chains: DupChains,
     /// The WARC writer (`output.warc`), fed at each commit.
     warc: Option<WarcThread>,
+    /// Records in the log (all runs) per decision, and their body bytes.
+    logged: LogCounts,
+}
+
+/// Records of the crawl log counted as they are written (the crawl's
+/// summary needs no second read of the log).
+#[derive(Debug, Clone, Default)]
+pub(super) struct LogCounts {
+    pub(super) by_decision: HashMap<Decision, u64>,
+    pub(super) records: u64,
+    pub(super) bytes: u64,
+}
+
+impl LogCounts {
+    fn add(&mut self, r: &PageRecord) {
+        *self.by_decision.entry(r.decision).or_default() += 1;
+        self.records += 1;
+        self.bytes += r.bytes;
+    }
 }
 
 /// Per duplicate page, how many same-host duplicates or look-alikes in a row end at it
@@ -237,6 +256,8 @@ pub(super) struct Decided {
     focus: Option<(f64, u64)>,
     /// Pages whose fingerprint was reused from an exact original.
     reused: u64,
+    /// The log's records (all runs).
+    pub(super) logged: LogCounts,
 }
 
 impl Decided {
@@ -283,7 +304,9 @@ impl Decider {
         let mut mirrors = OnlineMirrors::new(&s.mirror);
         let mut redirects = HashMap::new();
         let mut dup_chains = DupChains::default();
+        let mut logged = LogCounts::default();
         for r in previous {
+            logged.add(r);
             mirrors.observe(r);
             if r.decision == Decision::Redirect {
                 redirects.insert(r.canonical.clone(), r.final_url.clone());
@@ -315,6 +338,7 @@ impl Decider {
             store_dir: log_path.with_file_name(CrawlDir::STORE_DIR),
             flushed_at: std::time::Instant::now(),
             dup_chains,
+            logged,
             on_page,
             warc,
             shared,
@@ -375,6 +399,7 @@ impl Decider {
             dropped: self.dropped,
             demoted: self.demoted,
             reused: self.reused,
+            logged: self.logged,
         })
     }
 
@@ -447,6 +472,7 @@ impl Decider {
         self.log
             .write(&rec)
             .map_err(|e| Error::io(PathBuf::from(CrawlDir::LOG_FILE), e))?;
+        self.logged.add(&rec);
         self.mirrors.observe(&rec);
         // Counted with its log line, before the callback: a scrape from
         // the callback sees this record counted.

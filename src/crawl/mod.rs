@@ -146,6 +146,8 @@ pub struct CrawlSummary {
     pub total_pages: u64,
     /// Records per decision (all runs), in `pages.jsonl` spelling.
     pub by_decision: Vec<(String, u64)>,
+    /// Body bytes read (records of all runs).
+    pub bytes: u64,
     /// URLs still queued.
     pub queued: usize,
     /// Why the loop ended.
@@ -533,6 +535,9 @@ pub async fn run(
         opts.on_page.clone(),
         warc,
     )?;
+    // Resume: the earlier runs' records are not kept for the crawl (the
+    // decider counted and observed them).
+    let previous = previous.len() as u64;
     let (tx, rx) = mpsc::channel::<Fetched>(shared.settings.crawl.concurrency * 2);
     let decider_thread = std::thread::Builder::new()
         .name("simcrawl-decider".into())
@@ -560,17 +565,19 @@ pub async fn run(
     let json = serde_json::to_vec_pretty(&stats).map_err(|e| Error::Internal(format!("crawl stats: {e}")))?;
     std::fs::write(&stats_path, json).map_err(|e| Error::io(&stats_path, e))?;
 
-    let records = crawllog::read_log(&log_path)?;
+    let logged = decided.logged.clone();
+    // The index and the decider's sets are not needed past this point.
+    drop(decided);
     let reports = if shared.settings.output.reports {
-        Some(report::write_all(&opts.out, &records, &shared.settings)?)
+        Some(report::write_from_log(&opts.out, &shared.settings)?)
     } else {
         None
     };
-    let mut by: HashMap<&'static str, u64> = HashMap::new();
-    for r in &records {
-        *by.entry(r.decision.as_str()).or_default() += 1;
-    }
-    let mut by_decision: Vec<(String, u64)> = by.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    let mut by_decision: Vec<(String, u64)> = logged
+        .by_decision
+        .iter()
+        .map(|(k, v)| (k.as_str().to_string(), *v))
+        .collect();
     by_decision.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     let metrics = {
         let sh = shared.clone();
@@ -582,8 +589,9 @@ pub async fn run(
         server.stop().await;
     }
     Ok(CrawlSummary {
-        pages: records.len() as u64 - previous.len() as u64,
-        total_pages: records.len() as u64,
+        pages: logged.records - previous,
+        total_pages: logged.records,
+        bytes: logged.bytes,
         by_decision,
         queued: shared.frontier.len(),
         stop,

@@ -22,15 +22,23 @@
 //! pages are decided, with hash-map lookups only, so the frontier can demote
 //! URLs of an established mirror whose counterpart is already known.
 //!
-//! Files: this one (the report's types and [`detect`]), `verify.rs` (the
-//! page table, candidate pairs and their verification and classification),
-//! `online.rs` ([`OnlineMirrors`]).
+//! Offline detection reads the log as a [`LogDigest`] (`digest.rs`): one
+//! compact entry per record, URLs interned once, hashes as fixed-size keys,
+//! so a report never holds the log's records; [`detect`] takes records in
+//! memory and builds the digest itself.
+//!
+//! Files: this one (the report's types, [`detect`] and [`detect_in`]),
+//! `digest.rs` ([`LogDigest`]), `verify.rs` (the page table, candidate pairs
+//! and their verification and classification), `online.rs`
+//! ([`OnlineMirrors`]).
 
+mod digest;
 mod online;
 #[cfg(test)]
 mod tests;
 mod verify;
 
+pub use digest::{HashKey, HostFacts, LogDigest, PageDigest, Strings, TimeKey, Times};
 pub use online::{OnlineMirrors, OnlineStats};
 use verify::*;
 
@@ -236,13 +244,6 @@ pub fn align_prefixes<'a>(path1: &'a str, path2: &'a str) -> Option<(&'a str, &'
     Some((&path1[..c1], &path2[..c2]))
 }
 
-/// Hamming distance of two 16-hex-digit simhashes.
-fn hex_distance(a: &str, b: &str) -> Option<u32> {
-    let a = u64::from_str_radix(a, 16).ok()?;
-    let b = u64::from_str_radix(b, 16).ok()?;
-    Some((a ^ b).count_ones())
-}
-
 /// Whether a record is a page with content that can take part in matching.
 pub fn has_content(r: &PageRecord) -> bool {
     (200..300).contains(&r.status)
@@ -255,13 +256,19 @@ pub fn has_content(r: &PageRecord) -> bool {
 
 pub use crate::sketch::UnionFind;
 
-/// Find the mirror host (prefix) pairs of a crawl from its records alone.
+/// Find the mirror host (prefix) pairs of a crawl from its records alone
+/// (records in memory: [`detect_in`] of their [`LogDigest`]).
+pub fn detect(records: &[PageRecord], settings: &MirrorSettings) -> MirrorReport {
+    detect_in(&LogDigest::from_records(records), settings)
+}
+
+/// Find the mirror host (prefix) pairs of a crawl from its log's digest.
 ///
 /// Runs in O(P log P + M + C·S log P) for P pages, M duplicate matches, C
 /// distinct candidates and S pages in the smaller subtree of a candidate: no
 /// pair of hosts is compared unless they share at least one duplicate.
-pub fn detect(records: &[PageRecord], settings: &MirrorSettings) -> MirrorReport {
-    let (table, edges) = PageTable::build(records);
+pub fn detect_in(log: &LogDigest, settings: &MirrorSettings) -> MirrorReport {
+    let (table, edges) = PageTable::build(log);
     // Candidates, with the number of matches supporting each.
     let mut support: HashMap<Candidate, u64> = HashMap::new();
     let mut matches = 0u64;
@@ -348,7 +355,7 @@ pub fn detect(records: &[PageRecord], settings: &MirrorSettings) -> MirrorReport
             .unwrap_or(std::cmp::Ordering::Equal)
     });
 
-    let sets = mirror_sets(records, &pairs);
+    let sets = mirror_sets(log, &pairs);
     let (pairs, implied) = split_implied(pairs);
     MirrorReport {
         min_sample: settings.min_sample,
@@ -412,7 +419,7 @@ fn swap_sides(p: &mut MirrorPair) {
 /// per set. Two sets are joined by a pair only when no verified pair between
 /// their members says "not a mirror" (overlap): X mirrors Y and Y mirrors Z
 /// does not make X and Z one set when X and Z were compared and differ.
-fn mirror_sets(records: &[PageRecord], pairs: &[MirrorPair]) -> Vec<MirrorSet> {
+fn mirror_sets(log: &LogDigest, pairs: &[MirrorPair]) -> Vec<MirrorSet> {
     let mut ids: HashMap<&str, usize> = HashMap::new();
     let mut uf = UnionFind::default();
     let mut mirrors: Vec<&MirrorPair> = pairs.iter().filter(|p| p.kind.is_mirror()).collect();
@@ -451,25 +458,7 @@ fn mirror_sets(records: &[PageRecord], pairs: &[MirrorPair]) -> Vec<MirrorSet> {
         return Vec::new();
     }
     // In-links from other hosts and first fetch time per member host.
-    let mut inlinks: HashMap<&str, u64> = HashMap::new();
-    let mut first: HashMap<&str, &str> = HashMap::new();
-    for r in records {
-        let Some((host, _)) = split_url(&r.canonical) else {
-            continue;
-        };
-        if !ids.contains_key(host) {
-            continue;
-        }
-        let e = first.entry(host).or_insert(&r.fetched_at);
-        if r.fetched_at.as_str() < *e {
-            *e = &r.fetched_at;
-        }
-        if let Some((parent_host, _)) = r.parent.as_deref().and_then(split_url) {
-            if parent_host != host {
-                *inlinks.entry(host).or_insert(0) += 1;
-            }
-        }
-    }
+    let facts = |h: &str| log.hosts.find(h).map(|id| log.host_facts[id as usize]);
     let mut groups: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
     let mut hosts: Vec<(&str, usize)> = ids.iter().map(|(h, i)| (*h, *i)).collect();
     hosts.sort_unstable();
@@ -480,13 +469,17 @@ fn mirror_sets(records: &[PageRecord], pairs: &[MirrorPair]) -> Vec<MirrorSet> {
         .into_iter()
         .filter(|(_, hosts)| hosts.len() > 1)
         .map(|(root, hosts)| {
-            let links: Vec<u64> = hosts.iter().map(|h| inlinks.get(h).copied().unwrap_or(0)).collect();
+            let links: Vec<u64> = hosts.iter().map(|h| facts(h).map_or(0, |f| f.inlinks)).collect();
+            let first = |h: &str| facts(h).map(|f| f.first_fetched);
             let canonical = hosts
                 .iter()
                 .zip(&links)
                 .min_by(|(h1, l1), (h2, l2)| {
                     l2.cmp(l1)
-                        .then_with(|| first.get(*h1).cmp(&first.get(*h2)))
+                        .then_with(|| match (first(h1), first(h2)) {
+                            (Some(a), Some(b)) => log.times.cmp(a, b),
+                            (a, b) => a.is_some().cmp(&b.is_some()),
+                        })
                         .then_with(|| h1.len().cmp(&h2.len()))
                         .then_with(|| h1.cmp(h2))
                 })

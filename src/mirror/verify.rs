@@ -9,7 +9,7 @@ pub(super) struct Page<'a> {
     pub(super) canonical: &'a str,
     pub(super) host: u32,
     pub(super) path: &'a str,
-    pub(super) rec: &'a PageRecord,
+    pub(super) rec: &'a PageDigest,
 }
 
 /// The crawl's pages indexed for verification.
@@ -20,16 +20,20 @@ pub(super) struct PageTable<'a> {
     pub(super) by_host: Vec<Vec<(&'a str, u32)>>,
     /// Content group of each page (union-find root).
     pub(super) group: Vec<u32>,
+    /// Fetch times, to compare pages'.
+    pub(super) times: &'a Times,
 }
 
 impl<'a> PageTable<'a> {
-    pub(super) fn build(records: &'a [PageRecord]) -> (Self, Vec<(u32, u32)>) {
-        let mut index: HashMap<&str, u32> = HashMap::new();
+    pub(super) fn build(log: &'a LogDigest) -> (Self, Vec<(u32, u32)>) {
+        // Page index by canonical URL id.
+        let mut index: HashMap<u32, u32> = HashMap::new();
         let mut pages: Vec<Page<'a>> = Vec::new();
         let mut host_ids: HashMap<&str, u32> = HashMap::new();
         let mut host_names = Vec::new();
-        for r in records.iter().filter(|r| has_content(r)) {
-            let Some((host, path)) = split_url(&r.canonical) else {
+        for r in log.pages.iter().filter(|r| r.has_content) {
+            let canonical = log.url(r.canonical);
+            let Some((host, path)) = split_url(canonical) else {
                 continue;
             };
             let next = host_ids.len() as u32;
@@ -38,16 +42,16 @@ impl<'a> PageTable<'a> {
                 next
             });
             let page = Page {
-                canonical: &r.canonical,
+                canonical,
                 host,
                 path,
                 rec: r,
             };
-            match index.get(r.canonical.as_str()) {
+            match index.get(&r.canonical) {
                 // A later fetch of the same URL replaces the earlier one.
                 Some(&i) => pages[i as usize] = page,
                 None => {
-                    index.insert(&r.canonical, pages.len() as u32);
+                    index.insert(r.canonical, pages.len() as u32);
                     pages.push(page);
                 }
             }
@@ -55,18 +59,15 @@ impl<'a> PageTable<'a> {
         let mut uf = UnionFind::new(pages.len());
         let mut edges = Vec::new();
         for (i, p) in pages.iter().enumerate() {
-            if let Some(j) = p.rec.dup_of.as_deref().and_then(|d| index.get(d)) {
+            if let Some(j) = p.rec.dup_of.and_then(|d| index.get(&d)) {
                 uf.union(i, *j as usize);
                 edges.push((i as u32, *j));
             }
         }
         // Equal body or text hashes are exact matches even without a decision
         // (e.g. the original was fetched after the copy in another order).
-        for pick in [
-            |r: &PageRecord| r.content_hash.clone(),
-            |r: &PageRecord| r.text_hash.clone(),
-        ] {
-            let mut first: HashMap<String, u32> = HashMap::new();
+        for pick in [|r: &PageDigest| r.content_hash, |r: &PageDigest| r.text_hash] {
+            let mut first: HashMap<HashKey, u32> = HashMap::new();
             for (i, p) in pages.iter().enumerate() {
                 if let Some(h) = pick(p.rec) {
                     let j = *first.entry(h).or_insert(i as u32);
@@ -94,6 +95,7 @@ impl<'a> PageTable<'a> {
                 host_names,
                 by_host,
                 group,
+                times: &log.times,
             },
             edges,
         )
@@ -114,14 +116,13 @@ impl<'a> PageTable<'a> {
 
     pub(super) fn compare(&self, a: u32, b: u32) -> (MatchKind, Option<u32>) {
         let (pa, pb) = (&self.pages[a as usize], &self.pages[b as usize]);
-        let distance = match (&pa.rec.simhash, &pb.rec.simhash) {
-            (Some(x), Some(y)) => hex_distance(x, y),
+        let distance = match (pa.rec.simhash, pb.rec.simhash) {
+            (Some(x), Some(y)) => Some((x ^ y).count_ones()),
             _ => None,
         };
-        let same = |x: &Option<String>, y: &Option<String>| x.is_some() && x == y;
-        let exact_decision = |p: &Page, q: &Page| {
-            p.rec.decision == Decision::ExactDuplicate && p.rec.dup_of.as_deref() == Some(q.canonical)
-        };
+        let same = |x: &Option<HashKey>, y: &Option<HashKey>| x.is_some() && x == y;
+        let exact_decision =
+            |p: &Page, q: &Page| p.rec.decision == Decision::ExactDuplicate && p.rec.dup_of == Some(q.rec.canonical);
         if same(&pa.rec.content_hash, &pb.rec.content_hash)
             || same(&pa.rec.text_hash, &pb.rec.text_hash)
             || exact_decision(pa, pb)
@@ -245,9 +246,10 @@ pub(super) fn verify(table: &PageTable, c: &Candidate) -> Verified {
         // Which side holds the original: the page the other one duplicates,
         // or else the one fetched first.
         let (ra, rb) = (table.pages[ia as usize].rec, table.pages[ib as usize].rec);
-        let b_is_dup = rb.dup_of.is_some() && (ra.dup_of.is_none() || rb.fetched_at >= ra.fetched_at);
+        let b_vs_a = table.times.cmp(rb.fetched_at, ra.fetched_at);
+        let b_is_dup = rb.dup_of.is_some() && (ra.dup_of.is_none() || b_vs_a.is_ge());
         let a_is_dup = ra.dup_of.is_some() && !b_is_dup;
-        if b_is_dup || (!a_is_dup && ra.fetched_at <= rb.fetched_at) {
+        if b_is_dup || (!a_is_dup && b_vs_a.is_ge()) {
             v.originals_on_a += 1;
         } else {
             v.originals_on_b += 1;

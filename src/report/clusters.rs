@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::{csv_line, opt};
 use crate::crawllog::PageRecord;
 use crate::host::split_url;
-use crate::mirror::UnionFind;
+use crate::mirror::{LogDigest, PageDigest, TimeKey, UnionFind};
 use crate::model::Decision;
 
 /// One member of a cluster.
@@ -62,56 +62,79 @@ pub struct ClusterReport {
     pub clusters: Vec<Cluster>,
 }
 
-/// Build the clusters from the records' duplicate decisions.
+/// Build the clusters from the records' duplicate decisions (records in
+/// memory: [`build_in`] of their [`LogDigest`]).
 pub fn build(records: &[PageRecord]) -> ClusterReport {
-    // The last record of each canonical URL.
-    let mut by_url: HashMap<&str, &PageRecord> = HashMap::new();
-    for r in records {
-        by_url.insert(&r.canonical, r);
+    build_in(&LogDigest::from_records(records))
+}
+
+/// Build the clusters from a crawl log's digest.
+pub fn build_in(log: &LogDigest) -> ClusterReport {
+    // The last record of each canonical URL, by URL id.
+    let mut by_url: Vec<u32> = vec![u32::MAX; log.urls.len()];
+    for (i, r) in log.pages.iter().enumerate() {
+        by_url[r.canonical as usize] = i as u32;
     }
-    let mut ids: HashMap<&str, usize> = HashMap::new();
-    let mut urls: Vec<&str> = Vec::new();
+    let record = |u: u32| -> Option<&PageDigest> { log.pages.get(by_url[u as usize] as usize) };
+    let mut ids: HashMap<u32, usize> = HashMap::new();
+    let mut urls: Vec<u32> = Vec::new();
     let mut uf = UnionFind::default();
-    for r in records.iter().filter(|r| r.decision.is_duplicate()) {
-        let Some(orig) = r.dup_of.as_deref() else {
+    for r in log.pages.iter().filter(|r| r.decision.is_duplicate()) {
+        let Some(orig) = r.dup_of else {
             continue;
         };
-        let a = intern(&r.canonical, &mut ids, &mut urls, &mut uf);
+        let a = intern(r.canonical, &mut ids, &mut urls, &mut uf);
         let b = intern(orig, &mut ids, &mut urls, &mut uf);
         uf.union(a, b);
     }
-    let mut groups: HashMap<usize, Vec<&str>> = HashMap::new();
+    let mut groups: HashMap<usize, Vec<u32>> = HashMap::new();
     for (i, u) in urls.iter().enumerate() {
-        groups.entry(uf.find(i)).or_default().push(u);
+        groups.entry(uf.find(i)).or_default().push(*u);
     }
-    let fp = |u: &str| {
-        by_url
-            .get(u)
-            .and_then(|r| r.simhash.as_deref())
-            .and_then(|h| u64::from_str_radix(h, 16).ok())
-    };
+    let fp = |u: u32| record(u).and_then(|r| r.simhash);
+    let empty_time = log.times.find("");
     let mut clusters: Vec<Cluster> = groups
         .into_values()
         .filter(|g| g.len() >= 2)
         .map(|mut g| {
             // The original: not a duplicate, earliest fetched, then URL.
-            g.sort_unstable();
-            let key = |u: &str| {
-                let r = by_url.get(u);
-                let dup = r.is_some_and(|r| r.decision.is_duplicate());
-                (dup, r.map(|r| r.fetched_at.clone()).unwrap_or_default())
+            g.sort_unstable_by(|a, b| log.url(*a).cmp(log.url(*b)));
+            let key = |u: u32| {
+                let r = record(u);
+                (
+                    r.is_some_and(|r| r.decision.is_duplicate()),
+                    r.map(|r| r.fetched_at).or(empty_time),
+                )
             };
-            let original = g.iter().copied().min_by_key(|u| (key(u), *u)).unwrap_or_default();
+            let time_cmp = |a: Option<TimeKey>, b: Option<TimeKey>| match (a, b) {
+                (Some(a), Some(b)) => log.times.cmp(a, b),
+                // No record and no record fetched at "": the empty text first.
+                (a, b) => a.is_some().cmp(&b.is_some()),
+            };
+            let original = g
+                .iter()
+                .copied()
+                .min_by(|&a, &b| {
+                    let (ka, kb) = (key(a), key(b));
+                    ka.0.cmp(&kb.0)
+                        .then_with(|| time_cmp(ka.1, kb.1))
+                        .then_with(|| log.url(a).cmp(log.url(b)))
+                })
+                .unwrap_or_default();
             let ofp = fp(original);
             let mut members: Vec<Member> = g
                 .iter()
-                .map(|u| {
-                    let r = by_url.get(u);
+                .map(|&u| {
+                    let r = record(u);
+                    let not_original = u != original;
                     Member {
-                        url: u.to_string(),
+                        url: log.url(u).to_string(),
                         decision: r.map_or("unknown", |r| r.decision.as_str()).to_string(),
-                        dup_of: r.and_then(|r| r.dup_of.clone()).filter(|_| *u != original),
-                        distance: r.and_then(|r| r.distance).filter(|_| *u != original),
+                        dup_of: r
+                            .and_then(|r| r.dup_of)
+                            .filter(|_| not_original)
+                            .map(|d| log.url(d).to_string()),
+                        distance: r.and_then(|r| r.distance).filter(|_| not_original),
                         distance_to_original: match (fp(u), ofp) {
                             (Some(a), Some(b)) => Some((a ^ b).count_ones()),
                             _ => None,
@@ -119,9 +142,10 @@ pub fn build(records: &[PageRecord]) -> ClusterReport {
                     }
                 })
                 .collect();
+            let original = log.url(original);
             members.sort_by(|a, b| (a.url != original, &a.url).cmp(&(b.url != original, &b.url)));
             let count = |d: Decision| members.iter().filter(|m| m.decision == d.as_str()).count() as u64;
-            let mut hosts: Vec<&str> = g.iter().filter_map(|u| split_url(u).map(|x| x.0)).collect();
+            let mut hosts: Vec<&str> = g.iter().filter_map(|&u| split_url(log.url(u)).map(|x| x.0)).collect();
             hosts.sort_unstable();
             hosts.dedup();
             let max_distance = members
@@ -153,7 +177,7 @@ pub fn build(records: &[PageRecord]) -> ClusterReport {
     }
 }
 
-fn intern<'a>(u: &'a str, ids: &mut HashMap<&'a str, usize>, urls: &mut Vec<&'a str>, uf: &mut UnionFind) -> usize {
+fn intern(u: u32, ids: &mut HashMap<u32, usize>, urls: &mut Vec<u32>, uf: &mut UnionFind) -> usize {
     *ids.entry(u).or_insert_with(|| {
         urls.push(u);
         uf.push()

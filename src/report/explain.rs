@@ -90,7 +90,11 @@ fn explain_record(out: &mut String, r: &PageRecord, settings: &Settings) {
     let _ = writeln!(out, "out-links   {links}");
 }
 
-/// The explanation of `url` in the crawl stored in `dir`, as text.
+/// How many of a page's duplicates the explanation lists.
+const SHOWN_DUPLICATES: usize = 20;
+
+/// The explanation of `url` in the crawl stored in `dir`, as text (the log
+/// is read as a stream).
 pub fn explain(dir: &Path, url: &str, settings: &Settings) -> Result<String> {
     let log = crate::model::CrawlDir::new(dir).log();
     if !log.exists() {
@@ -101,22 +105,30 @@ pub fn explain(dir: &Path, url: &str, settings: &Settings) -> Result<String> {
     }
     let canon = Canonicalizer::new(&settings.canon);
     let canonical = canon.parse(url).map_or_else(|_| url.to_string(), |u| u.to_string());
-    let records = crawllog::read_log(&log)?;
+    // One pass over the log, keeping only the URL's records and the first
+    // of the pages that duplicate it.
+    let mut hits: Vec<PageRecord> = Vec::new();
+    let mut duplicates: Vec<PageRecord> = Vec::new();
+    let mut duplicates_count = 0usize;
+    for r in crawllog::records(&log)? {
+        let r = r?;
+        if r.dup_of.as_deref() == Some(&canonical) {
+            duplicates_count += 1;
+            if duplicates.len() < SHOWN_DUPLICATES {
+                duplicates.push(r.clone());
+            }
+        }
+        if r.canonical == canonical || r.url == url || r.canonical == url {
+            hits.push(r);
+        }
+    }
     let mut out = String::new();
-    let hits: Vec<&PageRecord> = records
-        .iter()
-        .filter(|r| r.canonical == canonical || r.url == url || r.canonical == url)
-        .collect();
     for r in &hits {
         explain_record(&mut out, r, settings);
     }
-    let duplicates: Vec<&PageRecord> = records
-        .iter()
-        .filter(|r| r.dup_of.as_deref() == Some(&canonical))
-        .collect();
-    if !duplicates.is_empty() {
-        let _ = writeln!(out, "original of {} duplicate page(s):", duplicates.len());
-        for r in duplicates.iter().take(20) {
+    if duplicates_count > 0 {
+        let _ = writeln!(out, "original of {duplicates_count} duplicate page(s):");
+        for r in &duplicates {
             let _ = writeln!(
                 out,
                 "  {} ({}{})",

@@ -4,8 +4,20 @@
 //! (field names documented in docs/reports.md), CSV for tables, and one
 //! self-contained HTML page per report (no network, no external assets).
 //!
-//! The crawl calls [`write_all`] when it ends; `simcrawl report` calls
+//! The crawl calls [`write_from_log`] when it ends; `simcrawl report` calls
 //! [`render_crawl`].
+//!
+//! Memory: the log is read as a stream ([`crawllog::records`]), never held.
+//! The summary is an aggregation ([`summary::SummaryBuilder`]: counters, one
+//! row per host and content type, and one `u64` simhash and one `f64`
+//! relevance per record). Clusters and mirrors need the pages side by side
+//! (duplicate groups, each host's sorted paths); they read a
+//! [`mirror::LogDigest`] built in the same pass: per record a fixed-size
+//! entry (ids, decision, the parsed simhash, 128-bit keys of the content
+//! hashes), the URLs once each in one arena. An external sort or the store
+//! would make this part flat too, at the cost of a second pass over disk;
+//! at a few hundred bytes per page (against the records' ~7 KB) the digest
+//! is what the reports keep.
 
 pub mod clusters;
 pub mod explain;
@@ -17,7 +29,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::config::Settings;
-use crate::crawllog::{read_log, PageRecord};
+use crate::crawllog::{self, PageRecord};
 use crate::error::{Error, Result};
 use crate::mirror;
 use crate::model::CrawlDir;
@@ -102,16 +114,18 @@ pub fn read_crawl_stats(dir: &Path) -> Result<Option<CrawlStats>> {
         .map_err(|e| Error::InvalidInput(format!("{}: bad crawl stats: {e}", path.display())))
 }
 
-/// A stored crawl's records and counters.
+/// A stored crawl: its log (read as a stream) and counters.
 pub struct CrawlData {
-    /// Every record of `pages.jsonl`.
-    pub records: Vec<PageRecord>,
+    /// `DIR/pages.jsonl`.
+    pub log: PathBuf,
     /// `crawl_stats.json`, if the crawl wrote one.
     pub stats: Option<CrawlStats>,
 }
 
 impl CrawlData {
-    /// Read `DIR/pages.jsonl` (required) and `DIR/crawl_stats.json` (optional).
+    /// Check that `DIR/pages.jsonl` exists (required) and read
+    /// `DIR/crawl_stats.json` (optional); the records are read by
+    /// [`CrawlData::records`].
     pub fn load(dir: &Path) -> Result<CrawlData> {
         let log = CrawlDir::new(dir).log();
         if !log.is_file() {
@@ -121,13 +135,105 @@ impl CrawlData {
             )));
         }
         Ok(CrawlData {
-            records: read_log(&log)?,
+            log,
             stats: read_crawl_stats(dir)?,
         })
     }
+
+    /// The log's records, one at a time.
+    pub fn records(&self) -> Result<crawllog::LogRecords> {
+        Ok(crawllog::records(&self.log)?)
+    }
 }
 
-/// One report in one format, as a string.
+/// Which reports a [`ReportBuilder`] computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wanted {
+    /// The summary.
+    pub summary: bool,
+    /// Clusters and/or mirrors (both read the [`mirror::LogDigest`]).
+    pub digest: bool,
+}
+
+impl Wanted {
+    /// Every report.
+    pub const ALL: Wanted = Wanted {
+        summary: true,
+        digest: true,
+    };
+
+    /// What one report needs.
+    pub fn of(kind: ReportKind) -> Wanted {
+        Wanted {
+            summary: kind == ReportKind::Summary,
+            digest: kind != ReportKind::Summary,
+        }
+    }
+}
+
+/// The reports of a crawl built in one pass over its records, in log order
+/// (see the module docs on memory).
+pub struct ReportBuilder {
+    summary: Option<summary::SummaryBuilder>,
+    digest: Option<mirror::LogDigest>,
+}
+
+/// The reports a [`ReportBuilder`] computed.
+pub struct Built {
+    /// The summary.
+    pub summary: Option<summary::Summary>,
+    /// The clusters.
+    pub clusters: Option<clusters::ClusterReport>,
+    /// The mirrors.
+    pub mirrors: Option<mirror::MirrorReport>,
+}
+
+impl ReportBuilder {
+    /// A builder for the `wanted` reports.
+    pub fn new(wanted: Wanted) -> Self {
+        ReportBuilder {
+            summary: wanted.summary.then(summary::SummaryBuilder::default),
+            digest: wanted.digest.then(mirror::LogDigest::default),
+        }
+    }
+
+    /// Add the next record of the log.
+    pub fn add(&mut self, r: &PageRecord) {
+        if let Some(s) = &mut self.summary {
+            s.add(r);
+        }
+        if let Some(d) = &mut self.digest {
+            d.add(r);
+        }
+    }
+
+    /// Add every record of a log, read as a stream.
+    pub fn add_log(&mut self, records: crawllog::LogRecords) -> Result<()> {
+        for r in records {
+            self.add(&r?);
+        }
+        Ok(())
+    }
+
+    /// The reports (clusters only with `clusters`, mirrors only with `mirrors`).
+    pub fn finish(self, stats: Option<CrawlStats>, settings: &Settings, clusters: bool, mirrors: bool) -> Built {
+        let (c, m) = match &self.digest {
+            Some(d) => (
+                clusters.then(|| clusters::build_in(d)),
+                mirrors.then(|| mirror::detect_in(d, &settings.mirror)),
+            ),
+            None => (None, None),
+        };
+        drop(self.digest);
+        Built {
+            summary: self.summary.map(|s| s.finish(stats)),
+            clusters: c,
+            mirrors: m,
+        }
+    }
+}
+
+/// One report in one format, as a string, from records in memory.
 pub fn render(
     kind: ReportKind,
     format: Format,
@@ -135,10 +241,31 @@ pub fn render(
     settings: &Settings,
     stats: Option<&CrawlStats>,
 ) -> Result<String> {
+    let mut b = ReportBuilder::new(Wanted::of(kind));
+    for r in records {
+        b.add(r);
+    }
+    render_built(kind, format, b, settings, stats)
+}
+
+fn render_built(
+    kind: ReportKind,
+    format: Format,
+    b: ReportBuilder,
+    settings: &Settings,
+    stats: Option<&CrawlStats>,
+) -> Result<String> {
+    let built = b.finish(
+        stats.cloned(),
+        settings,
+        kind == ReportKind::Clusters,
+        kind == ReportKind::Mirrors,
+    );
+    let missing = || Error::Internal(format!("{} report not built", kind.name()));
     let json = |v: &dyn erased::Json| v.to_json();
     Ok(match kind {
         ReportKind::Summary => {
-            let s = summary::build(records, stats.cloned());
+            let s = built.summary.ok_or_else(missing)?;
             match format {
                 Format::Json => json(&s)?,
                 Format::Csv => summary::hosts_csv(&s),
@@ -146,7 +273,7 @@ pub fn render(
             }
         }
         ReportKind::Clusters => {
-            let c = clusters::build(records);
+            let c = built.clusters.ok_or_else(missing)?;
             match format {
                 Format::Json => json(&c)?,
                 Format::Csv => clusters::csv(&c),
@@ -154,7 +281,7 @@ pub fn render(
             }
         }
         ReportKind::Mirrors => {
-            let m = mirror::detect(records, &settings.mirror);
+            let m = built.mirrors.ok_or_else(missing)?;
             match format {
                 Format::Json => json(&m)?,
                 Format::Csv => mirrors_csv(&m),
@@ -164,10 +291,13 @@ pub fn render(
     })
 }
 
-/// One report of a stored crawl directory (what `simcrawl report` prints).
+/// One report of a stored crawl directory (what `simcrawl report` prints),
+/// reading its log as a stream.
 pub fn render_crawl(kind: ReportKind, format: Format, dir: &Path, settings: &Settings) -> Result<String> {
     let data = CrawlData::load(dir)?;
-    render(kind, format, &data.records, settings, data.stats.as_ref())
+    let mut b = ReportBuilder::new(Wanted::of(kind));
+    b.add_log(data.records()?)?;
+    render_built(kind, format, b, settings, data.stats.as_ref())
 }
 
 /// The files [`write_all`] wrote.
@@ -192,15 +322,32 @@ pub const ALL_REPORTS: [(ReportKind, Format); 8] = [
 ];
 
 /// Write every report of a crawl to `DIR/reports/` (summary.{json,csv,html},
-/// clusters.{json,html}, mirrors.{json,csv,html}); reads the optional
-/// `DIR/crawl_stats.json`. Each report is computed once.
+/// clusters.{json,html}, mirrors.{json,csv,html}) from records in memory;
+/// reads the optional `DIR/crawl_stats.json`. Each report is computed once.
 pub fn write_all(dir: &Path, records: &[PageRecord], settings: &Settings) -> Result<ReportPaths> {
+    let mut b = ReportBuilder::new(Wanted::ALL);
+    for r in records {
+        b.add(r);
+    }
+    write_built(dir, b, settings)
+}
+
+/// [`write_all`] from the crawl's own `DIR/pages.jsonl`, read as a stream:
+/// what the crawl calls when it ends.
+pub fn write_from_log(dir: &Path, settings: &Settings) -> Result<ReportPaths> {
+    let mut b = ReportBuilder::new(Wanted::ALL);
+    b.add_log(crawllog::records(&CrawlDir::new(dir).log())?)?;
+    write_built(dir, b, settings)
+}
+
+fn write_built(dir: &Path, b: ReportBuilder, settings: &Settings) -> Result<ReportPaths> {
     let out = CrawlDir::new(dir).reports();
     std::fs::create_dir_all(&out).map_err(|e| Error::io(&out, e))?;
     let stats = read_crawl_stats(dir)?;
-    let s = summary::build(records, stats);
-    let c = clusters::build(records);
-    let m = mirror::detect(records, &settings.mirror);
+    let built = b.finish(stats, settings, true, true);
+    let (Some(s), Some(c), Some(m)) = (built.summary, built.clusters, built.mirrors) else {
+        return Err(Error::Internal("reports not built".into()));
+    };
     let mut paths = ReportPaths {
         dir: out.clone(),
         files: Vec::new(),

@@ -150,6 +150,12 @@ pub const CURVE_POINTS: usize = 200;
 /// does: the crawl was not focused). See [`HarvestStats`].
 pub fn harvest(records: &[PageRecord], on_topic: f64) -> Option<HarvestStats> {
     let rel: Vec<f64> = records.iter().filter_map(|r| r.relevance).collect();
+    harvest_of(&rel, on_topic)
+}
+
+/// The harvest rate of the relevances of the records that carry one, in log
+/// order (None when empty).
+pub fn harvest_of(rel: &[f64], on_topic: f64) -> Option<HarvestStats> {
     if rel.is_empty() {
         return None;
     }
@@ -213,20 +219,56 @@ struct HostAcc {
     delay: (u64, u64),
 }
 
-/// Build the summary from the records (and the crawl's counters, if any).
+/// Build the summary from the records in memory (and the crawl's counters,
+/// if any): a [`SummaryBuilder`] fed every record.
 pub fn build(records: &[PageRecord], crawl_stats: Option<CrawlStats>) -> Summary {
-    let mut by_decision: HashMap<Decision, u64> = HashMap::new();
-    let mut by_status: BTreeMap<u16, u64> = BTreeMap::new();
-    let mut by_type: HashMap<&str, u64> = HashMap::new();
-    let mut hosts: HashMap<&str, HostAcc> = HashMap::new();
-    let (mut pages, mut exact, mut near, mut dup_links, mut mirror_demoted) = (0u64, 0u64, 0u64, 0u64, 0u64);
-    let mut fps = Vec::new();
+    let mut b = SummaryBuilder::default();
     for r in records {
-        *by_decision.entry(r.decision).or_insert(0) += 1;
-        *by_status.entry(r.status).or_insert(0) += 1;
-        *by_type.entry(r.content_type.as_deref().unwrap_or("none")).or_insert(0) += 1;
+        b.add(r);
+    }
+    b.finish(crawl_stats)
+}
+
+/// The summary built one record at a time, in log order: counters, one
+/// accumulator per host and per content type, and per record at most one
+/// `u64` (its simhash, for the fingerprint statistics) and one `f64` (its
+/// relevance, for the harvest curve).
+#[derive(Default)]
+pub struct SummaryBuilder {
+    records: u64,
+    by_decision: HashMap<Decision, u64>,
+    by_status: BTreeMap<u16, u64>,
+    by_type: HashMap<String, u64>,
+    hosts: HashMap<String, HostAcc>,
+    pages: u64,
+    exact: u64,
+    near: u64,
+    dup_links: u64,
+    mirror_demoted: u64,
+    fps: Vec<u64>,
+    relevances: Vec<f64>,
+}
+
+impl SummaryBuilder {
+    /// Count the next record of the log.
+    pub fn add(&mut self, r: &PageRecord) {
+        self.records += 1;
+        *self.by_decision.entry(r.decision).or_insert(0) += 1;
+        *self.by_status.entry(r.status).or_insert(0) += 1;
+        let content_type = r.content_type.as_deref().unwrap_or("none");
+        match self.by_type.get_mut(content_type) {
+            Some(n) => *n += 1,
+            None => {
+                self.by_type.insert(content_type.to_string(), 1);
+            }
+        }
         let host = split_url(&r.canonical).map_or("(invalid url)", |(h, _)| h);
-        let acc = hosts.entry(host).or_default();
+        if !self.hosts.contains_key(host) {
+            self.hosts.insert(host.to_string(), HostAcc::default());
+        }
+        let Some(acc) = self.hosts.get_mut(host) else {
+            return;
+        };
         let row = acc.row.get_or_insert_with(|| HostRow {
             host: host.to_string(),
             fetched: 0,
@@ -241,24 +283,23 @@ pub fn build(records: &[PageRecord], crawl_stats: Option<CrawlStats>) -> Summary
         });
         row.fetched += 1;
         row.bytes += r.bytes;
-        let content = has_content(r);
-        if content {
-            pages += 1;
+        if has_content(r) {
+            self.pages += 1;
             row.pages += 1;
         }
         match r.decision {
-            Decision::ExactDuplicate => exact += 1,
-            Decision::NearDuplicate => near += 1,
+            Decision::ExactDuplicate => self.exact += 1,
+            Decision::NearDuplicate => self.near += 1,
             Decision::Error => row.errors += 1,
             Decision::Disallowed => row.disallowed += 1,
             _ => {}
         }
         if r.decision.is_duplicate() {
             row.duplicates += 1;
-            dup_links += u64::from(r.outlinks);
+            self.dup_links += u64::from(r.outlinks);
         }
         if r.score.mirror < 0.0 {
-            mirror_demoted += 1;
+            self.mirror_demoted += 1;
         }
         if let Some(ms) = r.latency_ms {
             acc.latency = (acc.latency.0 + ms, acc.latency.1 + 1);
@@ -267,67 +308,75 @@ pub fn build(records: &[PageRecord], crawl_stats: Option<CrawlStats>) -> Summary
             acc.delay = (acc.delay.0 + ms, acc.delay.1 + 1);
         }
         if let Some(fp) = r.simhash.as_deref().and_then(|h| u64::from_str_radix(h, 16).ok()) {
-            fps.push(fp);
+            self.fps.push(fp);
+        }
+        if let Some(rel) = r.relevance {
+            self.relevances.push(rel);
         }
     }
-    let mean = |(sum, n): (u64, u64)| (n > 0).then(|| sum as f64 / n as f64);
-    let mut host_rows: Vec<HostRow> = hosts
-        .into_values()
-        .filter_map(|acc| {
-            let mut row = acc.row?;
-            row.duplicate_rate = rate(row.duplicates, row.pages);
-            row.mean_latency_ms = mean(acc.latency);
-            row.mean_delay_ms = mean(acc.delay);
-            Some(row)
-        })
-        .collect();
-    host_rows.sort_by(|a, b| b.fetched.cmp(&a.fetched).then_with(|| a.host.cmp(&b.host)));
-    let mut types: Vec<TypeCount> = by_type
-        .into_iter()
-        .map(|(t, count)| TypeCount {
-            content_type: t.to_string(),
-            count,
-        })
-        .collect();
-    types.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.content_type.cmp(&b.content_type)));
-    let on_topic = crawl_stats
-        .as_ref()
-        .and_then(|s| s.focus_on_topic)
-        .unwrap_or_else(|| crate::config::Settings::default().focus.on_topic);
-    let harvest = harvest(records, on_topic);
-    let fetches_saved = crawl_stats.as_ref().and_then(|s| {
-        (s.dup_links_dropped.is_some() || s.mirror_fetches_saved.is_some())
-            .then(|| s.dup_links_dropped.unwrap_or(0) + s.mirror_fetches_saved.unwrap_or(0))
-    });
-    Summary {
-        records: records.len() as u64,
-        pages,
-        hosts_count: host_rows.len() as u64,
-        by_decision: DECISIONS
-            .iter()
-            .map(|d| DecisionCount {
-                decision: d.as_str().to_string(),
-                count: by_decision.get(d).copied().unwrap_or(0),
+
+    /// The summary of the records added (and the crawl's counters, if any).
+    pub fn finish(self, crawl_stats: Option<CrawlStats>) -> Summary {
+        let mean = |(sum, n): (u64, u64)| (n > 0).then(|| sum as f64 / n as f64);
+        let mut host_rows: Vec<HostRow> = self
+            .hosts
+            .into_values()
+            .filter_map(|acc| {
+                let mut row = acc.row?;
+                row.duplicate_rate = rate(row.duplicates, row.pages);
+                row.mean_latency_ms = mean(acc.latency);
+                row.mean_delay_ms = mean(acc.delay);
+                Some(row)
             })
-            .collect(),
-        by_status: by_status
+            .collect();
+        host_rows.sort_by(|a, b| b.fetched.cmp(&a.fetched).then_with(|| a.host.cmp(&b.host)));
+        let mut types: Vec<TypeCount> = self
+            .by_type
             .into_iter()
-            .map(|(status, count)| StatusCount { status, count })
-            .collect(),
-        by_content_type: types,
-        hosts: host_rows,
-        dedup: DedupStats {
-            duplicates: exact + near,
-            exact,
-            near,
-            duplicate_rate: rate(exact + near, pages),
-            duplicate_outlinks: dup_links,
-            mirror_demoted_fetched: mirror_demoted,
-            fetches_saved,
-            crawl_stats,
-        },
-        fingerprints: fingerprint_stats(fps),
-        harvest,
+            .map(|(content_type, count)| TypeCount { content_type, count })
+            .collect();
+        types.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.content_type.cmp(&b.content_type)));
+        let on_topic = crawl_stats
+            .as_ref()
+            .and_then(|s| s.focus_on_topic)
+            .unwrap_or_else(|| crate::config::Settings::default().focus.on_topic);
+        let harvest = harvest_of(&self.relevances, on_topic);
+        let fetches_saved = crawl_stats.as_ref().and_then(|s| {
+            (s.dup_links_dropped.is_some() || s.mirror_fetches_saved.is_some())
+                .then(|| s.dup_links_dropped.unwrap_or(0) + s.mirror_fetches_saved.unwrap_or(0))
+        });
+        let (exact, near, pages) = (self.exact, self.near, self.pages);
+        Summary {
+            records: self.records,
+            pages,
+            hosts_count: host_rows.len() as u64,
+            by_decision: DECISIONS
+                .iter()
+                .map(|d| DecisionCount {
+                    decision: d.as_str().to_string(),
+                    count: self.by_decision.get(d).copied().unwrap_or(0),
+                })
+                .collect(),
+            by_status: self
+                .by_status
+                .into_iter()
+                .map(|(status, count)| StatusCount { status, count })
+                .collect(),
+            by_content_type: types,
+            hosts: host_rows,
+            dedup: DedupStats {
+                duplicates: exact + near,
+                exact,
+                near,
+                duplicate_rate: rate(exact + near, pages),
+                duplicate_outlinks: self.dup_links,
+                mirror_demoted_fetched: self.mirror_demoted,
+                fetches_saved,
+                crawl_stats,
+            },
+            fingerprints: fingerprint_stats(self.fps),
+            harvest,
+        }
     }
 }
 
@@ -428,55 +477,4 @@ pub fn hosts_csv(s: &Summary) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn leading_bits_and_buckets() {
-        // 0b00.., 0b01.., 0b10.. : XORs 0x4000.. (bit 1) and 0xC000.. (bit 0).
-        let s = fingerprint_stats(vec![0x8000_0000_0000_0000, 0, 0x4000_0000_0000_0000, 0]);
-        assert_eq!((s.count, s.distinct, s.zero), (4, 3, 2));
-        assert_eq!(s.leading_bit[0], 1);
-        assert_eq!(s.leading_bit[1], 1);
-        assert_eq!(s.leading_bit.iter().sum::<u64>(), 2);
-        assert_eq!(s.buckets[0], 1);
-        assert_eq!(s.buckets[32], 1);
-        assert_eq!(s.buckets[64], 1);
-        assert_eq!(s.buckets.len(), 128);
-    }
-
-    #[test]
-    fn harvest_rate_curve() {
-        let rec = |r: Option<f64>| PageRecord {
-            relevance: r,
-            ..PageRecord::default()
-        };
-        assert!(harvest(&[rec(None)], 0.2).is_none());
-        // on, off, (no relevance), on, off: 2 of 4 on-topic; first half 1 of 2.
-        let recs = [
-            rec(Some(0.3)),
-            rec(Some(0.1)),
-            rec(None),
-            rec(Some(0.2)),
-            rec(Some(0.0)),
-        ];
-        let h = harvest(&recs, 0.2).unwrap();
-        assert_eq!((h.pages, h.on_topic_pages), (4, 2));
-        assert_eq!((h.harvest_rate, h.first_half_rate), (0.5, 0.5));
-        assert_eq!(h.curve, vec![(1, 1.0), (2, 0.5), (3, 2.0 / 3.0), (4, 0.5)]);
-        assert!((h.mean_relevance - 0.15).abs() < 1e-12);
-        let many: Vec<PageRecord> = (0..1000).map(|i| rec(Some(f64::from(i % 2)))).collect();
-        let h = harvest(&many, 0.5).unwrap();
-        assert!(h.curve.len() <= CURVE_POINTS && h.curve.last() == Some(&(1000, 0.5)));
-    }
-
-    #[test]
-    fn uniform_expectation_sums_to_pairs() {
-        let u = uniform_leading_bits(1 << 20);
-        let total: f64 = u.iter().sum();
-        assert!((total - ((1 << 20) - 1) as f64).abs() / total < 0.01, "{total}");
-        // Peak near log2(n) = 20.
-        let peak = u.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).map(|x| x.0);
-        assert!(matches!(peak, Some(19..=21)), "{peak:?}");
-    }
-}
+mod tests;
