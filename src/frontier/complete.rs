@@ -140,22 +140,40 @@ impl Frontier {
     pub fn write_pending(&self) -> Result<(), FrontierError> {
         let mut g = self.inner.lock();
         let inner = &mut *g;
-        let mut moved: Vec<(QueueKey, QueuedUrl)> = Vec::new();
+        // Written in batches of `PENDING_BATCH`: one batch for every queued
+        // URL touched would hold them all in memory at once (each batch is
+        // atomic; the store stays consistent between them).
+        const PENDING_BATCH: usize = 4096;
+        let mut moved: Vec<(QueueKey, QueuedUrl)> = Vec::with_capacity(PENDING_BATCH);
+        let mut any = false;
         for h in &inner.hosts {
             for w in h.window.values().filter(|w| w.extra > 0) {
                 moved.push((w.stored, w.q.clone()));
+                if moved.len() >= PENDING_BATCH {
+                    self.store.update_queue(&[], &moved)?;
+                    moved.clear();
+                    any = true;
+                }
             }
             for (&key, &n) in &h.disk_bumps {
                 if let Some(mut q) = self.store.queued(&h.name, key)? {
                     self.add_inlinks(&mut q, n);
                     moved.push((key, q));
+                    if moved.len() >= PENDING_BATCH {
+                        self.store.update_queue(&[], &moved)?;
+                        moved.clear();
+                        any = true;
+                    }
                 }
             }
         }
-        if moved.is_empty() {
+        if !moved.is_empty() {
+            self.store.update_queue(&[], &moved)?;
+            any = true;
+        }
+        if !any {
             return Ok(());
         }
-        self.store.update_queue(&[], &moved)?;
         for h in &mut inner.hosts {
             h.rekeyed.clear();
             for w in h.window.values_mut() {
