@@ -535,8 +535,8 @@ pub async fn run(
         opts.on_page.clone(),
         warc,
     )?;
-    // Resume: the earlier runs' records are not kept for the crawl (the
-    // decider counted and observed them).
+    // Resume: the earlier runs' records are dropped here; the decider has
+    // counted and observed them.
     let previous = previous.len() as u64;
     let (tx, rx) = mpsc::channel::<Fetched>(shared.settings.crawl.concurrency * 2);
     let decider_thread = std::thread::Builder::new()
