@@ -60,7 +60,8 @@ pub fn run_resume_bench(pages: u64, out: &mut dyn Write) -> Result<()> {
 
     let started = Instant::now();
     {
-        let store = SledStore::open_cached(&dir, settings.frontier.seen_cache_urls)?.combining();
+        let store =
+            SledStore::open_cached(&dir, settings.frontier.seen_cache_urls, settings.store.cache_bytes)?.combining();
         store.set_meta("seeds", b"http://h0.test/")?;
         let queued = pages / 4;
         const GROUP: u64 = 1000;
@@ -127,7 +128,7 @@ pub fn run_resume_bench(pages: u64, out: &mut dyn Write) -> Result<()> {
     };
 
     let t = Instant::now();
-    let cached = SledStore::open_cached(&dir, settings.frontier.seen_cache_urls)?;
+    let cached = SledStore::open_cached(&dir, settings.frontier.seen_cache_urls, settings.store.cache_bytes)?;
     report("open (seen-set cache filled from s)", t, (pages + pages / 4) as usize)?;
     drop(cached);
     // sled's own part of the open (its log recovery), for comparison; the
@@ -139,7 +140,7 @@ pub fn run_resume_bench(pages: u64, out: &mut dyn Write) -> Result<()> {
     // starts with sled's page cache as cold as a resumed crawl's.
     let reopen = || -> Result<std::sync::Arc<dyn Store>> {
         Ok(std::sync::Arc::new(
-            SledStore::open_cached(&dir, settings.frontier.seen_cache_urls)?.combining(),
+            SledStore::open_cached(&dir, settings.frontier.seen_cache_urls, settings.store.cache_bytes)?.combining(),
         ))
     };
     let store = reopen()?;

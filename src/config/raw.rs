@@ -101,11 +101,15 @@ raw_section!(
     RawOutput { warc: bool, warc_max_bytes: i64, reports: bool, store_bodies: bool }
 );
 raw_section!(
+    /// `[store]` as written.
+    RawStore { cache_mb: i64 }
+);
+raw_section!(
     /// The whole configuration as written (after merging with the defaults).
     RawConfig {
         crawl: RawCrawl, politeness: RawPoliteness, fetch: RawFetch, canon: RawCanon,
         features: RawFeatures, simhash: RawSimhash, index: RawIndex, dedup: RawDedup,
         frontier: RawFrontier, focus: RawFocus, mirror: RawMirror, sketch: RawSketch,
-        output: RawOutput,
+        output: RawOutput, store: RawStore,
     }
 );

@@ -268,6 +268,13 @@ pub struct MirrorSettings {
     pub penalty: f64,
 }
 
+/// `[store]`: the crawl store.
+#[derive(Debug, Clone)]
+pub struct StoreSettings {
+    /// Bytes of sled's page cache.
+    pub cache_bytes: u64,
+}
+
 /// `[sketch]`: min-hash and Bloom-over-CDC parameters.
 #[derive(Debug, Clone)]
 #[allow(missing_docs)]

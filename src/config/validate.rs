@@ -95,6 +95,7 @@ impl RawConfig {
             mirror,
             sketch: sk,
             output,
+            store,
         } = self;
 
         let crawl = crawl_settings(&c, crawl)?;
@@ -110,6 +111,9 @@ impl RawConfig {
         let mirror = mirror_settings(&c, mirror)?;
         let sketch = sketch_settings(&c, sk)?;
         let output = output_settings(&c, output)?;
+        let store = StoreSettings {
+            cache_bytes: c.uint::<u64>("store.cache_mb", store.cache_mb, 16, 65_536)? << 20,
+        };
 
         Ok(Settings {
             crawl,
@@ -125,6 +129,7 @@ impl RawConfig {
             mirror,
             sketch,
             output,
+            store,
             effective: super::Effective::default(),
         })
     }

@@ -123,10 +123,16 @@ impl SledBackend {
     /// Open or create the database in `dir`. A damaged database is an
     /// error ([`StoreError::Damaged`] when the engine panics on it).
     pub fn open(dir: &Path) -> Result<Self, StoreError> {
-        guarded(dir, || Self::open_unguarded(dir))
+        Self::open_with_cache(dir, None)
     }
 
-    fn open_unguarded(dir: &Path) -> Result<Self, StoreError> {
+    /// [`SledBackend::open`] with sled's page cache bounded to
+    /// `cache_bytes` (sled's own default, 1 GiB, when `None`).
+    pub fn open_with_cache(dir: &Path, cache_bytes: Option<u64>) -> Result<Self, StoreError> {
+        guarded(dir, || Self::open_unguarded(dir, cache_bytes))
+    }
+
+    fn open_unguarded(dir: &Path, cache_bytes: Option<u64>) -> Result<Self, StoreError> {
         let open = |e: sled::Error| StoreError::Open {
             path: dir.to_path_buf(),
             message: e.to_string(),
@@ -136,7 +142,11 @@ impl SledBackend {
         // retry a lock failure briefly before reporting it.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
         let db = loop {
-            match sled::Config::new().path(dir).open() {
+            let mut config = sled::Config::new().path(dir);
+            if let Some(bytes) = cache_bytes {
+                config = config.cache_capacity(bytes);
+            }
+            match config.open() {
                 Ok(db) => break db,
                 Err(sled::Error::Io(e))
                     if e.to_string().contains("could not acquire lock") && std::time::Instant::now() < deadline =>

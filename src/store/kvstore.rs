@@ -72,10 +72,12 @@ impl SledStore {
         KvStore::over(SledBackend::open(dir)?)
     }
 
-    /// [`SledStore::open`] with a seen-set cache of at most `seen_cache`
-    /// URLs (`[frontier] seen_cache_urls`), loaded from the store: for the crawl.
-    pub fn open_cached(dir: &std::path::Path, seen_cache: usize) -> Result<Self, StoreError> {
-        KvStore::over_cached(SledBackend::open(dir)?, seen_cache)
+    /// [`SledStore::open`] for a crawl: a seen-set cache of at most
+    /// `seen_cache` URLs (`[frontier] seen_cache_urls`), loaded from the
+    /// store, and sled's page cache bounded to `cache_bytes`
+    /// (`[store] cache_mb`).
+    pub fn open_cached(dir: &std::path::Path, seen_cache: usize, cache_bytes: u64) -> Result<Self, StoreError> {
+        KvStore::over_cached(SledBackend::open_with_cache(dir, Some(cache_bytes))?, seen_cache)
     }
 }
 

@@ -21,7 +21,10 @@ fn temp_sled() -> TempSled {
 
 fn temp_sled_cached() -> TempSled {
     let dir = tempfile::tempdir().unwrap();
-    TempSled(SledStore::open_cached(&dir.path().join("store"), 1 << 10).unwrap(), dir)
+    TempSled(
+        SledStore::open_cached(&dir.path().join("store"), 1 << 10, 64 << 20).unwrap(),
+        dir,
+    )
 }
 
 store_suite!(mem, Box::new(MemStore::new()));
@@ -136,7 +139,7 @@ fn combining_store_writes_held_updates_when_dropped() {
     let dir = tempfile::tempdir().unwrap();
     let a = test_suite::qurl("a.test", "a", 1.0, 1);
     {
-        let s = SledStore::open_cached(dir.path(), 16).unwrap().combining();
+        let s = SledStore::open_cached(dir.path(), 16, 64 << 20).unwrap().combining();
         s.enqueue(std::slice::from_ref(&a)).unwrap();
     }
     let s = SledStore::open(dir.path()).unwrap();
@@ -155,7 +158,7 @@ fn seen_cache_is_loaded_on_reopen() {
     );
     let id;
     {
-        let s = SledStore::open_cached(dir.path(), 16).unwrap();
+        let s = SledStore::open_cached(dir.path(), 16, 64 << 20).unwrap();
         s.enqueue(&[a.clone(), b.clone()]).unwrap();
         let p = test_suite::page(&s, &a, Decision::New);
         id = p.id;
@@ -164,7 +167,7 @@ fn seen_cache_is_loaded_on_reopen() {
         s.flush().unwrap();
     }
     for max in [0, 1, 16] {
-        let s = SledStore::open_cached(dir.path(), max).unwrap();
+        let s = SledStore::open_cached(dir.path(), max, 64 << 20).unwrap();
         assert_eq!(s.url_state(&a.canonical).unwrap(), Some(UrlState::Done(id)), "{max}");
         assert_eq!(
             s.url_state(&b.canonical).unwrap(),
