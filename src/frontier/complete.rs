@@ -104,7 +104,11 @@ impl Frontier {
         for ((&id, &stored), &(url, _, _)) in ids.iter().zip(stored).zip(done) {
             inner.hosts[id as usize]
                 .in_flight
-                .push(InFlight { key: url.key(), stored });
+                .push(InFlight {
+                    key: url.key(),
+                    stored,
+                    requesting: false,
+                });
             inner.in_flight += 1;
         }
     }

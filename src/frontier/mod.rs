@@ -24,7 +24,11 @@
 //! calls [`Frontier::set_host_ready`] with the time the politeness layer
 //! allows its next request (with one request per host in flight, after the
 //! response; with N, when the request starts). A host never has more than
-//! `[politeness] max_in_flight_per_host` URLs in flight. New hosts are ready at once.
+//! `[politeness] max_in_flight_per_host` requests under way: a URL counts
+//! from [`Frontier::next`] until its response is in ([`Frontier::fetched`]),
+//! not until its page is decided, so that a host's turn comes from its
+//! priority and politeness, not from how long its last page took to
+//! analyse. New hosts are ready at once.
 //!
 //! # Crash safety
 //!
@@ -106,6 +110,10 @@ pub struct Candidate {
     pub parent_dup: ParentDup,
     /// Topic relevance, 0..1 (focused crawls; 0 otherwise).
     pub relevance: f64,
+    /// Relevance of the URL's host so far, 0..1 ([`crate::focus::Evidence`]; 0 otherwise).
+    pub host_relevance: f64,
+    /// Relevance learned for the URL's path words, 0..1 ([`crate::focus::Evidence`]; 0 otherwise).
+    pub url_relevance: f64,
     /// The URL's host is an established mirror (`[mirror] penalty` applies).
     pub mirror: bool,
     /// Focused crawls: off-topic pages on the path since the last on-topic
@@ -123,6 +131,8 @@ impl Candidate {
             parent: None,
             parent_dup: ParentDup::None,
             relevance: 0.0,
+            host_relevance: 0.0,
+            url_relevance: 0.0,
             mirror: false,
             tunnel: 0,
         }
@@ -176,6 +186,8 @@ pub fn score(c: &ScoreComponents, w: &FrontierSettings) -> f64 {
         + w.host_novelty_weight * c.host_novelty
         + w.relevance_weight * c.relevance
         + w.inlink_weight * c.inlinks
+        + w.host_relevance_weight * c.host_relevance
+        + w.url_relevance_weight * c.url_relevance
         + c.mirror
 }
 
@@ -189,6 +201,8 @@ pub fn explain(c: &ScoreComponents, w: &FrontierSettings) -> Vec<(&'static str, 
         ("host_novelty", c.host_novelty, w.host_novelty_weight),
         ("relevance", c.relevance, w.relevance_weight),
         ("inlinks", c.inlinks, w.inlink_weight),
+        ("host_relevance", c.host_relevance, w.host_relevance_weight),
+        ("url_relevance", c.url_relevance, w.url_relevance_weight),
         ("mirror", c.mirror, 1.0),
     ]
     .into_iter()
@@ -232,6 +246,10 @@ struct InFlight {
     /// in memory moved it up (the entry is not rewritten for a fetch; the
     /// completion removes it under this key).
     stored: QueueKey,
+    /// Its request is under way: it counts against the host's in-flight
+    /// limit until [`Frontier::fetched`] (its page may still be analysed
+    /// and decided after that).
+    requesting: bool,
 }
 
 struct HostState {

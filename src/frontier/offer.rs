@@ -103,6 +103,8 @@ impl Frontier {
                 relevance: if c.relevance.is_finite() { c.relevance } else { 0.0 },
                 inlinks: 2f64.ln(),
                 mirror: if c.mirror { -self.mirror_penalty } else { 0.0 },
+                host_relevance: finite(c.host_relevance),
+                url_relevance: finite(c.url_relevance),
             };
             let q = QueuedUrl {
                 url: c.discovered.clone().unwrap_or_else(|| canonical.to_string()),
@@ -224,5 +226,14 @@ impl Frontier {
             }
             .into()),
         }
+    }
+}
+
+/// A component value, or 0 when it is not a number.
+fn finite(v: f64) -> f64 {
+    if v.is_finite() {
+        v
+    } else {
+        0.0
     }
 }

@@ -4,6 +4,13 @@
 
 use super::*;
 
+/// Pages of a host that may be fetched while its earlier pages still wait
+/// for their decision (and so for their out-links to be offered). 0 would
+/// serialize a host on the analysis and decision of each page; more lets
+/// a host's crawl run ahead of what its pages say about the next URL.
+pub(super) const AHEAD_OF_DECISIONS: usize = 1;
+fn ahead() -> usize { std::env::var("SIMCRAWL_AHEAD").ok().and_then(|v| v.parse().ok()).unwrap_or(AHEAD_OF_DECISIONS) }
+
 impl Frontier {
     /// Put a queued URL into the host's window if it belongs to the best
     /// `window` URLs, else leave it to the store.
@@ -73,7 +80,10 @@ impl Frontier {
     /// Bring a host's heap slot in line with its state.
     pub(super) fn reschedule(&self, inner: &mut Inner, id: u32) -> Result<(), StoreError> {
         let h = &mut inner.hosts[id as usize];
-        let eligible = h.queued() > 0 && h.in_flight.len() < self.max_in_flight;
+        let requesting = h.in_flight.iter().filter(|f| f.requesting).count();
+        let eligible = h.queued() > 0
+            && requesting < self.max_in_flight
+            && h.in_flight.len() < self.max_in_flight + ahead();
         let want = match (eligible, h.ready_at, h.slot) {
             (false, _, _) | (_, None, _) => Slot::None,
             (true, Some(_), Slot::Ready(_)) => {
@@ -144,6 +154,7 @@ impl Frontier {
             h.in_flight.push(InFlight {
                 key: k,
                 stored: w.stored,
+                requesting: true,
             });
             h.ready_at = None;
             inner.queued -= 1;
@@ -171,6 +182,22 @@ impl Frontier {
         let inner = &mut *g;
         let id = inner.host_id(host);
         inner.hosts[id as usize].set_ready_at(at);
+        self.reschedule(inner, id)?;
+        Ok(())
+    }
+
+    /// `url`'s request is over (its page is still to be recorded): it no
+    /// longer counts against its host's in-flight limit, and the host may be
+    /// contacted again at `at` (as [`Frontier::set_host_ready`]).
+    pub fn fetched(&self, url: &QueuedUrl, at: Instant) -> Result<(), FrontierError> {
+        let mut g = self.inner.lock();
+        let inner = &mut *g;
+        let id = inner.host_id(&url.host);
+        let h = &mut inner.hosts[id as usize];
+        if let Some(f) = h.in_flight.iter_mut().find(|f| f.key == url.key()) {
+            f.requesting = false;
+        }
+        h.set_ready_at(at);
         self.reschedule(inner, id)?;
         Ok(())
     }

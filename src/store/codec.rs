@@ -96,6 +96,10 @@ impl<'a> Dec<'a> {
         self.pos = end;
         Ok(s)
     }
+    /// Whether every byte was read.
+    pub(crate) fn at_end(&self) -> bool {
+        self.pos >= self.buf.len()
+    }
     pub(crate) fn u8(&mut self) -> DecResult<u8> {
         Ok(self.take(1)?[0])
     }

@@ -33,11 +33,21 @@ pub(super) fn enc_queued(u: &QueuedUrl) -> Vec<u8> {
         .varint(u64::from(u.retries))
         .varint(u64::from(u.inlinks))
         .varint(u64::from(u.tunnel));
+    // Components added after the fixed seven: a count, then their values in
+    // [`EXTRA_COMPONENTS`] order (a record without them reads as zeros).
+    let extra = [c.host_relevance, c.url_relevance];
+    e.varint(extra.len() as u64);
+    for v in extra {
+        e.f64(v);
+    }
     e.buf
 }
 
+/// The components stored after the fixed seven, in order.
+pub(super) const EXTRA_COMPONENTS: [&str; 2] = ["host_relevance", "url_relevance"];
+
 pub(super) fn dec_queued(d: &mut Dec<'_>) -> codec::DecResult<QueuedUrl> {
-    Ok(QueuedUrl {
+    let mut q = QueuedUrl {
         url: d.str()?,
         canonical: d.str()?,
         host: d.str()?,
@@ -51,13 +61,30 @@ pub(super) fn dec_queued(d: &mut Dec<'_>) -> codec::DecResult<QueuedUrl> {
             relevance: d.f64()?,
             inlinks: d.f64()?,
             mirror: d.f64()?,
+            host_relevance: 0.0,
+            url_relevance: 0.0,
         },
         priority: d.f64()?,
         seq: d.u64()?,
         retries: d.u32()?,
         inlinks: d.u32()?,
         tunnel: d.u32()?,
-    })
+    };
+    if !d.at_end() {
+        let n = d.varint()?;
+        let mut extra = [0.0f64; EXTRA_COMPONENTS.len()];
+        for i in 0..n {
+            let v = d.f64()?;
+            // Components a newer build added are skipped.
+            if let Some(slot) = usize::try_from(i).ok().and_then(|i| extra.get_mut(i)) {
+                *slot = v;
+            }
+        }
+        let [host_relevance, url_relevance] = extra;
+        q.components.host_relevance = host_relevance;
+        q.components.url_relevance = url_relevance;
+    }
+    Ok(q)
 }
 
 pub(super) fn enc_state(s: &UrlState) -> Vec<u8> {
