@@ -10,6 +10,7 @@ mod fingerprint_cli;
 mod fingerprint_quality;
 mod focus;
 mod hamming;
+mod host_rules;
 mod hostile;
 mod metrics;
 mod near_eval;

@@ -80,7 +80,7 @@ impl Frontier {
             let host = host_key(&c.url);
             let id = inner.host_id(&host);
             let h = &inner.hosts[id as usize];
-            if check_scope && self.max_pages_per_host > 0 && h.admitted >= self.max_pages_per_host {
+            if check_scope && h.max_pages > 0 && h.admitted >= h.max_pages {
                 out[i] = Offer::OutOfScope(ScopeReason::HostFull);
                 continue;
             }

@@ -82,8 +82,8 @@ impl Frontier {
         let h = &mut inner.hosts[id as usize];
         let requesting = h.in_flight.iter().filter(|f| f.requesting).count();
         let eligible = h.queued() > 0
-            && requesting < self.max_in_flight
-            && h.in_flight.len() < self.max_in_flight + ahead();
+            && requesting < h.max_in_flight
+            && h.in_flight.len() < h.max_in_flight + ahead();
         let want = match (eligible, h.ready_at, h.slot) {
             (false, _, _) | (_, None, _) => Slot::None,
             (true, Some(_), Slot::Ready(_)) => {
