@@ -105,11 +105,18 @@ raw_section!(
     RawStore { cache_mb: i64 }
 );
 raw_section!(
+    /// `[recrawl]` as written.
+    RawRecrawl {
+        enabled: bool, conditional: bool, initial_interval_secs: i64, min_interval_secs: i64,
+        max_interval_secs: i64, inc_rate: f64, dec_rate: f64,
+    }
+);
+raw_section!(
     /// The whole configuration as written (after merging with the defaults).
     RawConfig {
         crawl: RawCrawl, politeness: RawPoliteness, fetch: RawFetch, canon: RawCanon,
         features: RawFeatures, simhash: RawSimhash, index: RawIndex, dedup: RawDedup,
         frontier: RawFrontier, focus: RawFocus, mirror: RawMirror, sketch: RawSketch,
-        output: RawOutput, store: RawStore,
+        output: RawOutput, store: RawStore, recrawl: RawRecrawl,
     }
 );
