@@ -156,6 +156,11 @@ impl<'a> Dec<'a> {
             t => Err(format!("bad option tag {t}")),
         }
     }
+    /// Whether every byte was read (a record of an older format ends
+    /// before the fields a newer one appends).
+    pub(crate) fn at_end(&self) -> bool {
+        self.pos == self.buf.len()
+    }
     /// Error unless every byte was consumed.
     pub(crate) fn finish(&self) -> DecResult<()> {
         if self.pos == self.buf.len() {
