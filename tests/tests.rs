@@ -16,6 +16,7 @@ mod metrics;
 mod near_eval;
 mod parsers;
 mod politeness;
+mod recrawl;
 mod reports;
 mod requests;
 mod robots;

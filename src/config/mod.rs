@@ -38,12 +38,12 @@ pub use error::ConfigError;
 pub use hosts::{HostPattern, HostRule, HostRuleCache, HostRules};
 pub use raw::{
     RawCanon, RawConfig, RawCrawl, RawDedup, RawFeatures, RawFetch, RawFocus, RawFrontier, RawHostRule, RawIndex,
-    RawMirror, RawOutput, RawPoliteness, RawSimhash, RawSketch, RawStore,
+    RawMirror, RawOutput, RawPoliteness, RawRecrawl, RawSimhash, RawSketch, RawStore,
 };
 pub use sections::{
     CanonProfile, CanonSettings, CrawlSettings, DedupPolicy, DedupSettings, FeatureSettings, FetchSettings,
     FocusSettings, FrontierSettings, IndexDesign, IndexSettings, MirrorSettings, OutputSettings, PolitenessSettings,
-    Scope, SimhashSettings, SketchSettings, StoreSettings, Verify,
+    RecrawlSettings, Scope, SimhashSettings, SketchSettings, StoreSettings, Verify,
 };
 
 /// The top-level key of the per-host rules (`[[hosts]]`).
@@ -77,6 +77,7 @@ pub struct Settings {
     pub store: StoreSettings,
     /// `[[hosts]]`: per-host rules, first match wins (none by default).
     pub hosts: HostRules,
+    pub recrawl: RecrawlSettings,
     /// The merged TOML these settings were validated from.
     pub effective: Effective,
 }

@@ -105,6 +105,13 @@ raw_section!(
     /// `[store]` as written.
     RawStore { cache_mb: i64 }
 );
+raw_section!(
+    /// `[recrawl]` as written.
+    RawRecrawl {
+        enabled: bool, conditional: bool, initial_interval_secs: i64, min_interval_secs: i64,
+        max_interval_secs: i64, inc_rate: f64, dec_rate: f64,
+    }
+);
 /// One `[[hosts]]` entry as written (keys and types already checked in
 /// layering); an absent key keeps the global setting.
 #[derive(Debug, Clone, Deserialize)]
@@ -145,6 +152,7 @@ pub struct RawConfig {
     pub sketch: RawSketch,
     pub output: RawOutput,
     pub store: RawStore,
+    pub recrawl: RawRecrawl,
     /// `[[hosts]]`: per-host rules, in file order (none by default).
     #[serde(default)]
     pub hosts: Vec<RawHostRule>,

@@ -99,6 +99,7 @@ impl RawConfig {
             output,
             store,
             hosts,
+            recrawl,
         } = self;
 
         let crawl = crawl_settings(&c, crawl)?;
@@ -119,6 +120,8 @@ impl RawConfig {
             cache_bytes: c.uint::<u64>("store.cache_mb", store.cache_mb, 16, 65_536)? << 20,
         };
 
+        let recrawl = recrawl_settings(&c, recrawl)?;
+
         Ok(Settings {
             crawl,
             politeness,
@@ -135,6 +138,7 @@ impl RawConfig {
             output,
             store,
             hosts,
+            recrawl,
             effective: super::Effective::default(),
         })
     }
@@ -629,4 +633,36 @@ fn hosts_settings(c: &Check, raw: Vec<RawHostRule>) -> Result<HostRules, ConfigE
         rules.push(rule);
     }
     Ok(HostRules::new(rules))
+}
+
+/// The `[recrawl]` section, checked and typed: intervals of one second to
+/// ten years, `min <= initial <= max`, rates in 0..=1 (Nutch's
+/// AdaptiveFetchSchedule warns that rates above about 0.4 make the
+/// interval swing with little relation to the page's changes).
+fn recrawl_settings(c: &Check, r: RawRecrawl) -> Result<RecrawlSettings, ConfigError> {
+    const TEN_YEARS: i64 = 10 * 366 * 86_400;
+    let min = c.uint::<u64>("recrawl.min_interval_secs", r.min_interval_secs, 1, TEN_YEARS)?;
+    let max = c.uint::<u64>("recrawl.max_interval_secs", r.max_interval_secs, 1, TEN_YEARS)?;
+    if max < min {
+        return Err(c.err(
+            "recrawl.max_interval_secs",
+            max,
+            format!("at least recrawl.min_interval_secs ({min})"),
+        ));
+    }
+    let initial = c.uint::<u64>(
+        "recrawl.initial_interval_secs",
+        r.initial_interval_secs,
+        min as i64,
+        max as i64,
+    )?;
+    Ok(RecrawlSettings {
+        enabled: r.enabled,
+        conditional: r.conditional,
+        initial_interval_secs: initial,
+        min_interval_secs: min,
+        max_interval_secs: max,
+        inc_rate: c.float("recrawl.inc_rate", r.inc_rate, 0.0, 1.0)?,
+        dec_rate: c.float("recrawl.dec_rate", r.dec_rate, 0.0, 0.99)?,
+    })
 }

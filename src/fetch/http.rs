@@ -13,7 +13,7 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::header::{HeaderMap, CONTENT_TYPE, LOCATION, RETRY_AFTER};
 use url::Url;
 
-use super::{parse_content_type, parse_retry_after, FetchError, FetchResponse, Fetcher};
+use super::{parse_content_type, parse_retry_after, FetchError, FetchResponse, Fetcher, Validators};
 use crate::config::{HostRuleCache, Settings};
 
 /// The production [`Fetcher`]. Cheap to share (`Arc<HttpFetcher>` or
@@ -151,7 +151,7 @@ impl HttpFetcher {
         }
     }
 
-    async fn get(&self, url: &Url) -> Result<FetchResponse, FetchError> {
+    async fn get(&self, url: &Url, validators: Option<&Validators>) -> Result<FetchResponse, FetchError> {
         if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
             return Err(FetchError::Unsupported(url.to_string()));
         }
@@ -159,7 +159,22 @@ impl HttpFetcher {
         // Credentials never go out, whatever URL a caller passes.
         let mut target = url.clone();
         crate::canon::strip_userinfo(&mut target);
-        let mut resp = self.request(target).send().await.map_err(map_error)?;
+        let mut request = self.request(target);
+        if let Some(v) = validators {
+            // A value that is not a valid header value (a hostile ETag) is
+            // not sent: the request is then unconditional.
+            let header = |v: &Option<String>| {
+                v.as_deref()
+                    .and_then(|s| reqwest::header::HeaderValue::from_str(s).ok())
+            };
+            if let Some(etag) = header(&v.etag) {
+                request = request.header(reqwest::header::IF_NONE_MATCH, etag);
+            }
+            if let Some(date) = header(&v.last_modified) {
+                request = request.header(reqwest::header::IF_MODIFIED_SINCE, date);
+            }
+        }
+        let mut resp = request.send().await.map_err(map_error)?;
         let status = resp.status().as_u16();
         let headers = resp.headers();
         // Single-valued headers: the first value counts (two `Location`s
@@ -171,6 +186,8 @@ impl HttpFetcher {
         let retry_after =
             header_first(headers, RETRY_AFTER.as_str()).and_then(|v| parse_retry_after(&v, SystemTime::now()));
         let x_robots_tag = header_str(headers, "x-robots-tag");
+        let etag = header_first(headers, reqwest::header::ETAG.as_str());
+        let last_modified = header_first(headers, reqwest::header::LAST_MODIFIED.as_str());
         let all_headers = if self.keep_headers {
             headers
                 .iter()
@@ -211,13 +228,23 @@ impl HttpFetcher {
             body,
             truncated,
             elapsed: started.elapsed(),
+            etag,
+            last_modified,
         })
     }
 }
 
 impl Fetcher for HttpFetcher {
     fn fetch<'a>(&'a self, url: &'a Url) -> BoxFuture<'a, Result<FetchResponse, FetchError>> {
-        Box::pin(self.get(url))
+        Box::pin(self.get(url, None))
+    }
+
+    fn fetch_conditional<'a>(
+        &'a self,
+        url: &'a Url,
+        v: &'a Validators,
+    ) -> BoxFuture<'a, Result<FetchResponse, FetchError>> {
+        Box::pin(self.get(url, Some(v)))
     }
 }
 

@@ -25,16 +25,13 @@
 //! calls [`Frontier::set_host_ready`] with the time the politeness layer
 //! allows its next request (with one request per host in flight, after the
 //! response; with N, when the request starts). A host never has more than
-<<<<<<< HEAD
-//! `[politeness] max_in_flight_per_host` requests under way: a URL counts
-//! from [`Frontier::next`] until its response is in ([`Frontier::fetched`]),
-//! not until its page is decided, so that a host's turn comes from its
-//! priority and politeness, not from how long its last page took to
-//! analyse. New hosts are ready at once.
-=======
-//! `[politeness] max_in_flight_per_host` URLs in flight (or its `[[hosts]]`
-//! rule's `max_in_flight`). New hosts are ready at once.
->>>>>>> main
+//! `[politeness] max_in_flight_per_host` (or its `[[hosts]]` rule's
+//! `max_in_flight`) requests under way: a URL counts from
+//! [`Frontier::next`] until its response is in ([`Frontier::fetched`]), not
+//! until its page is decided, so that a host's turn comes from its priority
+//! and politeness, not from how long its last page takes to analyse; at
+//! most `AHEAD_OF_DECISIONS` more of its pages may wait for their decision.
+//! New hosts are ready at once.
 //!
 //! # Crash safety
 //!

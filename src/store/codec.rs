@@ -96,10 +96,6 @@ impl<'a> Dec<'a> {
         self.pos = end;
         Ok(s)
     }
-    /// Whether every byte was read.
-    pub(crate) fn at_end(&self) -> bool {
-        self.pos >= self.buf.len()
-    }
     pub(crate) fn u8(&mut self) -> DecResult<u8> {
         Ok(self.take(1)?[0])
     }
@@ -159,6 +155,11 @@ impl<'a> Dec<'a> {
             }
             t => Err(format!("bad option tag {t}")),
         }
+    }
+    /// Whether every byte was read (a record of an older format ends
+    /// before the fields a newer one appends).
+    pub(crate) fn at_end(&self) -> bool {
+        self.pos == self.buf.len()
     }
     /// Error unless every byte was consumed.
     pub(crate) fn finish(&self) -> DecResult<()> {

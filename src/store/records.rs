@@ -4,10 +4,10 @@
 
 use super::codec::{self, Dec, Enc};
 use super::{HostStats, QueueKey, QueuedUrl, StoredPage, UrlState};
-use crate::model::Decision;
 use crate::model::ScoreComponents;
+use crate::model::{Change, Decision, Revisit};
 
-pub(super) const DECISIONS: [Decision; 9] = Decision::ALL;
+pub(super) const DECISIONS: [Decision; 10] = Decision::ALL;
 
 pub(super) fn enc_queued(u: &QueuedUrl) -> Vec<u8> {
     let mut e = Enc::with_capacity(64 + u.url.len() + u.canonical.len());
@@ -33,12 +33,16 @@ pub(super) fn enc_queued(u: &QueuedUrl) -> Vec<u8> {
         .varint(u64::from(u.retries))
         .varint(u64::from(u.inlinks))
         .varint(u64::from(u.tunnel));
-    // Components added after the fixed seven: a count, then their values in
-    // [`EXTRA_COMPONENTS`] order (a record without them reads as zeros).
+    // Format 5: appended, so format-4 entries (without them) still read:
+    // the components added after the fixed seven (a count, then their values
+    // in [`EXTRA_COMPONENTS`] order), then a revisit's page id.
     let extra = [c.host_relevance, c.url_relevance];
     e.varint(extra.len() as u64);
     for v in extra {
         e.f64(v);
+    }
+    if let Some(id) = u.revisit {
+        e.u64(id);
     }
     e.buf
 }
@@ -69,6 +73,7 @@ pub(super) fn dec_queued(d: &mut Dec<'_>) -> codec::DecResult<QueuedUrl> {
         retries: d.u32()?,
         inlinks: d.u32()?,
         tunnel: d.u32()?,
+        revisit: None,
     };
     if !d.at_end() {
         let n = d.varint()?;
@@ -83,6 +88,9 @@ pub(super) fn dec_queued(d: &mut Dec<'_>) -> codec::DecResult<QueuedUrl> {
         let [host_relevance, url_relevance] = extra;
         q.components.host_relevance = host_relevance;
         q.components.url_relevance = url_relevance;
+        if !d.at_end() {
+            q.revisit = Some(d.u64()?);
+        }
     }
     Ok(q)
 }
@@ -130,6 +138,17 @@ pub(super) fn enc_page(p: &StoredPage) -> Vec<u8> {
         .opt_hash(p.text_hash.as_ref())
         .u64(p.fetched_at_ms)
         .varint(p.bytes);
+    // Format 5: the recrawl state, appended (a format-4 record ends before it).
+    let r = &p.revisit;
+    let change = r
+        .change
+        .map_or(0, |c| 1 + Change::ALL.iter().position(|x| *x == c).unwrap_or(0) as u8);
+    e.opt_str(r.etag.as_deref())
+        .opt_str(r.last_modified.as_deref())
+        .varint(r.interval_secs)
+        .varint(u64::from(r.fetches))
+        .varint(u64::from(r.changes))
+        .u8(change);
     e.buf
 }
 
@@ -156,6 +175,29 @@ pub(super) fn dec_page(d: &mut Dec<'_>) -> codec::DecResult<StoredPage> {
         text_hash: d.opt_hash()?,
         fetched_at_ms: d.u64()?,
         bytes: d.varint()?,
+        revisit: if d.at_end() {
+            // A format-4 record: one fetch, no validators.
+            Revisit {
+                fetches: 1,
+                ..Revisit::default()
+            }
+        } else {
+            Revisit {
+                etag: d.opt_str()?,
+                last_modified: d.opt_str()?,
+                interval_secs: d.varint()?,
+                fetches: d.u32()?,
+                changes: d.u32()?,
+                change: match d.u8()? {
+                    0 => None,
+                    t => Some(
+                        *Change::ALL
+                            .get(usize::from(t) - 1)
+                            .ok_or_else(|| format!("unknown change tag {t}"))?,
+                    ),
+                },
+            }
+        },
     })
 }
 

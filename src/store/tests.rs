@@ -213,8 +213,8 @@ fn sled_reopen_keeps_state_and_next_id() {
 }
 
 #[test]
-fn version_2_and_3_stores_are_read_and_relabelled() {
-    for version in [2u32, 3] {
+fn version_2_to_4_stores_are_read_and_relabelled() {
+    for version in [2u32, 3, 4] {
         let dir = tempfile::tempdir().unwrap();
         let u = test_suite::qurl("a.test", "x", 1.0, 1);
         let (id, fp);
@@ -253,6 +253,58 @@ fn version_2_and_3_stores_are_read_and_relabelled() {
 }
 
 #[test]
+fn format_4_records_read_without_the_recrawl_fields() {
+    use super::codec::Dec;
+    use super::records::{dec_page, dec_queued, enc_page, enc_queued};
+    use crate::model::{Change, Revisit};
+    let revisit = Revisit {
+        etag: Some("\"v1\"".into()),
+        last_modified: Some("Mon, 01 Jan 2024 00:00:00 GMT".into()),
+        interval_secs: 1200,
+        fetches: 3,
+        changes: 1,
+        change: Some(Change::NearUnchanged),
+    };
+    let page = StoredPage {
+        id: 9,
+        canonical: "http://a.test/".into(),
+        simhash: Some(42),
+        revisit: revisit.clone(),
+        ..StoredPage::default()
+    };
+    let full = enc_page(&page);
+    assert_eq!(dec_page(&mut Dec::new(&full)).unwrap(), page);
+    // A format-4 record is the same bytes without the appended state: one
+    // fetch, no validators.
+    // (Tag and length byte of each string, interval 2 bytes, counts and class 1 each.)
+    let (etag, date) = (revisit.etag.as_ref().unwrap(), revisit.last_modified.as_ref().unwrap());
+    let tail = (2 + etag.len()) + (2 + date.len()) + 2 + 1 + 1 + 1;
+    let old = dec_page(&mut Dec::new(&full[..full.len() - tail])).unwrap();
+    assert_eq!(
+        old.revisit,
+        Revisit {
+            fetches: 1,
+            ..Revisit::default()
+        }
+    );
+    assert_eq!(
+        StoredPage {
+            revisit: revisit.clone(),
+            ..old
+        },
+        page
+    );
+    // Queue entries: the revisited page id is appended only for a revisit.
+    let mut q = crate::store::test_suite::qurl("a.test", "/x", 1.0, 3);
+    let plain = enc_queued(&q);
+    assert_eq!(dec_queued(&mut Dec::new(&plain)).unwrap(), q);
+    q.revisit = Some(9);
+    let with = enc_queued(&q);
+    assert_eq!(with.len(), plain.len() + 8);
+    assert_eq!(dec_queued(&mut Dec::new(&with)).unwrap(), q);
+}
+
+#[test]
 fn version_mismatch_is_a_clear_error() {
     // 1: a store of the build before queued URLs carried `tunnel`.
     for old in [1u32, 7] {
@@ -264,7 +316,7 @@ fn version_mismatch_is_a_clear_error() {
         }
         let e = SledStore::open(dir.path()).err().unwrap();
         assert!(
-            matches!(e, StoreError::Version { expected: 4, got } if got == old),
+            matches!(e, StoreError::Version { expected: FORMAT_VERSION, got } if got == old),
             "{e}"
         );
         assert!(
