@@ -329,6 +329,11 @@ impl Decider {
             }
             dup_chains.record(r);
         }
+        if let Some(e) = &evidence {
+            for (host, r) in e.host_relevances() {
+                shared.frontier.set_host_relevance(host, r)?;
+            }
+        }
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -574,6 +579,7 @@ impl Decider {
         if let (Some(e), Some(rel)) = (self.evidence.as_mut(), a.relevance) {
             if let Ok(u) = Url::parse(&rec.final_url) {
                 e.observe(&u, &a.host, rel);
+                shared.frontier.set_host_relevance(&a.host, e.host_relevance(&a.host))?;
             }
         }
         stored.content_hash = Some(a.hashes.body);

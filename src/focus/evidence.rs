@@ -179,6 +179,11 @@ impl Evidence {
         self.all.pages
     }
 
+    /// Every host observed, with its relevance.
+    pub fn host_relevances(&self) -> impl Iterator<Item = (&str, f64)> + '_ {
+        self.hosts.keys().map(|h| (h.as_str(), self.host_relevance(h)))
+    }
+
     /// The host's relevance, 0..1 (module docs).
     pub fn host_relevance(&self, host: &str) -> f64 {
         let g = self.mean();

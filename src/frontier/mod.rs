@@ -276,6 +276,9 @@ struct HostState {
     stats: HostStats,
     /// URLs ever queued (for max_pages_per_host).
     admitted: u64,
+    /// Focused crawls: the host's current relevance
+    /// ([`Frontier::set_host_relevance`]); 0 otherwise.
+    relevance: f64,
     /// URLs in flight at most, and queued ever at most (0 = no limit):
     /// `[politeness] max_in_flight_per_host` and `[crawl]
     /// max_pages_per_host`, or the host's `[[hosts]]` rule's values.
@@ -550,6 +553,7 @@ impl Inner {
             slot: Slot::None,
             stats: HostStats::default(),
             admitted: 0,
+            relevance: 0.0,
             max_in_flight,
             max_pages,
         });

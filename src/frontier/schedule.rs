@@ -3,6 +3,7 @@
 //! ready host.
 
 use super::*;
+use crate::model::priority_rank;
 
 /// Pages of a host that may be fetched while its earlier pages still wait
 /// for their decision (and so for their out-links to be offered). 0 would
@@ -88,8 +89,8 @@ impl Frontier {
             (false, _, _) | (_, None, _) => Slot::None,
             (true, Some(_), Slot::Ready(_)) => {
                 self.refill(h)?;
-                match h.window.first_key_value() {
-                    Some((k, _)) => Slot::Ready(*k),
+                match self.ready_key(h) {
+                    Some(k) => Slot::Ready(k),
                     None => Slot::None,
                 }
             }
@@ -125,10 +126,10 @@ impl Frontier {
             inner.waiting.pop();
             self.refill(h)?;
             h.gen += 1;
-            match h.window.first_key_value() {
-                Some((k, _)) => {
-                    h.slot = Slot::Ready(*k);
-                    inner.ready.push(Reverse((*k, h.gen, id)));
+            match self.ready_key(h) {
+                Some(k) => {
+                    h.slot = Slot::Ready(k);
+                    inner.ready.push(Reverse((k, h.gen, id)));
                 }
                 None => h.slot = Slot::None,
             }
@@ -147,12 +148,16 @@ impl Frontier {
             // handed out or moved). One moved up by in-links counted in
             // memory is not rewritten for the fetch: its completion removes
             // it (a crash loses only the in-memory count, as before).
-            let q = w.q;
+            let mut q = w.q;
             if w.extra > 0 {
                 h.rekeyed.remove(&w.stored);
             }
+            // The host's relevance as it is now, not as it was when the URL
+            // was queued (the key it is handed out under changes with it).
+            let _ = k;
+            self.refresh_host_relevance(&mut q, h.relevance);
             h.in_flight.push(InFlight {
-                key: k,
+                key: q.key(),
                 stored: w.stored,
                 requesting: true,
             });
@@ -173,6 +178,58 @@ impl Frontier {
         } else {
             NextUrl::Empty
         })
+    }
+
+    /// A host's position in the ready heap: its best URL's key, with the
+    /// URL's `host_relevance` component replaced by the host's current
+    /// relevance (focused crawls), so that hosts compete by what they
+    /// have yielded so far, not by what they had yielded when their URLs
+    /// were found.
+    fn ready_key(&self, h: &HostState) -> Option<QueueKey> {
+        let (k, w) = h.window.first_key_value()?;
+        let delta = self.weights.host_relevance_weight * (h.relevance - w.q.components.host_relevance);
+        Some(if delta == 0.0 || !delta.is_finite() {
+            *k
+        } else {
+            QueueKey {
+                rank: priority_rank(w.q.priority + delta),
+                seq: k.seq,
+            }
+        })
+    }
+
+    /// Set `q`'s host-relevance component to `relevance` and its priority
+    /// to match.
+    fn refresh_host_relevance(&self, q: &mut QueuedUrl, relevance: f64) {
+        let delta = self.weights.host_relevance_weight * (relevance - q.components.host_relevance);
+        if delta != 0.0 && delta.is_finite() {
+            q.components.host_relevance = relevance;
+            q.priority += delta;
+        }
+    }
+
+    /// Focused crawls: the host's relevance so far (0..1, see
+    /// [`crate::model::ScoreComponents::host_relevance`]). Its URLs compete
+    /// with other hosts' by it from now on, whenever they were queued.
+    pub fn set_host_relevance(&self, host: &str, relevance: f64) -> Result<(), FrontierError> {
+        if !relevance.is_finite() {
+            return Ok(());
+        }
+        let mut g = self.inner.lock();
+        let inner = &mut *g;
+        let id = inner.host_id(host);
+        let h = &mut inner.hosts[id as usize];
+        if h.relevance == relevance {
+            return Ok(());
+        }
+        h.relevance = relevance;
+        if let Slot::Ready(_) = h.slot {
+            // Re-enter the ready heap under the new key.
+            h.gen += 1;
+            h.slot = Slot::None;
+            self.reschedule(inner, id)?;
+        }
+        Ok(())
     }
 
     /// The politeness layer's verdict: `host` (a [`QueuedUrl::host`]) may be
