@@ -18,5 +18,6 @@ mod politeness;
 mod reports;
 mod requests;
 mod robots;
+mod sitemaps;
 mod testweb;
 mod warc;

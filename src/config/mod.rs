@@ -34,12 +34,12 @@ pub use effective::Effective;
 pub use error::ConfigError;
 pub use raw::{
     RawCanon, RawConfig, RawCrawl, RawDedup, RawFeatures, RawFetch, RawFocus, RawFrontier, RawIndex, RawMirror,
-    RawOutput, RawPoliteness, RawSimhash, RawSketch, RawStore,
+    RawOutput, RawPoliteness, RawSimhash, RawSitemaps, RawSketch, RawStore,
 };
 pub use sections::{
     CanonProfile, CanonSettings, CrawlSettings, DedupPolicy, DedupSettings, FeatureSettings, FetchSettings,
     FocusSettings, FrontierSettings, IndexDesign, IndexSettings, MirrorSettings, OutputSettings, PolitenessSettings,
-    Scope, SimhashSettings, SketchSettings, StoreSettings, Verify,
+    Scope, SimhashSettings, SitemapSettings, SketchSettings, StoreSettings, Verify,
 };
 
 /// The file in a crawl directory that holds the settings the crawl ran with.
@@ -67,6 +67,7 @@ pub struct Settings {
     pub mirror: MirrorSettings,
     pub sketch: SketchSettings,
     pub output: OutputSettings,
+    pub sitemaps: SitemapSettings,
     pub store: StoreSettings,
     /// The merged TOML these settings were validated from.
     pub effective: Effective,

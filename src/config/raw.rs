@@ -73,8 +73,8 @@ raw_section!(
     /// `[frontier]` as written.
     RawFrontier {
         depth_weight: f64, parent_dup_weight: f64, host_dup_rate_weight: f64,
-        host_novelty_weight: f64, relevance_weight: f64, inlink_weight: f64, memory_window: i64,
-        seen_cache_urls: i64,
+        host_novelty_weight: f64, relevance_weight: f64, inlink_weight: f64, sitemap_weight: f64,
+        memory_window: i64, seen_cache_urls: i64,
     }
 );
 raw_section!(
@@ -101,6 +101,13 @@ raw_section!(
     RawOutput { warc: bool, warc_max_bytes: i64, reports: bool, store_bodies: bool }
 );
 raw_section!(
+    /// `[sitemaps]` as written.
+    RawSitemaps {
+        enabled: bool, root_sitemap: bool, max_files_per_host: i64, max_urls_per_file: i64,
+        max_file_bytes: i64, max_nesting: i64, url_depth: i64,
+    }
+);
+raw_section!(
     /// `[store]` as written.
     RawStore { cache_mb: i64 }
 );
@@ -110,6 +117,6 @@ raw_section!(
         crawl: RawCrawl, politeness: RawPoliteness, fetch: RawFetch, canon: RawCanon,
         features: RawFeatures, simhash: RawSimhash, index: RawIndex, dedup: RawDedup,
         frontier: RawFrontier, focus: RawFocus, mirror: RawMirror, sketch: RawSketch,
-        output: RawOutput, store: RawStore,
+        output: RawOutput, sitemaps: RawSitemaps, store: RawStore,
     }
 );

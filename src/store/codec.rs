@@ -156,6 +156,10 @@ impl<'a> Dec<'a> {
             t => Err(format!("bad option tag {t}")),
         }
     }
+    /// Whether every byte was consumed (optional trailing fields).
+    pub(crate) fn at_end(&self) -> bool {
+        self.pos == self.buf.len()
+    }
     /// Error unless every byte was consumed.
     pub(crate) fn finish(&self) -> DecResult<()> {
         if self.pos == self.buf.len() {

@@ -32,12 +32,15 @@ pub(super) fn enc_queued(u: &QueuedUrl) -> Vec<u8> {
         .u64(u.seq)
         .varint(u64::from(u.retries))
         .varint(u64::from(u.inlinks))
-        .varint(u64::from(u.tunnel));
+        .varint(u64::from(u.tunnel))
+        .f64(c.sitemap);
     e.buf
 }
 
+/// A queued URL; the sitemap component (format 5) is the last field, and an
+/// entry of an older store, which ends before it, reads as 0.
 pub(super) fn dec_queued(d: &mut Dec<'_>) -> codec::DecResult<QueuedUrl> {
-    Ok(QueuedUrl {
+    let mut q = QueuedUrl {
         url: d.str()?,
         canonical: d.str()?,
         host: d.str()?,
@@ -51,13 +54,18 @@ pub(super) fn dec_queued(d: &mut Dec<'_>) -> codec::DecResult<QueuedUrl> {
             relevance: d.f64()?,
             inlinks: d.f64()?,
             mirror: d.f64()?,
+            sitemap: 0.0,
         },
         priority: d.f64()?,
         seq: d.u64()?,
         retries: d.u32()?,
         inlinks: d.u32()?,
         tunnel: d.u32()?,
-    })
+    };
+    if !d.at_end() {
+        q.components.sitemap = d.f64()?;
+    }
+    Ok(q)
 }
 
 pub(super) fn enc_state(s: &UrlState) -> Vec<u8> {

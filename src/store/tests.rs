@@ -253,6 +253,37 @@ fn version_2_and_3_stores_are_read_and_relabelled() {
 }
 
 #[test]
+fn version_4_queue_entries_read_with_no_sitemap_component() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut u = test_suite::qurl("a.test", "x", 1.0, 1);
+    u.components.sitemap = 0.75;
+    {
+        let s = SledStore::open(dir.path()).unwrap();
+        s.enqueue(std::slice::from_ref(&u)).unwrap();
+        // What a version-4 build wrote: the same entry without the last field.
+        let mut v4 = records::enc_queued(&u);
+        v4.truncate(v4.len() - 8);
+        s.backend()
+            .apply(vec![(queue_key(&u.host, u.key()), Some(v4))])
+            .unwrap();
+        s.backend().meta_set("format_version", &4u32.to_be_bytes()).unwrap();
+        s.flush().unwrap();
+    }
+    let s = SledStore::open(dir.path()).unwrap();
+    assert_eq!(
+        s.meta("format_version").unwrap().as_deref(),
+        Some(&FORMAT_VERSION.to_be_bytes()[..])
+    );
+    let q = s.queued(&u.host, u.key()).unwrap().unwrap();
+    assert_eq!(q.components.sitemap, 0.0);
+    assert_eq!(q.tunnel, u.tunnel);
+    assert_eq!(q.url, u.url);
+    // A version-5 entry keeps the component.
+    s.enqueue(std::slice::from_ref(&u)).unwrap();
+    assert_eq!(s.queued(&u.host, u.key()).unwrap().unwrap().components.sitemap, 0.75);
+}
+
+#[test]
 fn version_mismatch_is_a_clear_error() {
     // 1: a store of the build before queued URLs carried `tunnel`.
     for old in [1u32, 7] {
@@ -264,7 +295,7 @@ fn version_mismatch_is_a_clear_error() {
         }
         let e = SledStore::open(dir.path()).err().unwrap();
         assert!(
-            matches!(e, StoreError::Version { expected: 4, got } if got == old),
+            matches!(e, StoreError::Version { expected: FORMAT_VERSION, got } if got == old),
             "{e}"
         );
         assert!(
