@@ -256,3 +256,25 @@ async fn sitemaps_off_reads_none() {
         .iter()
         .all(|r| r.target != "/sitemap.xml" && r.target != "/urls.xml"));
 }
+
+/// The fields of `sitemaps.jsonl` are those docs/reports.md lists (rows
+/// "| `field` |" under its heading), both ways.
+#[test]
+fn sitemap_record_fields_are_documented() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/reports.md")).unwrap();
+    let mut documented = HashSet::new();
+    let mut inside = false;
+    for line in text.lines() {
+        if let Some(h) = line.strip_prefix("## ") {
+            inside = h.contains("sitemaps.jsonl");
+        } else if let (true, Some(rest)) = (inside, line.strip_prefix("| `")) {
+            documented.insert(rest[..rest.find('`').unwrap()].to_string());
+        }
+    }
+    let r = SitemapRecord::new("http://a.test/sitemap.xml", Source::Root, None, 0);
+    let serde_json::Value::Object(fields) = serde_json::to_value(&r).unwrap() else {
+        panic!("not an object")
+    };
+    let produced: HashSet<String> = fields.keys().cloned().collect();
+    assert_eq!(produced, documented);
+}

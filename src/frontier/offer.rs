@@ -25,13 +25,12 @@ impl Frontier {
         if listed == 0 || listed == cands.len() {
             return self.offer_inner(cands, true);
         }
-        let (sitemap, links): (Vec<(usize, &Candidate)>, Vec<(usize, &Candidate)>) =
-            cands.iter().enumerate().partition(|(_, c)| c.sitemap.is_some());
+        let (sitemap, links): (Vec<usize>, Vec<usize>) = (0..cands.len()).partition(|&i| cands[i].sitemap.is_some());
         let mut out: Vec<Option<Offer>> = vec![None; cands.len()];
         for part in [sitemap, links] {
-            let batch: Vec<Candidate> = part.iter().map(|(_, c)| (*c).clone()).collect();
-            for ((i, _), o) in part.iter().zip(self.offer_inner(&batch, true)?) {
-                out[*i] = Some(o);
+            let batch: Vec<Candidate> = part.iter().map(|&i| cands[i].clone()).collect();
+            for (&i, o) in part.iter().zip(self.offer_inner(&batch, true)?) {
+                out[i] = Some(o);
             }
         }
         Ok(out.into_iter().map(|o| o.unwrap_or(Offer::AlreadySeen)).collect())

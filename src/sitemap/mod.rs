@@ -56,6 +56,7 @@ impl Default for Limits {
 #[serde(rename_all = "snake_case")]
 pub enum Format {
     /// `<urlset>`: page URLs.
+    #[serde(rename = "urlset")]
     UrlSet,
     /// `<sitemapindex>`: URLs of further sitemaps.
     Index,

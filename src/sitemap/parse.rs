@@ -190,12 +190,9 @@ fn read_xml<R: BufRead>(input: R, limits: &Limits, out: &mut Parsed) -> R {
                 }
                 None => break,
             },
-            Event::Empty(e) if depth == 0 => {
-                // `<urlset/>`: a sitemap with nothing in it.
-                if root(e.local_name().as_ref(), out).is_none() {
-                    break;
-                }
-            }
+            // `<urlset/>`: a sitemap with nothing in it (`root` records the
+            // format, or the error that ends the reading).
+            Event::Empty(e) if depth == 0 && root(e.local_name().as_ref(), out).is_none() => break,
             Event::Start(e) => {
                 depth += 1;
                 let name = e.local_name();

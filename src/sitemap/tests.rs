@@ -104,7 +104,7 @@ fn gzip_is_recognised_by_its_magic_bytes() {
 
 #[test]
 fn corrupt_gzip_keeps_what_was_read() {
-    let mut z = gzip(URLSET.repeat(1).as_bytes());
+    let mut z = gzip(URLSET.as_bytes());
     let n = z.len();
     // Damage the deflate stream past its first bytes.
     for b in &mut z[n / 2..n - 8] {
