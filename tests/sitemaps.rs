@@ -235,26 +235,47 @@ async fn sitemaps_off_reads_none() {
         "{requested:?}"
     );
 
-    // With the root sitemap off, only robots.txt's are read.
+    // With the root sitemap off, only robots.txt's are read; no index is
+    // followed at nesting 0; one file per host: /moved.xml is not fetched
+    // (the robots-disallowed sitemap is skipped before the count).
     let dir = tempfile::tempdir().unwrap();
     server.clear_requests();
     crawl(
         &server,
         dir.path(),
-        &["sitemaps.root_sitemap=false", "sitemaps.max_nesting=0"],
+        &[
+            "sitemaps.root_sitemap=false",
+            "sitemaps.max_nesting=0",
+            "sitemaps.max_files_per_host=1",
+        ],
     )
     .await;
     let log = sitemap_log(dir.path());
     assert!(log.iter().all(|r| r.source != Source::Root), "{log:?}");
     let index = record(&log, &t.index);
+    assert_eq!(index.outcome, Outcome::Read);
     assert!(
         index.reason.as_deref().unwrap_or("").contains("max_nesting (0)"),
         "{index:?}"
     );
-    assert!(server
+    assert!(record(&log, &t.private)
+        .reason
+        .as_deref()
+        .unwrap_or("")
+        .contains("robots.txt"));
+    let moved = record(&log, &t.moved.0);
+    assert_eq!((moved.outcome, moved.status), (Outcome::Skipped, 0));
+    assert!(
+        moved.reason.as_deref().unwrap_or("").contains("max_files_per_host (1)"),
+        "{moved:?}"
+    );
+    let fetched: Vec<String> = server
         .requests()
-        .iter()
-        .all(|r| r.target != "/sitemap.xml" && r.target != "/urls.xml"));
+        .into_iter()
+        .map(|r| r.target)
+        .filter(|p| p != "/robots.txt" && is_sitemap(p))
+        .collect();
+    assert_eq!(fetched, ["/index.xml"]);
 }
 
 /// The fields of `sitemaps.jsonl` are those docs/reports.md lists (rows

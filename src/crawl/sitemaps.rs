@@ -219,6 +219,17 @@ async fn read(shared: &Arc<Shared>, job: Job, jobs: &mut VecDeque<Job>) -> Sitem
     if let Err(reason) = shared.frontier.check_scope(url, 0) {
         return rec.skipped(format!("out of scope: {reason}"));
     }
+    if shared.settings.politeness.respect_robots {
+        match shared.politeness.check(&shared.robots_fetcher, url).await {
+            RobotsVerdict::Allow => {}
+            RobotsVerdict::Disallow => return rec.skipped("robots.txt disallows it"),
+            RobotsVerdict::Unavailable { .. } => {
+                rec.outcome = Outcome::Failed;
+                rec.reason = Some("robots.txt unavailable (5xx or unreachable)".into());
+                return rec;
+            }
+        }
+    }
     let host = host_key(url);
     {
         let mut per_host = sm.per_host.lock();
@@ -230,17 +241,6 @@ async fn read(shared: &Arc<Shared>, job: Job, jobs: &mut VecDeque<Job>) -> Sitem
             ));
         }
         *n += 1;
-    }
-    if shared.settings.politeness.respect_robots {
-        match shared.politeness.check(&shared.robots_fetcher, url).await {
-            RobotsVerdict::Allow => {}
-            RobotsVerdict::Disallow => return rec.skipped("robots.txt disallows it"),
-            RobotsVerdict::Unavailable { .. } => {
-                rec.outcome = Outcome::Failed;
-                rec.reason = Some("robots.txt unavailable (5xx or unreachable)".into());
-                return rec;
-            }
-        }
     }
     let permit = match shared.politeness.acquire(url).await {
         Ok(p) => p,
