@@ -53,6 +53,7 @@ pub struct CrawlerBuilder {
     seeds: Vec<String>,
     out: Option<PathBuf>,
     resume: bool,
+    recrawl: Option<crate::recrawl::Round>,
     progress: bool,
     on_page: Option<crawl::PageCallback>,
     metrics: Option<Metrics>,
@@ -73,6 +74,7 @@ impl Crawler {
             seeds: Vec::new(),
             out: None,
             resume: false,
+            recrawl: None,
             progress: false,
             on_page: None,
             metrics: None,
@@ -127,6 +129,14 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Make this resumed crawl a recrawl round: revisit the recorded pages
+    /// that `round` selects (see [`crate::recrawl`]) before the crawl goes
+    /// on. Needs [`resume`](Self::resume).
+    pub fn recrawl(mut self, round: crate::recrawl::Round) -> Self {
+        self.recrawl = Some(round);
+        self
+    }
+
     /// Show a progress bar on a terminal.
     pub fn progress(mut self, progress: bool) -> Self {
         self.progress = progress;
@@ -173,6 +183,11 @@ impl CrawlerBuilder {
         if !self.resume && self.seeds.is_empty() {
             return Err(Error::InvalidInput("a new crawl needs at least one seed URL".into()));
         }
+        if self.recrawl.is_some() && !self.resume {
+            return Err(Error::InvalidInput(
+                "a recrawl revisits a stored crawl: it needs resume".into(),
+            ));
+        }
         let metrics = match self.metrics {
             Some(Metrics::Addr(addr)) => Some(crate::metrics::bind(addr)?),
             Some(Metrics::Listener(l)) => Some(l),
@@ -180,6 +195,7 @@ impl CrawlerBuilder {
         };
         let opts = CrawlOptions {
             resume: self.resume,
+            recrawl: self.recrawl,
             progress: self.progress,
             on_page: self.on_page,
             metrics,

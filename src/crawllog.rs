@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Decision, ScoreComponents};
+use crate::model::{Change, Decision, ScoreComponents};
 
 /// One fetch attempt, as a line of `pages.jsonl`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -79,6 +79,20 @@ pub struct PageRecord {
     /// (`[politeness] max_in_flight_per_ip`), ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ip_wait_ms: Option<u64>,
+    /// A revisit (recrawl round): which fetch of this URL the record is
+    /// (2 for the first revisit). Absent on a first fetch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revisit: Option<u32>,
+    /// A revisit that got content or a 304: what it found against the
+    /// previous fetch (`unchanged`, `near_unchanged`, `changed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<Change>,
+    /// A revisit: Hamming distance between the new and the previous simhash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change_distance: Option<u32>,
+    /// A revisit: the page's revisit interval after it, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_secs: Option<u64>,
 }
 
 /// Appends [`PageRecord`]s to a `pages.jsonl` file, one JSON object per line.

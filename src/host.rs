@@ -26,6 +26,24 @@ pub fn origin(url: &Url) -> String {
     )
 }
 
+/// The [`host_key`] of an [`origin`] string (`scheme://host:port`): the
+/// host, with `:port` unless it is the scheme's default. Any other string
+/// is returned as it is.
+pub fn host_key_of_origin(origin: &str) -> &str {
+    let Some((scheme, rest)) = origin.split_once("://") else {
+        return origin;
+    };
+    let default = match scheme {
+        "http" => ":80",
+        "https" => ":443",
+        _ => return rest,
+    };
+    match rest.strip_suffix(default) {
+        Some(host) if !host.is_empty() && !host.ends_with(':') => host,
+        _ => rest,
+    }
+}
+
 /// A URL's host key: the host, plus `:port` when the port is not the
 /// scheme's default. The frontier queues, the scope rules, the template
 /// learner and the mirror detector all key hosts by it.
@@ -93,6 +111,23 @@ mod tests {
         assert_eq!(origin(&u("http://A.test/x?y")), "http://a.test:80");
         assert_eq!(origin(&u("https://a.test:8443/")), "https://a.test:8443");
         assert_eq!(origin(&u("https://a.test/")), "https://a.test:443");
+    }
+
+    #[test]
+    fn host_keys_of_origins_drop_default_ports() {
+        for input in [
+            "http://a.test/x",
+            "https://a.test:8443/",
+            "https://a.test:443/",
+            "http://a.test:443/",
+            "http://[::1]:8080/",
+            "http://[::1]/",
+            "http://127.0.0.1:9/",
+        ] {
+            let u = Url::parse(input).unwrap();
+            assert_eq!(host_key_of_origin(&origin(&u)), host_key(&u), "{input}");
+        }
+        assert_eq!(host_key_of_origin("not an origin"), "not an origin");
     }
 
     #[test]

@@ -78,6 +78,8 @@ pub mod model;
 #[doc(hidden)]
 pub mod politeness;
 #[doc(hidden)]
+pub mod recrawl;
+#[doc(hidden)]
 pub mod report;
 #[doc(hidden)]
 pub mod simhash;

@@ -538,9 +538,12 @@ fn json_matches_documented_fields() {
         let mut got = BTreeSet::new();
         json_paths(&v, "", &mut got);
         if name == "summary.json" {
-            // `harvest` appears only for focused crawls (records with a relevance).
+            // `harvest` appears only for focused crawls (records with a relevance),
+            // `revisits` only for recrawls (records with `revisit`).
             let mut focused = f.records.clone();
             focused[0].relevance = Some(0.5);
+            focused[1].revisit = Some(2);
+            focused[1].change = Some(simcrawl::model::Change::Changed);
             json_paths(
                 &serde_json::to_value(report::summary::build(&focused, None)).unwrap(),
                 "",

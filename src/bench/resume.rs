@@ -55,6 +55,7 @@ pub fn run_resume_bench(pages: u64, out: &mut dyn Write) -> Result<()> {
             retries: 0,
             inlinks: 1,
             tunnel: 0,
+            revisit: None,
         }
     };
 

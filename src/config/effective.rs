@@ -2,7 +2,7 @@
 //! validated from, and where each key that is not a default came from. A
 //! crawl writes it to `DIR/settings.toml` ([`Effective::to_toml`]);
 //! `simcrawl config` prints it over `config/default.toml`'s comments
-//! ([`Effective::annotated`]).
+//! ([`Effective::annotated`]), with the `[[hosts]]` rules, if any, at the end.
 
 use std::collections::HashMap;
 
@@ -75,6 +75,21 @@ impl Effective {
                 None => out.push_str(line),
             }
             out.push('\n');
+        }
+        if let Some(hosts) = self.table.get(super::HOSTS) {
+            let origin = self.origins.get(super::HOSTS).map_or("", String::as_str);
+            out.push_str(&format!("\n# Per-host rules, first match wins (set by {origin}).\n"));
+            for rule in hosts.as_array().into_iter().flatten().filter_map(Value::as_table) {
+                // `pattern` first; values inline (`headers = { From = "…" }`).
+                out.push_str("[[hosts]]\n");
+                let keys =
+                    std::iter::once("pattern").chain(rule.keys().map(String::as_str).filter(|k| *k != "pattern"));
+                for key in keys {
+                    if let Some(value) = rule.get(key) {
+                        out.push_str(&format!("{key} = {value}\n"));
+                    }
+                }
+            }
         }
         out
     }

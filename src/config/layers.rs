@@ -1,7 +1,9 @@
 //! Stage 1 of loading: TOML layering. The embedded defaults, the user's
 //! file and the `--set` overrides are merged key by key; a key the defaults
 //! do not have, or a value of the wrong TOML type, is an error naming where
-//! it came from.
+//! it came from. `[[hosts]]` (per-host rules) is the one array of tables:
+//! the defaults have none, and a layer that has some replaces the list of
+//! the layers below it.
 
 use std::collections::HashMap;
 
@@ -93,8 +95,18 @@ fn merge_layer(
     origin: &str,
     origins: &mut HashMap<String, String>,
 ) -> Result<(), ConfigError> {
-    let sections = allowed_keys(base);
+    let mut sections = allowed_keys(base);
+    if !base.contains_key(super::HOSTS) {
+        sections.push_str(", hosts");
+    }
     for (section, value) in layer {
+        if section == super::HOSTS {
+            // `[[hosts]]` rules: a layer's list replaces the one below it.
+            let value = super::hosts::check_layer(value, origin)?;
+            origins.insert(section.clone(), origin.to_string());
+            base.insert(section, value);
+            continue;
+        }
         let Some(Value::Table(base_sect)) = base.get_mut(&section) else {
             return Err(ConfigError::UnknownKey {
                 origin: origin.to_string(),

@@ -19,10 +19,13 @@
 //! The files follow the two stages: `raw` (the `Raw*` structs) and
 //! `layers` (merging TOML layers and `--set` overrides) for the first,
 //! `sections` (the typed settings of each section) and `validate` (one
-//! check per section) for the second; `error` holds [`ConfigError`].
+//! check per section) for the second; `hosts` holds the per-host rules
+//! (`[[hosts]]`: patterns, matching, [`HostRuleCache`]); `error` holds
+//! [`ConfigError`].
 
 mod effective;
 mod error;
+mod hosts;
 mod layers;
 mod raw;
 mod sections;
@@ -32,15 +35,19 @@ use std::path::Path;
 
 pub use effective::Effective;
 pub use error::ConfigError;
+pub use hosts::{HostPattern, HostRule, HostRuleCache, HostRules};
 pub use raw::{
-    RawCanon, RawConfig, RawCrawl, RawDedup, RawFeatures, RawFetch, RawFocus, RawFrontier, RawIndex, RawMirror,
-    RawOutput, RawPoliteness, RawSimhash, RawSitemaps, RawSketch, RawStore,
+    RawCanon, RawConfig, RawCrawl, RawDedup, RawFeatures, RawFetch, RawFocus, RawFrontier, RawHostRule, RawIndex,
+    RawMirror, RawOutput, RawPoliteness, RawRecrawl, RawSimhash, RawSitemaps, RawSketch, RawStore,
 };
 pub use sections::{
     CanonProfile, CanonSettings, CrawlSettings, DedupPolicy, DedupSettings, FeatureSettings, FetchSettings,
     FocusSettings, FrontierSettings, IndexDesign, IndexSettings, MirrorSettings, OutputSettings, PolitenessSettings,
-    Scope, SimhashSettings, SitemapSettings, SketchSettings, StoreSettings, Verify,
+    RecrawlSettings, Scope, SimhashSettings, SitemapSettings, SketchSettings, StoreSettings, Verify,
 };
+
+/// The top-level key of the per-host rules (`[[hosts]]`).
+pub const HOSTS: &str = "hosts";
 
 /// The file in a crawl directory that holds the settings the crawl ran with.
 pub const SETTINGS_FILE: &str = "settings.toml";
@@ -69,6 +76,9 @@ pub struct Settings {
     pub output: OutputSettings,
     pub sitemaps: SitemapSettings,
     pub store: StoreSettings,
+    /// `[[hosts]]`: per-host rules, first match wins (none by default).
+    pub hosts: HostRules,
+    pub recrawl: RecrawlSettings,
     /// The merged TOML these settings were validated from.
     pub effective: Effective,
 }

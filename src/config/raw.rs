@@ -112,11 +112,55 @@ raw_section!(
     RawStore { cache_mb: i64 }
 );
 raw_section!(
-    /// The whole configuration as written (after merging with the defaults).
-    RawConfig {
-        crawl: RawCrawl, politeness: RawPoliteness, fetch: RawFetch, canon: RawCanon,
-        features: RawFeatures, simhash: RawSimhash, index: RawIndex, dedup: RawDedup,
-        frontier: RawFrontier, focus: RawFocus, mirror: RawMirror, sketch: RawSketch,
-        output: RawOutput, sitemaps: RawSitemaps, store: RawStore,
+    /// `[recrawl]` as written.
+    RawRecrawl {
+        enabled: bool, conditional: bool, initial_interval_secs: i64, min_interval_secs: i64,
+        max_interval_secs: i64, inc_rate: f64, dec_rate: f64,
     }
 );
+/// One `[[hosts]]` entry as written (keys and types already checked in
+/// layering); an absent key keeps the global setting.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct RawHostRule {
+    pub pattern: String,
+    pub min_delay_ms: Option<i64>,
+    pub max_delay_ms: Option<i64>,
+    pub delay_factor: Option<f64>,
+    pub max_in_flight: Option<i64>,
+    pub max_pages: Option<i64>,
+    pub max_depth: Option<i64>,
+    pub allow: Option<Vec<String>>,
+    pub deny: Option<Vec<String>>,
+    pub headers: Option<std::collections::BTreeMap<String, String>>,
+    pub accept_language: Option<String>,
+    pub proxy: Option<String>,
+    pub cookies: Option<bool>,
+}
+
+/// The whole configuration as written (after merging with the defaults).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct RawConfig {
+    pub crawl: RawCrawl,
+    pub politeness: RawPoliteness,
+    pub fetch: RawFetch,
+    pub canon: RawCanon,
+    pub features: RawFeatures,
+    pub simhash: RawSimhash,
+    pub index: RawIndex,
+    pub dedup: RawDedup,
+    pub frontier: RawFrontier,
+    pub focus: RawFocus,
+    pub mirror: RawMirror,
+    pub sketch: RawSketch,
+    pub output: RawOutput,
+    pub sitemaps: RawSitemaps,
+    pub store: RawStore,
+    pub recrawl: RawRecrawl,
+    /// `[[hosts]]`: per-host rules, in file order (none by default).
+    #[serde(default)]
+    pub hosts: Vec<RawHostRule>,
+}

@@ -277,6 +277,26 @@ pub struct StoreSettings {
     pub cache_bytes: u64,
 }
 
+/// `[recrawl]`: revisits of recorded pages and their adaptive intervals
+/// (the rule is in `crate::recrawl`).
+#[derive(Debug, Clone)]
+pub struct RecrawlSettings {
+    /// Every `--resume` is a recrawl round (as `crawl --recrawl`).
+    pub enabled: bool,
+    /// Send `If-None-Match` / `If-Modified-Since` from the stored validators.
+    pub conditional: bool,
+    /// The interval of a page fetched once, seconds.
+    pub initial_interval_secs: u64,
+    /// The interval never goes below this, seconds.
+    pub min_interval_secs: u64,
+    /// The interval never goes above this, seconds.
+    pub max_interval_secs: u64,
+    /// An unchanged or near-unchanged revisit multiplies the interval by `1 + inc_rate`.
+    pub inc_rate: f64,
+    /// A changed revisit multiplies the interval by `1 - dec_rate`.
+    pub dec_rate: f64,
+}
+
 /// `[sketch]`: min-hash and Bloom-over-CDC parameters.
 #[derive(Debug, Clone)]
 #[allow(missing_docs)]

@@ -217,3 +217,140 @@ fn store_cache_is_bounded_in_mib() {
         assert!(e.contains("store.cache_mb"), "{e}");
     }
 }
+
+const HOST_RULES: &str = r#"
+[politeness]
+min_delay_ms = 100
+
+[[hosts]]
+pattern = "Docs.Example.org"
+min_delay_ms = 2000
+max_in_flight = 2
+max_pages = 50
+deny = ["/private/"]
+headers = { Authorization = "Bearer t0ken", X-Team = "search" }
+accept_language = "de"
+
+[[hosts]]
+pattern = "*.example.org"
+delay_factor = 3
+max_depth = 2
+proxy = ""
+cookies = true
+"#;
+
+#[test]
+fn host_rules_load_in_file_order() {
+    let s = layer(HOST_RULES).unwrap();
+    assert_eq!(s.hosts.len(), 2);
+    let (i, r) = s.hosts.find("docs.example.org").unwrap();
+    assert_eq!(i, 0);
+    assert_eq!(r.pattern.to_string(), "docs.example.org");
+    assert_eq!(r.min_delay, Some(Duration::from_secs(2)));
+    assert_eq!((r.max_in_flight, r.max_pages), (Some(2), Some(50)));
+    assert_eq!(r.deny[0].as_str(), "/private/");
+    assert_eq!(
+        r.headers,
+        [
+            ("authorization".to_string(), "Bearer t0ken".to_string()),
+            ("x-team".into(), "search".into()),
+            ("accept-language".into(), "de".into())
+        ]
+    );
+    // The first match wins: docs.example.org is also under *.example.org.
+    let (i, r) = s.hosts.find("www.example.org:8080").unwrap();
+    assert_eq!(i, 1);
+    assert_eq!(
+        (r.delay_factor, r.max_depth, r.cookies),
+        (Some(3.0), Some(2), Some(true))
+    );
+    assert_eq!(r.proxy, Some(None));
+    assert!(r.own_client(false));
+    assert!(s.hosts.find("example.org").is_none());
+    assert!(Settings::default().hosts.is_empty());
+}
+
+#[test]
+fn host_rules_round_trip_through_settings_toml_and_config() {
+    let s = layer(HOST_RULES).unwrap();
+    let text = s.effective.to_toml();
+    let back = Settings::from_layers(&[("settings.toml".into(), &text)], &[]).unwrap();
+    assert_eq!(back.hosts.len(), 2);
+    assert_eq!(back.hosts.rules()[0].summary(), s.hosts.rules()[0].summary());
+    assert_eq!(back.hosts.rules()[1].summary(), s.hosts.rules()[1].summary());
+    assert_eq!(back.effective.to_toml(), text);
+    let annotated = s.effective.annotated();
+    assert!(
+        annotated.contains("[[hosts]]") && annotated.contains("set by my.toml"),
+        "{annotated}"
+    );
+    let again = Settings::from_layers(&[("annotated".into(), &annotated)], &[]).unwrap();
+    assert_eq!(again.hosts.rules()[1].summary(), s.hosts.rules()[1].summary());
+    // A later layer's list replaces the earlier one; a layer without rules keeps it.
+    let later = "[[hosts]]\npattern = \"other.test\"\n";
+    let s = Settings::from_layers(&[("a.toml".into(), HOST_RULES), ("b.toml".into(), later)], &[]).unwrap();
+    assert_eq!(s.hosts.len(), 1);
+    let s = Settings::from_layers(
+        &[("a.toml".into(), HOST_RULES), ("b.toml".into(), "[simhash]\nk = 4\n")],
+        &[],
+    )
+    .unwrap();
+    assert_eq!(s.hosts.len(), 2);
+}
+
+#[test]
+fn bad_host_rules_name_the_file_rule_and_key() {
+    for (text, want) in [
+        (
+            "[[hosts]]\npattern = \"a.test\"\n[[hosts]]\npattern = \"b.test\"\nmin_delay = 5\n",
+            "hosts #2.min_delay",
+        ),
+        (
+            "[[hosts]]\npattern = \"a.test\"\nmax_in_flight = \"two\"\n",
+            "hosts #1.max_in_flight",
+        ),
+        ("[[hosts]]\nmin_delay_ms = 5\n", "hosts #1.pattern"),
+        ("[[hosts]]\npattern = \"http://a.test/\"\n", "hosts #1.pattern"),
+        ("[[hosts]]\npattern = \"a.test:443\"\n", "hosts #1.pattern"),
+        (
+            "[[hosts]]\npattern = \"a.test\"\nmax_in_flight = 0\n",
+            "hosts #1.max_in_flight",
+        ),
+        (
+            "[[hosts]]\npattern = \"a.test\"\nmin_delay_ms = -1\n",
+            "hosts #1.min_delay_ms",
+        ),
+        (
+            "[[hosts]]\npattern = \"a.test\"\nmin_delay_ms = 500\nmax_delay_ms = 100\n",
+            "hosts #1.max_delay_ms",
+        ),
+        ("[[hosts]]\npattern = \"a.test\"\ndeny = [\"(\"]\n", "hosts #1.deny"),
+        (
+            "[[hosts]]\npattern = \"a.test\"\nheaders = { User-Agent = \"x\" }\n",
+            "hosts #1.headers",
+        ),
+        (
+            "[[hosts]]\npattern = \"a.test\"\nheaders = { X = 1 }\n",
+            "hosts #1.headers",
+        ),
+        (
+            "[[hosts]]\npattern = \"a.test\"\nproxy = \"ftp://p.test\"\n",
+            "hosts #1.proxy",
+        ),
+        ("hosts = 3\n", "hosts"),
+    ] {
+        let e = layer(text).unwrap_err().to_string();
+        assert!(e.starts_with("my.toml: ") && e.contains(want), "{text}: {e}");
+    }
+    let e = layer("[[hosts]]\npattern = \"a.test\"\nmin_delay = 5\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("min_delay_ms") && e.contains("max_in_flight"),
+        "lists the keys: {e}"
+    );
+    let e = layer("[crawll]\n").unwrap_err().to_string();
+    assert!(e.contains("hosts"), "{e}");
+    let e = set(&["hosts.pattern=a.test"]).unwrap_err().to_string();
+    assert!(e.contains("--set") && e.contains("hosts"), "{e}");
+}

@@ -16,10 +16,12 @@ struct Check<'a> {
 
 impl Check<'_> {
     fn err(&self, key: &str, value: impl std::fmt::Display, allowed: impl Into<String>) -> ConfigError {
+        // A `[[hosts]]` list comes from one layer, recorded under `hosts`.
+        let lookup = if key.starts_with("hosts #") { super::HOSTS } else { key };
         ConfigError::Invalid {
             origin: self
                 .origins
-                .get(key)
+                .get(lookup)
                 .cloned()
                 .unwrap_or_else(|| "config/default.toml (embedded)".into()),
             key: key.to_string(),
@@ -97,6 +99,8 @@ impl RawConfig {
             output,
             sitemaps,
             store,
+            hosts,
+            recrawl,
         } = self;
 
         let crawl = crawl_settings(&c, crawl)?;
@@ -113,9 +117,12 @@ impl RawConfig {
         let sketch = sketch_settings(&c, sk)?;
         let output = output_settings(&c, output)?;
         let sitemaps = sitemap_settings(&c, sitemaps)?;
+        let hosts = hosts_settings(&c, hosts)?;
         let store = StoreSettings {
             cache_bytes: c.uint::<u64>("store.cache_mb", store.cache_mb, 16, 65_536)? << 20,
         };
+
+        let recrawl = recrawl_settings(&c, recrawl)?;
 
         Ok(Settings {
             crawl,
@@ -133,6 +140,8 @@ impl RawConfig {
             output,
             sitemaps,
             store,
+            hosts,
+            recrawl,
             effective: super::Effective::default(),
         })
     }
@@ -275,12 +284,31 @@ fn fetch_settings(c: &Check, fetch: RawFetch) -> Result<FetchSettings, ConfigErr
 /// ones the crawler sets itself.
 const FORBIDDEN_HEADERS: &[&str] = &["authorization", "cookie", "proxy-authorization", "host", "user-agent"];
 
+/// Headers a `[[hosts]]` rule may not set: the ones the crawler sets
+/// itself, and the proxy's credentials (they go with `proxy`). A rule's
+/// headers go to its hosts only, so Authorization and Cookie are allowed.
+const FORBIDDEN_HOST_HEADERS: &[&str] = &["proxy-authorization", "host", "user-agent"];
+
 /// `fetch.headers` and `fetch.accept_language`, as (lower-cased name, value).
 fn request_headers(
     c: &Check,
     headers: &std::collections::BTreeMap<String, String>,
     accept_language: &str,
 ) -> Result<Vec<(String, String)>, ConfigError> {
+    checked_headers(c, "fetch.", FORBIDDEN_HEADERS, headers, accept_language)
+}
+
+/// Headers and Accept-Language under `prefix` (`fetch.` or `hosts #N.`),
+/// none of them in `forbidden`, as (lower-cased name, value).
+fn checked_headers(
+    c: &Check,
+    prefix: &str,
+    forbidden: &[&str],
+    headers: &std::collections::BTreeMap<String, String>,
+    accept_language: &str,
+) -> Result<Vec<(String, String)>, ConfigError> {
+    let key_headers = format!("{prefix}headers");
+    let key_lang = format!("{prefix}accept_language");
     let token = |s: &str| {
         !s.is_empty()
             && s.bytes()
@@ -291,18 +319,18 @@ fn request_headers(
     for (name, value) in headers {
         let lower = name.to_ascii_lowercase();
         if !token(name) {
-            return Err(c.err("fetch.headers", format!("\"{name}\""), "header names are HTTP tokens"));
+            return Err(c.err(&key_headers, format!("\"{name}\""), "header names are HTTP tokens"));
         }
-        if FORBIDDEN_HEADERS.contains(&lower.as_str()) {
+        if forbidden.contains(&lower.as_str()) {
             return Err(c.err(
-                "fetch.headers",
+                &key_headers,
                 format!("\"{name}\""),
-                "any header but Authorization, Cookie, Proxy-Authorization, Host and User-Agent",
+                format!("any header but {}", forbidden.join(", ")),
             ));
         }
         if !value_ok(value) {
             return Err(c.err(
-                "fetch.headers",
+                &key_headers,
                 format!("{name} = {value:?}"),
                 "header values without control characters",
             ));
@@ -312,7 +340,7 @@ fn request_headers(
     let lang = accept_language.trim();
     if !lang.is_empty() {
         if !value_ok(lang) {
-            return Err(c.err("fetch.accept_language", format!("{lang:?}"), "a header value"));
+            return Err(c.err(&key_lang, format!("{lang:?}"), "a header value"));
         }
         out.retain(|(n, _)| n != "accept-language");
         out.push(("accept-language".into(), lang.to_string()));
@@ -322,6 +350,11 @@ fn request_headers(
 
 /// `fetch.proxy`: empty, or an http(s) or SOCKS5 URL.
 fn proxy_url(c: &Check, proxy: &str) -> Result<Option<url::Url>, ConfigError> {
+    checked_proxy(c, "fetch.proxy", proxy)
+}
+
+/// A proxy setting under `key`: empty, or an http(s) or SOCKS5 URL.
+fn checked_proxy(c: &Check, key: &str, proxy: &str) -> Result<Option<url::Url>, ConfigError> {
     let proxy = proxy.trim();
     if proxy.is_empty() {
         return Ok(None);
@@ -329,7 +362,7 @@ fn proxy_url(c: &Check, proxy: &str) -> Result<Option<url::Url>, ConfigError> {
     match url::Url::parse(proxy) {
         Ok(u) if matches!(u.scheme(), "http" | "https" | "socks5" | "socks5h") && u.host_str().is_some() => Ok(Some(u)),
         _ => Err(c.err(
-            "fetch.proxy",
+            key,
             format!("\"{proxy}\""),
             "an http://, https://, socks5:// or socks5h:// URL with a host",
         )),
@@ -554,5 +587,97 @@ fn output_settings(c: &Check, output: RawOutput) -> Result<OutputSettings, Confi
         warc_max_bytes: c.uint("output.warc_max_bytes", output.warc_max_bytes, 1 << 20, 1 << 40)?,
         reports: output.reports,
         store_bodies: output.store_bodies,
+    })
+}
+
+/// The `[[hosts]]` rules, checked and typed, in file order. Errors name
+/// the rule as `hosts #N` (N from 1) and the key.
+fn hosts_settings(c: &Check, raw: Vec<RawHostRule>) -> Result<HostRules, ConfigError> {
+    let mut rules = Vec::with_capacity(raw.len());
+    for (i, r) in raw.into_iter().enumerate() {
+        let at = format!("hosts #{}.", i + 1);
+        let key = |k: &str| format!("{at}{k}");
+        let pattern = HostPattern::parse(&r.pattern)
+            .map_err(|allowed| c.err(&key("pattern"), format!("{:?}", r.pattern), allowed))?;
+        let ms = |k: &str, v: Option<i64>| v.map(|v| c.ms(&key(k), v, 0, 3_600_000)).transpose();
+        let min_delay = ms("min_delay_ms", r.min_delay_ms)?;
+        let max_delay = ms("max_delay_ms", r.max_delay_ms)?;
+        if let (Some(lo), Some(hi)) = (min_delay, max_delay) {
+            if hi < lo {
+                return Err(c.err(
+                    &key("max_delay_ms"),
+                    hi.as_millis(),
+                    format!(">= its min_delay_ms ({})", lo.as_millis()),
+                ));
+            }
+        }
+        let headers = checked_headers(
+            c,
+            &at,
+            FORBIDDEN_HOST_HEADERS,
+            &r.headers.unwrap_or_default(),
+            r.accept_language.as_deref().unwrap_or(""),
+        )?;
+        let proxy = match &r.proxy {
+            None => None,
+            Some(p) => Some(checked_proxy(c, &key("proxy"), p)?),
+        };
+        let rule = HostRule {
+            pattern,
+            min_delay,
+            max_delay,
+            delay_factor: r
+                .delay_factor
+                .map(|f| c.float(&key("delay_factor"), f, 0.0, 100.0))
+                .transpose()?,
+            max_in_flight: r
+                .max_in_flight
+                .map(|n| c.uint(&key("max_in_flight"), n, 1, 64))
+                .transpose()?,
+            max_pages: r
+                .max_pages
+                .map(|n| c.uint(&key("max_pages"), n, 0, i64::MAX))
+                .transpose()?,
+            max_depth: r.max_depth.map(|n| c.uint(&key("max_depth"), n, 0, 1000)).transpose()?,
+            allow: c.regexes(&key("allow"), &r.allow.unwrap_or_default())?,
+            deny: c.regexes(&key("deny"), &r.deny.unwrap_or_default())?,
+            headers,
+            proxy,
+            cookies: r.cookies,
+        };
+        rules.push(rule);
+    }
+    Ok(HostRules::new(rules))
+}
+
+/// The `[recrawl]` section, checked and typed: intervals of one second to
+/// ten years, `min <= initial <= max`, rates in 0..=1 (Nutch's
+/// AdaptiveFetchSchedule warns that rates above about 0.4 make the
+/// interval swing with little relation to the page's changes).
+fn recrawl_settings(c: &Check, r: RawRecrawl) -> Result<RecrawlSettings, ConfigError> {
+    const TEN_YEARS: i64 = 10 * 366 * 86_400;
+    let min = c.uint::<u64>("recrawl.min_interval_secs", r.min_interval_secs, 1, TEN_YEARS)?;
+    let max = c.uint::<u64>("recrawl.max_interval_secs", r.max_interval_secs, 1, TEN_YEARS)?;
+    if max < min {
+        return Err(c.err(
+            "recrawl.max_interval_secs",
+            max,
+            format!("at least recrawl.min_interval_secs ({min})"),
+        ));
+    }
+    let initial = c.uint::<u64>(
+        "recrawl.initial_interval_secs",
+        r.initial_interval_secs,
+        min as i64,
+        max as i64,
+    )?;
+    Ok(RecrawlSettings {
+        enabled: r.enabled,
+        conditional: r.conditional,
+        initial_interval_secs: initial,
+        min_interval_secs: min,
+        max_interval_secs: max,
+        inc_rate: c.float("recrawl.inc_rate", r.inc_rate, 0.0, 1.0)?,
+        dec_rate: c.float("recrawl.dec_rate", r.dec_rate, 0.0, 0.99)?,
     })
 }

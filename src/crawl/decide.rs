@@ -128,13 +128,14 @@ impl StoredParts {
             text_hash: self.text_hash,
             fetched_at_ms,
             bytes: rec.bytes,
+            revisit: Default::default(),
         }
     }
 }
 
 /// The single owner of the index and the exact-hash maps.
 pub(super) struct Decider {
-    shared: Arc<Shared>,
+    pub(super) shared: Arc<Shared>,
     /// The embedder's per-page callback.
     on_page: Option<PageCallback>,
     /// The crawl log, flushed before each group's store commit.
@@ -142,7 +143,7 @@ pub(super) struct Decider {
     /// Decided pages waiting for the commit (see [`Decider::run`]).
     group: Vec<Done>,
     /// The exact and near-duplicate indexes and the content sketches.
-    dedup: Deduper,
+    pub(super) dedup: Deduper,
     policy: DedupPolicyEngine,
     mirrors: OnlineMirrors,
     /// Young hosts' new pages, re-fingerprinted when the host template changes.
@@ -299,7 +300,11 @@ impl Decider {
     ) -> Result<Self> {
         let s = &shared.settings;
         let DedupState {
-            index, exact, sketches, ..
+            index,
+            exact,
+            sketches,
+            live,
+            ..
         } = loaded;
         let mut mirrors = OnlineMirrors::new(&s.mirror);
         let mut redirects = HashMap::new();
@@ -318,7 +323,7 @@ impl Decider {
             .append(true)
             .open(log_path)
             .map_err(|e| Error::io(log_path, e))?;
-        let dedup = Deduper::new(exact, index, sketches, s.simhash.k, s.dedup.verify_threshold);
+        let dedup = Deduper::new(exact, index, sketches, s.simhash.k, s.dedup.verify_threshold).with_live(live);
         shared.metrics.set_index_size(dedup.index_len());
         Ok(Decider {
             log: CrawlLogWriter::new(std::io::BufWriter::with_capacity(1 << 20, file)),
@@ -410,10 +415,12 @@ impl Decider {
         Ok(self.shared.frontier.store().page(id)?.map(|p| p.canonical))
     }
 
-    pub(super) fn handle(&mut self, f: Fetched) -> Result<()> {
+    pub(super) fn handle(&mut self, mut f: Fetched) -> Result<()> {
         let shared = self.shared.clone();
         let frontier = &shared.frontier;
-        let id = frontier.allocate_page_id();
+        // A revisit is recorded under the id of the page it revisits.
+        let id = f.q.revisit.unwrap_or_else(|| frontier.allocate_page_id());
+        let previous = f.previous.take();
         let q = &f.q;
         let mut rec = PageRecord {
             url: q.canonical.clone(),
@@ -441,7 +448,9 @@ impl Decider {
         let mut body = None;
         let mut offers: Vec<Candidate> = Vec::new();
         let is_page = matches!(f.kind, FetchedKind::Page(_));
+        let not_modified = matches!(f.kind, FetchedKind::NotModified);
         let mut capture = f.capture;
+        let mut change = None;
         match f.kind {
             FetchedKind::Outcome {
                 decision,
@@ -451,12 +460,27 @@ impl Decider {
                 rec.decision = decision;
                 rec.error = error;
                 rec.content_hash = body_hash.as_ref().map(dedup::hex);
+                self.forget_previous(id, previous.as_deref());
             }
             FetchedKind::Redirect { target, location } => {
                 rec.decision = Decision::Redirect;
                 rec.error = self.redirect(q, target, location, &mut offers);
+                self.forget_previous(id, previous.as_deref());
             }
-            FetchedKind::Page(a) => body = self.page(id, q, *a, &mut rec, &mut stored, &mut offers)?,
+            FetchedKind::NotModified => change = Some(self.not_modified(previous.as_deref(), &mut rec)?),
+            FetchedKind::Page(a) => {
+                let prev = previous.as_deref();
+                body = self.page(id, q, *a, prev, &mut rec, &mut stored, &mut offers, &mut change)?
+            }
+        }
+        let validators = std::mem::take(&mut f.validators);
+        let revisit = q
+            .revisit
+            .map(|_| revisit_state(&shared.settings, previous.as_deref(), change, not_modified, &validators));
+        if let Some(r) = &revisit {
+            rec.revisit = Some(r.fetches);
+            rec.change = r.change;
+            rec.interval_secs = Some(r.interval_secs);
         }
         if !offers.is_empty() {
             let results = frontier.offer_many(&offers)?;
@@ -486,7 +510,12 @@ impl Decider {
         if let Some(on_page) = &self.on_page {
             on_page(&rec);
         }
-        let page = stored.page(id, &rec, now_ms(f.fetched_at));
+        let page = stored_page(
+            stored.page(id, &rec, now_ms(f.fetched_at)),
+            previous.filter(|_| not_modified),
+            revisit,
+            validators,
+        );
         // A parsed page's body came back from the analysis; any other
         // response's body is in its capture (WARC only).
         let (body, store_body) = if is_page {
@@ -511,14 +540,17 @@ impl Decider {
     /// A parsed page: its content verdict (none for `noindex`), the
     /// duplicate chain it extends, and its out-links offered or dropped by
     /// the dedup policy. Returns the body to store.
+    #[allow(clippy::too_many_arguments)]
     fn page(
         &mut self,
         id: PageId,
         q: &QueuedUrl,
         mut a: Analysis,
+        previous: Option<&StoredPage>,
         rec: &mut PageRecord,
         stored: &mut StoredParts,
         offers: &mut Vec<Candidate>,
+        change: &mut Option<crate::model::Change>,
     ) -> Result<Option<Vec<u8>>> {
         let shared = self.shared.clone();
         let s = &shared.settings;
@@ -531,8 +563,18 @@ impl Decider {
         let body = a.body.take();
         // A noindex page gets no content verdict (it is not
         // fingerprinted) and passes no duplicate status on.
+        // A revisit: what changed, and whether the page is decided again
+        // (the same body or text keeps its previous verdict).
+        let kept = match previous {
+            Some(prev) => self.revisit_page(id, prev, &a, rec, change),
+            None => None,
+        };
         let ruling = if a.noindex {
             None
+        } else if let Some(r) = kept {
+            rec.simhash = Some(simhash::to_hex(a.simhash));
+            stored.simhash = Some(a.simhash);
+            Some(r)
         } else {
             rec.simhash = Some(simhash::to_hex(a.simhash));
             stored.simhash = Some(a.simhash);
@@ -550,7 +592,9 @@ impl Decider {
             if let Some(of) = judged.looks_like {
                 rec.looks_like = self.url_of(of)?;
             }
-            self.keep_provisional(id, &mut a, r.decision());
+            if previous.is_none() {
+                self.keep_provisional(id, &mut a, r.decision());
+            }
             Some(r)
         };
         let decision = ruling.map_or(Decision::from(FetchOutcome::Noindex), |r| r.decision());

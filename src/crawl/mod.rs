@@ -74,6 +74,7 @@ mod analyze;
 mod decide;
 mod progress;
 mod resume;
+mod revisit;
 mod sitemaps;
 #[cfg(test)]
 mod tests;
@@ -84,6 +85,7 @@ use decide::*;
 use progress::*;
 pub(crate) use resume::DedupState;
 use resume::*;
+use revisit::*;
 use worker::*;
 
 /// What to crawl and where to write it.
@@ -94,6 +96,10 @@ pub struct CrawlOptions {
     pub seeds: Vec<String>,
     /// Continue the crawl stored in `out`.
     pub resume: bool,
+    /// With `resume`: start a recrawl round that revisits the recorded
+    /// pages this selects (see [`crate::recrawl`]). `[recrawl] enabled`
+    /// makes every resume a round of the pages due now.
+    pub recrawl: Option<crate::recrawl::Round>,
     /// Show a progress bar (on a terminal) instead of periodic log lines.
     pub progress: bool,
     /// Use this fetcher instead of HTTP (tests, replay).
@@ -118,6 +124,7 @@ impl CrawlOptions {
             out: out.into(),
             seeds,
             resume: false,
+            recrawl: None,
             progress: false,
             fetcher: None,
             on_page: None,
@@ -234,6 +241,10 @@ impl Shared {
 /// What a worker found, for the decider.
 struct Fetched {
     q: QueuedUrl,
+    /// The page a revisit revisits, as recorded (`q.revisit`).
+    previous: Option<Box<StoredPage>>,
+    /// The response's `ETag` and `Last-Modified`.
+    validators: crate::fetch::Validators,
     fetched_at: SystemTime,
     latency_ms: Option<u64>,
     delay_ms: Option<u64>,
@@ -291,6 +302,8 @@ enum FetchedKind {
     },
     /// A 3xx with a usable target (canonical).
     Redirect { target: Url, location: String },
+    /// A revisit answered 304 Not Modified.
+    NotModified,
     /// Parsed content.
     Page(Box<Analysis>),
 }
@@ -428,6 +441,11 @@ pub async fn run(
     } else {
         parse_seeds(&canon, &opts.seeds)?
     };
+    if opts.recrawl.is_some() && !opts.resume {
+        return Err(Error::InvalidInput(
+            "a recrawl round revisits a stored crawl: use it with --resume".into(),
+        ));
+    }
     if opts.resume && !store_dir.is_dir() {
         return Err(Error::InvalidInput(format!(
             "{}: no crawl to resume (no store/ in it); start one without --resume",
@@ -529,6 +547,19 @@ pub async fn run(
         metrics: Arc::new(Metrics::new(Some(&opts.out))),
         sitemaps,
     });
+    // A recrawl round: the due pages go back into their hosts' queues.
+    let round = match opts.recrawl {
+        Some(r) => Some(r),
+        None if opts.resume && shared.settings.recrawl.enabled => Some(crate::recrawl::Round::Due {
+            now_ms: now_ms(SystemTime::now()),
+        }),
+        None => None,
+    };
+    if let Some(round) = round {
+        let due = crate::recrawl::due_pages(store.as_ref(), &shared.settings.recrawl, round)?;
+        let queued = shared.frontier.revisit(&due)?;
+        tracing::info!("recrawl: {queued} recorded pages queued for a revisit ({round:?})");
+    }
     // Stops when dropped, so also on an early return.
     let server = match opts.metrics {
         Some(listener) => {

@@ -14,13 +14,23 @@ pub(super) fn repair_log(path: &Path, store: &dyn Store) -> Result<Vec<PageRecor
     } else {
         Vec::new()
     };
-    let mut seen = HashSet::new();
+    // Lines kept per URL: one per fetch its page records (a revisit adds
+    // one; the lines of an uncommitted revisit come after those).
+    let mut lines: HashMap<String, u32> = HashMap::new();
     let mut kept = Vec::with_capacity(records.len());
     for r in records {
-        if matches!(store.url_state(&r.canonical)?, Some(UrlState::Done(_))) && seen.insert(r.canonical.clone()) {
+        let Some(UrlState::Done(id)) = store.url_state(&r.canonical)? else {
+            continue;
+        };
+        let n = lines.get(&r.canonical).copied().unwrap_or(0);
+        // The page is read only for a URL's second line.
+        let keep = n == 0 || store.page(id)?.is_some_and(|p| n < p.revisit.fetches);
+        if keep {
+            *lines.entry(r.canonical.clone()).or_insert(0) += 1;
             kept.push(r);
         }
     }
+    let seen: HashSet<String> = lines.into_keys().collect();
     // Every page the store recorded has its line: the lines a damaged or
     // deleted log lost are written again from the store's page records.
     let rebuilt = if (kept.len() as u64) < store.pages_recorded()? {
@@ -306,6 +316,8 @@ pub(crate) struct DedupState {
     pub(crate) sketches: SketchIndex,
     /// Page records the scan read.
     pub(crate) pages: u64,
+    /// The live fingerprint of each revisited page (see [`Deduper::with_live`]).
+    pub(crate) live: HashMap<PageId, Option<u64>>,
 }
 
 impl DedupState {
@@ -338,9 +350,19 @@ impl DedupState {
         let mut fps = Vec::new();
         let mut analysed = Vec::new();
         let mut pages = 0u64;
+        let mut live = HashMap::new();
         for r in store.iter_pages() {
             let page = r?;
             pages += 1;
+            let indexed = (page.decision == Decision::New).then_some(page.simhash).flatten();
+            if page.revisit.fetches > 1 {
+                // Revisited: the snapshot may hold its older fingerprints
+                // and may lack this one (the page keeps its id).
+                live.insert(page.id, indexed);
+                if let (Some(fp), true) = (indexed, page.id < first) {
+                    fps.push((fp, page.id));
+                }
+            }
             exact.insert(page.content_hash.as_ref(), page.text_hash.as_ref(), page.id);
             if page.simhash.is_some() || page.decision == Decision::Noindex {
                 analysed.push((page.id, page.canonical, page.decision, page.simhash.unwrap_or(0)));
@@ -380,6 +402,7 @@ impl DedupState {
             templates,
             sketches,
             pages,
+            live,
         })
     }
 }

@@ -94,6 +94,19 @@ pub(super) async fn dispatch(
 /// One URL: robots, permit, fetch, analysis; then to the decider (or back to the frontier).
 pub(super) async fn work(shared: &Arc<Shared>, q: QueuedUrl, tx: &mpsc::Sender<Fetched>) {
     let host = q.host.clone();
+    // A revisit's page as recorded: its validators for the request, its
+    // hashes and interval for the decider.
+    let previous = match q.revisit.map(|id| shared.frontier.store().page(id)) {
+        Some(Ok(p)) => p.map(Box::new),
+        Some(Err(e)) => {
+            tracing::warn!(
+                "{}: the page it revisits is unreadable ({e}); fetched unconditionally",
+                q.canonical
+            );
+            None
+        }
+        None => None,
+    };
     let origin;
     let step = match Url::parse(&q.canonical) {
         Err(e) => {
@@ -108,7 +121,7 @@ pub(super) async fn work(shared: &Arc<Shared>, q: QueuedUrl, tx: &mpsc::Sender<F
         }
         Ok(url) => {
             origin = Some(Politeness::origin_key(&url));
-            fetch_one(shared, &q, &url, tx).await
+            fetch_one(shared, &q, &url, previous.as_deref(), tx).await
         }
     };
     // The host may be contacted again when politeness says so (a retry
@@ -116,7 +129,8 @@ pub(super) async fn work(shared: &Arc<Shared>, q: QueuedUrl, tx: &mpsc::Sender<F
     let ready = origin.map_or_else(std::time::Instant::now, |o| shared.politeness.next_ready(&o).into_std());
     set_host_ready(shared, &host, ready);
     match step {
-        Step::Record(f) => {
+        Step::Record(mut f) => {
+            f.previous = previous;
             if tx.send(f).await.is_err() {
                 shared.in_flight.fetch_sub(1, Ordering::AcqRel);
             }
@@ -150,6 +164,8 @@ pub(super) fn outcome(
     robots: Option<&'static str>,
 ) -> Fetched {
     Fetched {
+        previous: None,
+        validators: Default::default(),
         fetched_at: SystemTime::now(),
         latency_ms: None,
         delay_ms: None,
@@ -188,6 +204,7 @@ pub(super) async fn fetch_one(
     shared: &Arc<Shared>,
     q: &QueuedUrl,
     url: &Url,
+    previous: Option<&StoredPage>,
     to_decider: &mpsc::Sender<Fetched>,
 ) -> Step {
     use Step::{Record, Retry};
@@ -251,7 +268,19 @@ pub(super) async fn fetch_one(
     // One of the server address's slots, held for the request.
     let ip_slot = shared.ip_limits.acquire(url).await;
     let fetched_at = SystemTime::now();
-    let result = shared.fetcher.fetch(url).await;
+    // A revisit asks with the validators the server gave for this URL (a
+    // first fetch never sends any).
+    let validators = previous
+        .filter(|_| q.revisit.is_some() && s.recrawl.conditional)
+        .map(|p| crate::fetch::Validators {
+            etag: p.revisit.etag.clone(),
+            last_modified: p.revisit.last_modified.clone(),
+        })
+        .filter(|v| !v.is_empty());
+    let result = match &validators {
+        Some(v) => shared.fetcher.fetch_conditional(url, v).await,
+        None => shared.fetcher.fetch(url).await,
+    };
     let outcome_of = RequestOutcome::of(&result);
     permit.finish(&outcome_of);
     let (server_ip, ip_wait_ms) = (ip_slot.ip, ip_slot.waited.as_millis() as u64);
@@ -262,6 +291,8 @@ pub(super) async fn fetch_one(
     }
     let base = |status: u16, latency: Option<u64>, kind: FetchedKind| Fetched {
         q: q.clone(),
+        previous: None,
+        validators: Default::default(),
         fetched_at,
         latency_ms: latency,
         delay_ms,
@@ -301,8 +332,16 @@ pub(super) async fn fetch_one(
     );
     f.content_type = resp.content_type.clone();
     f.bytes = resp.body.len() as u64;
+    f.validators = crate::fetch::Validators {
+        etag: resp.etag.clone(),
+        last_modified: resp.last_modified.clone(),
+    };
     if s.output.warc {
         f.capture = Some(Capture::of(&mut resp));
+    }
+    if resp.status == 304 && validators.is_some() {
+        f.kind = FetchedKind::NotModified;
+        return Record(with_body(f, resp));
     }
     if resp.is_redirect() {
         let target = resp
@@ -361,6 +400,7 @@ pub(super) async fn fetch_one(
     // crawl's CPU, docs/benchmarks.md). The analysis thread
     // sends the page on to the decider itself, so a page costs no wake-up of
     // this task after its fetch.
+    f.previous = previous.map(|p| Box::new(p.clone()));
     let (sh, page, tx) = (shared.clone(), url.clone(), to_decider.clone());
     shared.analysis.spawn(move || {
         let a = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| analyze(&sh, &page, resp)));

@@ -111,6 +111,18 @@ impl ExactIndex {
         }
     }
 
+    /// Forget `page` as the owner of these hashes (its content changed): a
+    /// hash another page owns stays with it.
+    pub fn remove_owned(&mut self, body: Option<&[u8; 32]>, text: Option<&[u8; 32]>, page: PageId) {
+        for (map, h) in [(&mut self.body, body), (&mut self.text, text)] {
+            if let Some(h) = h {
+                if map.get(h) == Some(&page) {
+                    map.remove(h);
+                }
+            }
+        }
+    }
+
     /// Look up, decide exactly, and insert in one step (online: the next page
     /// sees this one). Returns the exact verdict, or `None` when the page is
     /// not an exact duplicate and the near-duplicate index must be asked.

@@ -18,6 +18,11 @@ pub struct Deduper {
     k: u32,
     verify_threshold: f64,
     matches: Vec<Match>,
+    /// Revisited pages (recrawl) and the one fingerprint of each that is
+    /// live in the index: the index keeps every fingerprint it was given,
+    /// so a match on an older fingerprint of such a page (or on any, when
+    /// it is `None`: its content is a duplicate now) is ignored.
+    live: std::collections::HashMap<PageId, Option<u64>>,
 }
 
 /// One page's ruling, with the earlier page a new page looks like.
@@ -42,7 +47,26 @@ impl Deduper {
             k,
             verify_threshold,
             matches: Vec::with_capacity(16),
+            live: std::collections::HashMap::new(),
         }
+    }
+
+    /// The live fingerprint of each page revisited with changed content
+    /// before (see [`Deduper::forget`]; rebuilt from the store on resume).
+    pub fn with_live(mut self, live: std::collections::HashMap<PageId, Option<u64>>) -> Self {
+        self.live = live;
+        self
+    }
+
+    /// A revisit found new content for page `id`: its previous content
+    /// (these hashes, its fingerprint and sketch) no longer names it, so it
+    /// is decided again under the same id without matching itself. Its
+    /// hashes are released (unless another page owns them) and its
+    /// fingerprint is ignored until [`Deduper::decide`] indexes a new one.
+    pub fn forget(&mut self, id: PageId, body: Option<&[u8; 32]>, text: Option<&[u8; 32]>) {
+        self.exact.remove_owned(body, text, id);
+        self.sketches.remove(id);
+        self.live.insert(id, None);
     }
 
     /// Decide page `id` and index it if new. Its hashes become the owners'
@@ -56,6 +80,11 @@ impl Deduper {
         }
         self.matches.clear();
         self.index.query(simhash, &mut self.matches);
+        if !self.live.is_empty() {
+            let live = &self.live;
+            self.matches
+                .retain(|m| live.get(&m.id).is_none_or(|fp| *fp == Some(m.fp)));
+        }
         let near: Vec<NearMatch> = self
             .matches
             .iter()
@@ -83,6 +112,9 @@ impl Deduper {
             _ => None,
         };
         if ruling.verdict == Verdict::New {
+            if let Some(fp) = self.live.get_mut(&id) {
+                *fp = Some(simhash);
+            }
             self.index.insert(simhash, id);
             if let Some(sk) = sketch {
                 self.sketches.insert(id, sk.clone(), simhash);
@@ -135,6 +167,31 @@ mod tests {
             s.simhash.k,
             0.9,
         )
+    }
+
+    #[test]
+    fn a_forgotten_page_is_decided_again_without_matching_itself() {
+        let mut d = deduper();
+        assert_eq!(d.decide(1, &hashes(1), 0b1111, None).ruling.verdict, Verdict::New);
+        // Page 1 revisited with near content: not a duplicate of itself.
+        d.forget(1, Some(&[1; 32]), Some(&[1; 32]));
+        let got = d.decide(1, &hashes(2), 0b0111, None).ruling;
+        assert_eq!(got.verdict, Verdict::New);
+        // Its old fingerprint and hashes no longer match; its new ones do.
+        // (1 bit from the old fingerprint, 2 from the new: the new one counts.)
+        let near = d.decide(2, &hashes(3), 0b1111 ^ (1 << 40), None).ruling;
+        assert_eq!((near.verdict, near.dup_of), (Verdict::NearDuplicate, Some(1)));
+        assert_eq!(near.distance, Some(2));
+        assert_eq!(d.decide(3, &hashes(1), !0, None).ruling.verdict, Verdict::New);
+        let exact = d.decide(4, &hashes(2), !0, None).ruling;
+        assert_eq!((exact.verdict, exact.dup_of), (Verdict::ExactDuplicate, Some(1)));
+        // Revisited into a copy of another page: it matches that page, and
+        // nothing matches it any more.
+        d.forget(1, Some(&[2; 32]), Some(&[2; 32]));
+        let copy = d.decide(1, &hashes(1), !0, None).ruling;
+        assert_eq!((copy.verdict, copy.dup_of), (Verdict::ExactDuplicate, Some(3)));
+        let far = d.decide(5, &hashes(5), 0b0111 ^ (1 << 50), None).ruling;
+        assert_eq!(far.verdict, Verdict::New);
     }
 
     #[test]

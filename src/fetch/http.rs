@@ -1,6 +1,8 @@
 //! The reqwest [`Fetcher`]: rustls, gzip/brotli/deflate, the configured
 //! User-Agent, connect and total timeouts, a cap on (decompressed) body bytes,
-//! no automatic redirects, and an optional host-name → IP map for test webs.
+//! no automatic redirects, an optional host-name → IP map for test webs, and
+//! the request settings of `[[hosts]]` rules (headers; a client of its own
+//! for a rule's proxy or cookie setting).
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -11,62 +13,145 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::header::{HeaderMap, CONTENT_TYPE, LOCATION, RETRY_AFTER};
 use url::Url;
 
-use super::{parse_content_type, parse_retry_after, FetchError, FetchResponse, Fetcher};
-use crate::config::Settings;
+use super::{parse_content_type, parse_retry_after, FetchError, FetchResponse, Fetcher, Validators};
+use crate::config::{HostRuleCache, Settings};
 
 /// The production [`Fetcher`]. Cheap to share (`Arc<HttpFetcher>` or
-/// `Arc<dyn Fetcher>`): one connection pool for the whole crawl.
+/// `Arc<dyn Fetcher>`): one connection pool for the whole crawl, plus one
+/// per `[[hosts]]` rule that sets its own `proxy` or `cookies`.
 #[derive(Debug, Clone)]
 pub struct HttpFetcher {
     client: reqwest::Client,
     max_body_bytes: u64,
     /// Keep every response header (`output.warc`).
     keep_headers: bool,
+    /// The `[[hosts]]` rules (each host's looked up once) and, per rule,
+    /// what its requests carry.
+    host_rules: Arc<HostRuleCache>,
+    per_rule: Arc<[RuleRequest]>,
+}
+
+/// What requests to the hosts of one `[[hosts]]` rule carry.
+#[derive(Debug)]
+struct RuleRequest {
+    /// Its own client (proxy or cookie jar), or `None` for the crawl's.
+    client: Option<reqwest::Client>,
+    /// Its headers, over the `[fetch]` ones of the same name.
+    headers: HeaderMap,
+}
+
+/// Which proxy a client uses.
+enum ProxyChoice<'a> {
+    /// `[fetch] proxy`, or the environment's when that is empty.
+    Global,
+    /// A rule's `proxy`.
+    Url(&'a Url),
+    /// A rule's `proxy = ""`: connect directly.
+    Direct,
+}
+
+fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, FetchError> {
+    let mut map = HeaderMap::new();
+    for (name, value) in headers {
+        let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|e| FetchError::Client(format!("header {name}: {e}")))?;
+        let value = reqwest::header::HeaderValue::from_str(value)
+            .map_err(|e| FetchError::Client(format!("header {name}: {e}")))?;
+        map.insert(name, value);
+    }
+    Ok(map)
+}
+
+/// A client from `[crawl]` (User-Agent) and `[fetch]` (timeouts, `resolve`,
+/// headers) with the given proxy and cookie setting.
+fn build_client(settings: &Settings, proxy: ProxyChoice, cookies: bool) -> Result<reqwest::Client, FetchError> {
+    let f = &settings.fetch;
+    let mut builder = reqwest::Client::builder()
+        .user_agent(settings.crawl.user_agent_header())
+        .connect_timeout(f.connect_timeout)
+        .timeout(f.timeout)
+        .redirect(reqwest::redirect::Policy::none())
+        .gzip(true)
+        .brotli(true)
+        .deflate(true);
+    if !f.resolve.is_empty() {
+        // A mapped test web is local: no proxy from the environment.
+        builder = builder
+            .dns_resolver(Arc::new(HostResolver::new(f.resolve.clone())))
+            .no_proxy();
+    }
+    let proxy = match proxy {
+        ProxyChoice::Global => f.proxy.as_ref(),
+        ProxyChoice::Url(u) => Some(u),
+        ProxyChoice::Direct => {
+            builder = builder.no_proxy();
+            None
+        }
+    };
+    if let Some(proxy) = proxy {
+        let proxy = reqwest::Proxy::all(proxy.as_str()).map_err(|e| FetchError::Client(error_chain(&e)))?;
+        builder = builder.proxy(proxy);
+    }
+    builder = builder.default_headers(header_map(&f.headers)?).cookie_store(cookies);
+    builder.build().map_err(|e| FetchError::Client(error_chain(&e)))
 }
 
 impl HttpFetcher {
     /// Build the client from `[crawl]` (User-Agent) and `[fetch]` (timeouts,
-    /// caps, `resolve`, headers, proxy, cookies). Redirects are never
+    /// caps, `resolve`, headers, proxy, cookies), and one more for each
+    /// `[[hosts]]` rule with its own `proxy` or `cookies`. Redirects are never
     /// followed by the client. With `output.warc` on, responses carry all
     /// their headers ([`FetchResponse::headers`]).
     pub fn new(settings: &Settings) -> Result<Self, FetchError> {
         let f = &settings.fetch;
-        let mut builder = reqwest::Client::builder()
-            .user_agent(settings.crawl.user_agent_header())
-            .connect_timeout(f.connect_timeout)
-            .timeout(f.timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .gzip(true)
-            .brotli(true)
-            .deflate(true);
-        if !f.resolve.is_empty() {
-            // A mapped test web is local: no proxy from the environment.
-            builder = builder
-                .dns_resolver(Arc::new(HostResolver::new(f.resolve.clone())))
-                .no_proxy();
+        let client = build_client(settings, ProxyChoice::Global, f.cookies)?;
+        let mut per_rule = Vec::with_capacity(settings.hosts.len());
+        for rule in settings.hosts.rules() {
+            let client = if rule.own_client(f.cookies) {
+                let proxy = match &rule.proxy {
+                    None => ProxyChoice::Global,
+                    Some(Some(u)) => ProxyChoice::Url(u),
+                    Some(None) => ProxyChoice::Direct,
+                };
+                Some(build_client(settings, proxy, rule.cookies.unwrap_or(f.cookies))?)
+            } else {
+                None
+            };
+            per_rule.push(RuleRequest {
+                client,
+                headers: header_map(&rule.headers)?,
+            });
         }
-        if let Some(proxy) = &f.proxy {
-            let proxy = reqwest::Proxy::all(proxy.as_str()).map_err(|e| FetchError::Client(error_chain(&e)))?;
-            builder = builder.proxy(proxy);
-        }
-        let mut headers = reqwest::header::HeaderMap::new();
-        for (name, value) in &f.headers {
-            let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
-                .map_err(|e| FetchError::Client(format!("header {name}: {e}")))?;
-            let value = reqwest::header::HeaderValue::from_str(value)
-                .map_err(|e| FetchError::Client(format!("header {name}: {e}")))?;
-            headers.insert(name, value);
-        }
-        builder = builder.default_headers(headers).cookie_store(f.cookies);
-        let client = builder.build().map_err(|e| FetchError::Client(error_chain(&e)))?;
         Ok(HttpFetcher {
             client,
             max_body_bytes: f.max_body_bytes,
             keep_headers: settings.output.warc,
+            host_rules: Arc::new(HostRuleCache::new(settings.hosts.clone())),
+            per_rule: per_rule.into(),
         })
     }
 
-    async fn get(&self, url: &Url) -> Result<FetchResponse, FetchError> {
+    /// The request for `target`: through its host's rule's client and with
+    /// its headers, if a `[[hosts]]` rule matches.
+    fn request(&self, target: Url) -> reqwest::RequestBuilder {
+        if self.per_rule.is_empty() {
+            return self.client.get(target);
+        }
+        let rule = crate::host::host_key_of_serialized(target.as_str())
+            .and_then(|h| self.host_rules.index(h))
+            .and_then(|i| self.per_rule.get(i));
+        match rule {
+            None => self.client.get(target),
+            Some(r) => r
+                .client
+                .as_ref()
+                .unwrap_or(&self.client)
+                .get(target)
+                .headers(r.headers.clone()),
+        }
+    }
+
+    async fn get(&self, url: &Url, validators: Option<&Validators>) -> Result<FetchResponse, FetchError> {
         if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
             return Err(FetchError::Unsupported(url.to_string()));
         }
@@ -74,7 +159,22 @@ impl HttpFetcher {
         // Credentials never go out, whatever URL a caller passes.
         let mut target = url.clone();
         crate::canon::strip_userinfo(&mut target);
-        let mut resp = self.client.get(target).send().await.map_err(map_error)?;
+        let mut request = self.request(target);
+        if let Some(v) = validators {
+            // A value that is not a valid header value (a hostile ETag) is
+            // not sent: the request is then unconditional.
+            let header = |v: &Option<String>| {
+                v.as_deref()
+                    .and_then(|s| reqwest::header::HeaderValue::from_str(s).ok())
+            };
+            if let Some(etag) = header(&v.etag) {
+                request = request.header(reqwest::header::IF_NONE_MATCH, etag);
+            }
+            if let Some(date) = header(&v.last_modified) {
+                request = request.header(reqwest::header::IF_MODIFIED_SINCE, date);
+            }
+        }
+        let mut resp = request.send().await.map_err(map_error)?;
         let status = resp.status().as_u16();
         let headers = resp.headers();
         // Single-valued headers: the first value counts (two `Location`s
@@ -86,6 +186,8 @@ impl HttpFetcher {
         let retry_after =
             header_first(headers, RETRY_AFTER.as_str()).and_then(|v| parse_retry_after(&v, SystemTime::now()));
         let x_robots_tag = header_str(headers, "x-robots-tag");
+        let etag = header_first(headers, reqwest::header::ETAG.as_str());
+        let last_modified = header_first(headers, reqwest::header::LAST_MODIFIED.as_str());
         let all_headers = if self.keep_headers {
             headers
                 .iter()
@@ -126,13 +228,23 @@ impl HttpFetcher {
             body,
             truncated,
             elapsed: started.elapsed(),
+            etag,
+            last_modified,
         })
     }
 }
 
 impl Fetcher for HttpFetcher {
     fn fetch<'a>(&'a self, url: &'a Url) -> BoxFuture<'a, Result<FetchResponse, FetchError>> {
-        Box::pin(self.get(url))
+        Box::pin(self.get(url, None))
+    }
+
+    fn fetch_conditional<'a>(
+        &'a self,
+        url: &'a Url,
+        v: &'a Validators,
+    ) -> BoxFuture<'a, Result<FetchResponse, FetchError>> {
+        Box::pin(self.get(url, Some(v)))
     }
 }
 

@@ -51,6 +51,10 @@ pub struct FetchResponse {
     pub truncated: bool,
     /// Time from sending the request to the end of the body (or of reading).
     pub elapsed: Duration,
+    /// The `ETag` header, as sent (kept for conditional revisits).
+    pub etag: Option<String>,
+    /// The `Last-Modified` header, as sent (kept for conditional revisits).
+    pub last_modified: Option<String>,
 }
 
 impl FetchResponse {
@@ -104,6 +108,36 @@ pub enum FetchError {
 pub trait Fetcher: Send + Sync {
     /// GET `url` once; redirects are returned, not followed.
     fn fetch<'a>(&'a self, url: &'a Url) -> BoxFuture<'a, Result<FetchResponse, FetchError>>;
+
+    /// GET `url` once, conditionally: `If-None-Match` with `v.etag` and
+    /// `If-Modified-Since` with `v.last_modified`, each when present (a
+    /// revisit; the answer may be 304 Not Modified). A fetcher without
+    /// conditional requests does a plain [`Fetcher::fetch`].
+    fn fetch_conditional<'a>(
+        &'a self,
+        url: &'a Url,
+        v: &'a Validators,
+    ) -> BoxFuture<'a, Result<FetchResponse, FetchError>> {
+        let _ = v;
+        self.fetch(url)
+    }
+}
+
+/// The validators of a conditional request: the server's own `ETag` and
+/// `Last-Modified` values from the previous fetch of the same URL.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Validators {
+    /// Sent as `If-None-Match`.
+    pub etag: Option<String>,
+    /// Sent as `If-Modified-Since`.
+    pub last_modified: Option<String>,
+}
+
+impl Validators {
+    /// Whether there is anything to send.
+    pub fn is_empty(&self) -> bool {
+        self.etag.is_none() && self.last_modified.is_none()
+    }
 }
 
 /// Split a `Content-Type` header value into the lower-cased media type and

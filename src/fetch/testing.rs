@@ -27,6 +27,8 @@ pub fn response(url: &str, status: u16, body: &str) -> FetchResponse {
         body: body.as_bytes().to_vec(),
         truncated: false,
         elapsed: Duration::from_millis(1),
+        etag: None,
+        last_modified: None,
     }
 }
 

@@ -81,7 +81,7 @@ impl Frontier {
         for &(url, page, _) in done {
             // A digit pattern whose pages keep duplicating each other is a trap
             // (calendar); a mirror's pages duplicate another host's and are not.
-            if page.decision.is_duplicate() && self.max_urls_per_pattern > 0 {
+            if page.decision.is_duplicate() && url.revisit.is_none() && self.max_urls_per_pattern > 0 {
                 if let Some(p) = self.self_similar_pattern(&url.canonical, page.dup_of)? {
                     *inner.patterns.entry(pattern_hash(&p)).or_insert(0) += 1;
                 }

@@ -4,7 +4,8 @@
 //! - **scope and trap rules** ([`scope`]): same-host / same-domain / SURT
 //!   prefix, allow and deny regexes, max depth, max pages per host, max URL
 //!   length, path-segment repetition, and a cap on URLs per digit pattern
-//!   (calendar traps);
+//!   (calendar traps); a host's `[[hosts]]` rule sets its own max depth,
+//!   max pages, allow and deny;
 //! - the **seen-set** over canonical URLs, kept in the [`Store`]: a URL is
 //!   handed out at most once, aliases (redirects, rel=canonical) are recorded;
 //! - **per-host queues** ordered by priority. Every queued URL is written to
@@ -24,7 +25,8 @@
 //! calls [`Frontier::set_host_ready`] with the time the politeness layer
 //! allows its next request (with one request per host in flight, after the
 //! response; with N, when the request starts). A host never has more than
-//! `[politeness] max_in_flight_per_host` URLs in flight. New hosts are ready at once.
+//! `[politeness] max_in_flight_per_host` URLs in flight (or its `[[hosts]]`
+//! rule's `max_in_flight`). New hosts are ready at once.
 //!
 //! # Crash safety
 //!
@@ -60,7 +62,7 @@ use std::time::Instant;
 use parking_lot::Mutex;
 use url::Url;
 
-use crate::config::{FrontierSettings, Settings};
+use crate::config::{FrontierSettings, HostRules, Settings};
 use crate::dedup::DedupPolicyEngine;
 use crate::host::{host_key, host_key_of_serialized};
 pub use crate::model::ParentDup;
@@ -262,6 +264,11 @@ struct HostState {
     stats: HostStats,
     /// URLs ever queued (for max_pages_per_host).
     admitted: u64,
+    /// URLs in flight at most, and queued ever at most (0 = no limit):
+    /// `[politeness] max_in_flight_per_host` and `[crawl]
+    /// max_pages_per_host`, or the host's `[[hosts]]` rule's values.
+    max_in_flight: usize,
+    max_pages: u64,
 }
 
 impl HostState {
@@ -280,7 +287,16 @@ impl HostState {
     }
 }
 
+/// The per-host limits of new hosts: the global values and the `[[hosts]]`
+/// rules that replace them.
+struct HostLimits {
+    rules: HostRules,
+    max_in_flight: usize,
+    max_pages: u64,
+}
+
 struct Inner {
+    limits: HostLimits,
     hosts: Vec<HostState>,
     host_ids: HashMap<String, u32>,
     waiting: BinaryHeap<Reverse<(Instant, u64, u32)>>,
@@ -304,8 +320,6 @@ pub struct Frontier {
     dedup: DedupPolicyEngine,
     mirror_penalty: f64,
     window: usize,
-    max_in_flight: usize,
-    max_pages_per_host: u64,
     max_urls_per_pattern: u64,
     inner: Mutex<Inner>,
     /// Entries in all hosts' `disk_bumps` (bounded by [`MAX_DISK_BUMPS`];
@@ -323,15 +337,18 @@ impl Frontier {
     fn build(store: Arc<dyn Store>, settings: &Settings, seeds: &[Url]) -> Self {
         Frontier {
             store,
-            rules: ScopeRules::new(&settings.crawl, seeds),
+            rules: ScopeRules::new(&settings.crawl, seeds).with_host_rules(&settings.hosts),
             weights: settings.frontier.clone(),
             dedup: DedupPolicyEngine::new(settings),
             mirror_penalty: settings.mirror.penalty,
             window: settings.frontier.memory_window.max(1),
-            max_in_flight: settings.politeness.max_in_flight_per_host.max(1),
-            max_pages_per_host: settings.crawl.max_pages_per_host,
             max_urls_per_pattern: settings.crawl.max_urls_per_pattern,
             inner: Mutex::new(Inner {
+                limits: HostLimits {
+                    rules: settings.hosts.clone(),
+                    max_in_flight: settings.politeness.max_in_flight_per_host.max(1),
+                    max_pages: settings.crawl.max_pages_per_host,
+                },
                 hosts: Vec::new(),
                 host_ids: HashMap::new(),
                 waiting: BinaryHeap::new(),
@@ -511,6 +528,13 @@ impl Inner {
             return id;
         }
         let id = self.hosts.len() as u32;
+        // The host's `[[hosts]]` rule, looked up once per host.
+        let rule = self.limits.rules.find(host).map(|(_, r)| r);
+        let max_in_flight = rule
+            .and_then(|r| r.max_in_flight)
+            .unwrap_or(self.limits.max_in_flight)
+            .max(1);
+        let max_pages = rule.and_then(|r| r.max_pages).unwrap_or(self.limits.max_pages);
         self.hosts.push(HostState {
             name: host.to_string(),
             window: BTreeMap::new(),
@@ -523,6 +547,8 @@ impl Inner {
             slot: Slot::None,
             stats: HostStats::default(),
             admitted: 0,
+            max_in_flight,
+            max_pages,
         });
         self.host_ids.insert(host.to_string(), id);
         id

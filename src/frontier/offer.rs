@@ -105,7 +105,7 @@ impl Frontier {
             let host = host_key(&c.url);
             let id = inner.host_id(&host);
             let h = &inner.hosts[id as usize];
-            if check_scope && self.max_pages_per_host > 0 && h.admitted >= self.max_pages_per_host {
+            if check_scope && h.max_pages > 0 && h.admitted >= h.max_pages {
                 out[i] = Offer::OutOfScope(ScopeReason::HostFull);
                 continue;
             }
@@ -142,6 +142,7 @@ impl Frontier {
                 retries: 0,
                 inlinks: 1,
                 tunnel: c.tunnel,
+                revisit: None,
             };
             inner.next_seq += 1;
             inner.hosts[id as usize].admitted += 1;
@@ -170,6 +171,63 @@ impl Frontier {
             self.reschedule(inner, id)?;
         }
         Ok(out)
+    }
+
+    /// Queue revisits of recorded pages (a recrawl round, see
+    /// [`crate::recrawl`]): each page's URL goes back into its host's queue
+    /// with [`QueuedUrl::revisit`] naming the page, while its seen state
+    /// stays `Done` (an offer of it is still `AlreadySeen`). Scope and trap
+    /// rules are not asked again: the URL passed them when it was found.
+    /// Its priority is that of a new URL at its depth on its host now.
+    /// Returns how many were queued (pages whose URL is not done as that
+    /// page are skipped).
+    pub fn revisit(&self, pages: &[StoredPage]) -> Result<usize, FrontierError> {
+        let mut g = self.inner.lock();
+        let inner = &mut *g;
+        let mut new: Vec<QueuedUrl> = Vec::with_capacity(pages.len());
+        let mut ids: Vec<u32> = Vec::with_capacity(pages.len());
+        for p in pages {
+            if self.store.url_state(&p.canonical)? != Some(UrlState::Done(p.id)) {
+                continue;
+            }
+            let Ok(url) = Url::parse(&p.canonical) else { continue };
+            let host = host_key(&url);
+            let id = inner.host_id(&host);
+            let h = &inner.hosts[id as usize];
+            let components = ScoreComponents {
+                depth: -f64::from(p.depth),
+                host_dup_rate: -h.stats.dup_rate(),
+                host_novelty: h.stats.novelty(),
+                inlinks: 2f64.ln(),
+                ..ScoreComponents::default()
+            };
+            new.push(QueuedUrl {
+                url: p.canonical.clone(),
+                canonical: p.canonical.clone(),
+                host,
+                depth: p.depth,
+                parent: None,
+                priority: score(&components, &self.weights),
+                components,
+                seq: inner.next_seq,
+                retries: 0,
+                inlinks: 1,
+                tunnel: 0,
+                revisit: Some(p.id),
+            });
+            inner.next_seq += 1;
+            ids.push(id);
+        }
+        // Queue entries only: their seen state stays `Done` (see the store's
+        // `update_queue`).
+        self.store.update_queue(&new, &[])?;
+        let n = new.len();
+        for (id, q) in ids.into_iter().zip(new) {
+            inner.queued += 1;
+            self.place(&mut inner.hosts[id as usize], q);
+            self.reschedule(inner, id)?;
+        }
+        Ok(n)
     }
 
     pub(super) fn bump_inlinks(&self, q: &mut QueuedUrl) {

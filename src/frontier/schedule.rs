@@ -73,7 +73,7 @@ impl Frontier {
     /// Bring a host's heap slot in line with its state.
     pub(super) fn reschedule(&self, inner: &mut Inner, id: u32) -> Result<(), StoreError> {
         let h = &mut inner.hosts[id as usize];
-        let eligible = h.queued() > 0 && h.in_flight.len() < self.max_in_flight;
+        let eligible = h.queued() > 0 && h.in_flight.len() < h.max_in_flight;
         let want = match (eligible, h.ready_at, h.slot) {
             (false, _, _) | (_, None, _) => Slot::None,
             (true, Some(_), Slot::Ready(_)) => {

@@ -1,14 +1,17 @@
 //! Scope and trap rules of the frontier: which discovered URLs may enter the
 //! queue at all. Stateless checks live here ([`ScopeRules::check`]); the two
 //! counting rules (pages per host, URLs per digit pattern) are applied by the
-//! frontier with its counters, using [`digit_pattern`].
+//! frontier with its counters, using [`digit_pattern`]. A host's `[[hosts]]`
+//! rule replaces `max_depth` and adds its `allow` and `deny` patterns for
+//! its URLs ([`ScopeRules::with_host_rules`]).
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use url::Url;
 
-use crate::config::{CrawlSettings, Scope};
-use crate::host::{host_key, registrable_domain};
+use crate::config::{CrawlSettings, HostRule, HostRuleCache, HostRules, Scope};
+use crate::host::{host_key, host_key_of_serialized, registrable_domain};
 
 /// Why a URL is outside the crawl's scope.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -180,6 +183,8 @@ pub struct ScopeRules {
     max_depth: u32,
     max_url_length: usize,
     max_path_repetition: usize,
+    /// The `[[hosts]]` rules, each host's resolved once.
+    host_rules: Arc<HostRuleCache>,
 }
 
 impl ScopeRules {
@@ -198,7 +203,22 @@ impl ScopeRules {
             max_depth: crawl.max_depth,
             max_url_length: crawl.max_url_length,
             max_path_repetition: crawl.max_path_repetition,
+            host_rules: Arc::default(),
         }
+    }
+
+    /// Apply the `[[hosts]]` rules' scope keys (`max_depth`, `allow`, `deny`).
+    pub fn with_host_rules(mut self, rules: &HostRules) -> Self {
+        self.host_rules = Arc::new(HostRuleCache::new(rules.clone()));
+        self
+    }
+
+    /// The `[[hosts]]` rule of a URL's host, if any.
+    fn host_rule(&self, url: &Url) -> Option<&HostRule> {
+        if self.host_rules.rules().is_empty() {
+            return None;
+        }
+        self.host_rules.rule(host_key_of_serialized(url.as_str())?)
     }
 
     /// Check a canonical URL found at `depth` against every stateless rule,
@@ -208,7 +228,8 @@ impl ScopeRules {
         if !matches!(url.scheme(), "http" | "https") {
             return Err(OutOfScope(ScopeReason::Scheme));
         }
-        if depth > self.max_depth {
+        let rule = self.host_rule(url);
+        if depth > rule.and_then(|r| r.max_depth).unwrap_or(self.max_depth) {
             return Err(OutOfScope(ScopeReason::TooDeep));
         }
         let s = url.as_str();
@@ -235,6 +256,14 @@ impl ScopeRules {
         }
         if self.deny.iter().any(|r| r.is_match(s)) {
             return Err(OutOfScope(ScopeReason::Denied));
+        }
+        if let Some(rule) = rule {
+            if !rule.allow.is_empty() && !rule.allow.iter().any(|r| r.is_match(s)) {
+                return Err(OutOfScope(ScopeReason::NotAllowed));
+            }
+            if rule.deny.iter().any(|r| r.is_match(s)) {
+                return Err(OutOfScope(ScopeReason::Denied));
+            }
         }
         if let Some((seg, n)) = path_repetition(url.path()) {
             if n > self.max_path_repetition {

@@ -31,12 +31,15 @@ pub enum Decision {
     Redirect,
     /// `noindex` in meta robots or X-Robots-Tag: not fingerprinted.
     Noindex,
+    /// A revisit answered 304 Not Modified to its conditional request: the
+    /// content recorded before still stands (no body was read).
+    Unchanged,
 }
 
 impl Decision {
     /// Every decision, in declaration order (the report order, and the
     /// store's tag order: a decision's tag is its index here).
-    pub const ALL: [Decision; 9] = [
+    pub const ALL: [Decision; 10] = [
         Decision::New,
         Decision::ExactDuplicate,
         Decision::NearDuplicate,
@@ -46,6 +49,7 @@ impl Decision {
         Decision::NotHtml,
         Decision::Redirect,
         Decision::Noindex,
+        Decision::Unchanged,
     ];
 
     /// The `pages.jsonl` spelling.
@@ -60,6 +64,7 @@ impl Decision {
             Decision::NotHtml => "not_html",
             Decision::Redirect => "redirect",
             Decision::Noindex => "noindex",
+            Decision::Unchanged => "unchanged",
         }
     }
 
@@ -70,6 +75,40 @@ impl Decision {
 }
 
 impl std::fmt::Display for Decision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a revisit found, compared with the page's previous fetch
+/// (`pages.jsonl` field `change`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Change {
+    /// 304 Not Modified, or the same body or visible text as before.
+    Unchanged,
+    /// Other text, but a simhash within the dedup k of the previous one
+    /// (a date line, a counter).
+    NearUnchanged,
+    /// A simhash farther than k from the previous one: real change.
+    Changed,
+}
+
+impl Change {
+    /// Every class, in report order.
+    pub const ALL: [Change; 3] = [Change::Unchanged, Change::NearUnchanged, Change::Changed];
+
+    /// The `pages.jsonl` spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Change::Unchanged => "unchanged",
+            Change::NearUnchanged => "near_unchanged",
+            Change::Changed => "changed",
+        }
+    }
+}
+
+impl std::fmt::Display for Change {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
@@ -122,6 +161,8 @@ pub enum FetchOutcome {
     Redirect,
     /// `noindex` in meta robots or X-Robots-Tag: not fingerprinted.
     Noindex,
+    /// A revisit answered 304 Not Modified.
+    Unchanged,
 }
 
 impl From<Verdict> for Decision {
@@ -143,6 +184,7 @@ impl From<FetchOutcome> for Decision {
             FetchOutcome::NotHtml => Decision::NotHtml,
             FetchOutcome::Redirect => Decision::Redirect,
             FetchOutcome::Noindex => Decision::Noindex,
+            FetchOutcome::Unchanged => Decision::Unchanged,
         }
     }
 }
@@ -167,6 +209,7 @@ impl Decision {
             Decision::NotHtml => Some(FetchOutcome::NotHtml),
             Decision::Redirect => Some(FetchOutcome::Redirect),
             Decision::Noindex => Some(FetchOutcome::Noindex),
+            Decision::Unchanged => Some(FetchOutcome::Unchanged),
             _ => None,
         }
     }

@@ -12,9 +12,9 @@ mod layout;
 mod page;
 mod queue;
 
-pub use decision::{Decision, FetchOutcome, NearMatch, ParentDup, Verdict};
+pub use decision::{Change, Decision, FetchOutcome, NearMatch, ParentDup, Verdict};
 pub use layout::CrawlDir;
-pub use page::{HostStats, StoredPage};
+pub use page::{HostStats, Revisit, StoredPage};
 pub use queue::{priority_rank, QueueKey, QueuedUrl, ScoreComponents, UrlState};
 
 /// A page's number: monotonically increasing in the order pages are decided.

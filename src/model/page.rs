@@ -1,7 +1,7 @@
 //! The compact record of one recorded page and the per-host counts built
 //! from them.
 
-use super::{Decision, PageId};
+use super::{Change, Decision, PageId};
 
 /// The compact record of one fetch attempt kept in the store.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -32,6 +32,39 @@ pub struct StoredPage {
     pub fetched_at_ms: u64,
     /// Body bytes read.
     pub bytes: u64,
+    /// What revisits need: validators, interval and change counts.
+    pub revisit: Revisit,
+}
+
+/// The recrawl state of a recorded page (see `crate::recrawl`): kept in its
+/// record and carried from fetch to fetch of the same URL.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Revisit {
+    /// The `ETag` of the last 200 answer, as sent by the server.
+    pub etag: Option<String>,
+    /// The `Last-Modified` of the last 200 answer, as sent by the server.
+    pub last_modified: Option<String>,
+    /// The revisit interval in seconds after the last fetch; 0 = not yet
+    /// adapted (`[recrawl] initial_interval_secs` applies).
+    pub interval_secs: u64,
+    /// Fetches of this URL recorded in this page (1 for a first fetch;
+    /// the crawl log holds one line per fetch).
+    pub fetches: u32,
+    /// Revisits that found the page `changed`.
+    pub changes: u32,
+    /// What the last fetch found, when it was a revisit.
+    pub change: Option<Change>,
+}
+
+impl StoredPage {
+    /// Whether a recrawl round may revisit this page: its last fetch got
+    /// content (a verdict or `noindex`) or a 304.
+    pub fn revisitable(&self) -> bool {
+        matches!(
+            self.decision,
+            Decision::New | Decision::ExactDuplicate | Decision::NearDuplicate | Decision::Noindex
+        )
+    }
 }
 
 /// Per-host counts behind the host duplicate-rate and novelty components.

@@ -75,6 +75,9 @@ pub struct QueuedUrl {
     /// Focused crawls: off-topic pages on the path to this URL since the
     /// last on-topic one (see [`crate::focus`]); 0 otherwise.
     pub tunnel: u32,
+    /// A recrawl's revisit of this recorded page (the URL's seen state
+    /// stays `Done(page)` while it waits); None for a first fetch.
+    pub revisit: Option<PageId>,
 }
 
 impl QueuedUrl {

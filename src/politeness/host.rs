@@ -39,10 +39,13 @@ pub(crate) struct HostState {
     pub notify: Arc<Notify>,
     /// The latest start or end of a request (for re-spacing when the delay grows).
     pub last_activity: Option<Instant>,
+    /// This host's limits: `[politeness]` with its `[[hosts]]` rule's
+    /// overrides, resolved once when the state is created.
+    pub limits: Arc<PolitenessSettings>,
 }
 
 impl HostState {
-    pub fn new(now: Instant, limits: &PolitenessSettings) -> Self {
+    pub fn new(now: Instant, limits: Arc<PolitenessSettings>) -> Self {
         HostState {
             in_flight: 0,
             next_start: now,
@@ -56,6 +59,7 @@ impl HostState {
             robots_lock: Arc::new(tokio::sync::Mutex::new(())),
             notify: Arc::new(Notify::new()),
             last_activity: None,
+            limits,
         }
     }
 
@@ -198,7 +202,7 @@ mod tests {
     fn one_in_flight_and_min_delay_between_starts() {
         let l = limits();
         let t0 = Instant::now();
-        let mut h = HostState::new(t0, &l);
+        let mut h = HostState::new(t0, Arc::new(l.clone()));
         assert_eq!(h.try_start(t0, &l).unwrap(), Duration::from_secs(1));
         assert!(matches!(h.try_start(t0, &l), Err(StartRefused::Busy)));
         h.end(t0 + ms(100), Some(&ok(200, 100)), &l);
@@ -214,7 +218,7 @@ mod tests {
     fn adaptive_delay_is_clamped() {
         let l = limits();
         let t0 = Instant::now();
-        let mut h = HostState::new(t0, &l);
+        let mut h = HostState::new(t0, Arc::new(l.clone()));
         h.try_start(t0, &l).unwrap();
         h.end(t0 + ms(3000), Some(&ok(200, 3000)), &l);
         assert_eq!(h.delay(), ms(6000));
@@ -223,7 +227,7 @@ mod tests {
         assert_eq!(h.delay(), l.max_delay);
         let mut off = l.clone();
         off.delay_factor = 0.0;
-        let mut h = HostState::new(t0, &off);
+        let mut h = HostState::new(t0, Arc::new(off.clone()));
         h.try_start(t0, &off).unwrap();
         h.end(t0, Some(&ok(200, 100_000)), &off);
         assert_eq!(h.delay(), off.min_delay);
@@ -233,7 +237,7 @@ mod tests {
     fn crawl_delay_raises_the_spacing() {
         let l = limits();
         let t0 = Instant::now();
-        let mut h = HostState::new(t0, &l);
+        let mut h = HostState::new(t0, Arc::new(l.clone()));
         h.crawl_delay = Some(ms(7000));
         assert_eq!(h.try_start(t0, &l).unwrap(), ms(7000));
         h.end(t0, Some(&ok(200, 1)), &l);
@@ -244,7 +248,7 @@ mod tests {
     fn retry_after_is_honoured_and_capped() {
         let l = limits();
         let t0 = Instant::now();
-        let mut h = HostState::new(t0, &l);
+        let mut h = HostState::new(t0, Arc::new(l.clone()));
         h.try_start(t0, &l).unwrap();
         let throttled = RequestOutcome::Response {
             status: 429,
@@ -275,7 +279,7 @@ mod tests {
         assert_eq!(exponential(&l, 20), Duration::from_secs(3600));
         assert_eq!(exponential(&l, u32::MAX), Duration::from_secs(3600));
         let t0 = Instant::now();
-        let mut h = HostState::new(t0, &l);
+        let mut h = HostState::new(t0, Arc::new(l.clone()));
         let mut t = t0;
         for expect in [5, 10, 20] {
             h.try_start(t, &l).unwrap();
@@ -295,7 +299,7 @@ mod tests {
         l.backoff_base = Duration::ZERO;
         l.min_delay = Duration::ZERO;
         let t0 = Instant::now();
-        let mut h = HostState::new(t0, &l);
+        let mut h = HostState::new(t0, Arc::new(l.clone()));
         for _ in 0..2 {
             h.try_start(t0, &l).unwrap();
             h.end(t0, Some(&RequestOutcome::Failed), &l);
@@ -314,7 +318,7 @@ mod tests {
     fn abandoned_request_frees_the_slot_only() {
         let l = limits();
         let t0 = Instant::now();
-        let mut h = HostState::new(t0, &l);
+        let mut h = HostState::new(t0, Arc::new(l.clone()));
         h.try_start(t0, &l).unwrap();
         h.end(t0 + ms(10), None, &l);
         assert_eq!(h.in_flight, 0);
@@ -328,7 +332,7 @@ mod tests {
         l.max_in_flight_per_host = 2;
         l.min_delay = Duration::ZERO;
         let t0 = Instant::now();
-        let mut h = HostState::new(t0, &l);
+        let mut h = HostState::new(t0, Arc::new(l.clone()));
         assert!(h.try_start(t0, &l).is_ok());
         assert!(h.try_start(t0, &l).is_ok());
         assert!(matches!(h.try_start(t0, &l), Err(StartRefused::Busy)));

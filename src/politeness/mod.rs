@@ -2,7 +2,9 @@
 //! RFC 9309 (cached per origin, single-flight fetch), Crawl-delay, per-host
 //! minimum delay and in-flight limit, adaptive delay, Retry-After and
 //! exponential backoff, parking of failing hosts, and bounded URL retries.
-//! On by default; never fails open.
+//! On by default; never fails open. A host's `[[hosts]]` rule replaces the
+//! delays and in-flight limit of `[politeness]` for it (resolved once per
+//! origin, kept in its state).
 //!
 //! One [`Politeness`] is shared by all workers. Per-origin state lives in a
 //! sharded map (a `parking_lot::Mutex<HashMap>` per shard, chosen by a hash of
@@ -30,7 +32,7 @@ use parking_lot::Mutex;
 use tokio::time::Instant;
 use url::Url;
 
-use crate::config::{PolitenessSettings, Settings};
+use crate::config::{HostRules, PolitenessSettings, Settings};
 use crate::fetch::{FetchError, FetchResponse, Fetcher, RedirectChain};
 use host::{HostState, StartRefused};
 pub use robots::Robots;
@@ -262,6 +264,11 @@ impl RetryPolicy {
 #[derive(Debug)]
 struct Inner {
     limits: PolitenessSettings,
+    /// `limits` shared by the hosts no `[[hosts]]` rule matches.
+    default_limits: Arc<PolitenessSettings>,
+    /// The `[[hosts]]` rules and, per rule, the limits of its hosts.
+    rules: HostRules,
+    rule_limits: Vec<Arc<PolitenessSettings>>,
     agent: String,
     shards: Box<[Mutex<HashMap<String, HostState>>]>,
     hasher: RandomState,
@@ -280,13 +287,23 @@ impl Inner {
         }
         let h = shard
             .entry(key.to_string())
-            .or_insert_with(|| HostState::new(now, &self.limits));
+            .or_insert_with(|| HostState::new(now, self.limits_of(key)));
         f(h)
+    }
+
+    /// The limits of an origin: its host's `[[hosts]]` rule over
+    /// `[politeness]` (looked up once, when the origin's state is created).
+    fn limits_of(&self, origin: &str) -> Arc<PolitenessSettings> {
+        match self.rules.find(crate::host::host_key_of_origin(origin)) {
+            Some((i, _)) => self.rule_limits[i].clone(),
+            None => self.default_limits.clone(),
+        }
     }
 
     fn end(&self, key: &str, now: Instant, outcome: Option<&RequestOutcome>) {
         let notify = self.with_host(key, now, |h| {
-            h.end(now, outcome, &self.limits);
+            let limits = h.limits.clone();
+            h.end(now, outcome, &limits);
             h.notify.clone()
         });
         notify.notify_waiters();
@@ -300,11 +317,20 @@ pub struct Politeness {
 }
 
 impl Politeness {
-    /// From `[politeness]` and the product token `crawl.user_agent`.
+    /// From `[politeness]`, the `[[hosts]]` rules (per-host delays and
+    /// in-flight limits) and the product token `crawl.user_agent`.
     pub fn new(settings: &Settings) -> Self {
         Politeness {
             inner: Arc::new(Inner {
                 limits: settings.politeness.clone(),
+                default_limits: Arc::new(settings.politeness.clone()),
+                rules: settings.hosts.clone(),
+                rule_limits: settings
+                    .hosts
+                    .rules()
+                    .iter()
+                    .map(|r| Arc::new(r.politeness(&settings.politeness)))
+                    .collect(),
                 agent: settings.crawl.user_agent.clone(),
                 shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
                 hasher: RandomState::new(),
@@ -328,9 +354,10 @@ impl Politeness {
     /// previous one, not while backing off, parked or skipped.
     pub fn try_acquire(&self, url: &Url, now: Instant) -> Result<HostPermit, NotReady> {
         let key = Self::origin_key(url);
-        let started = self
-            .inner
-            .with_host(&key, now, |h| h.try_start(now, &self.inner.limits));
+        let started = self.inner.with_host(&key, now, |h| {
+            let limits = h.limits.clone();
+            h.try_start(now, &limits)
+        });
         match started {
             Ok(delay) => Ok(HostPermit {
                 inner: self.inner.clone(),

@@ -49,6 +49,41 @@ async fn acquire_spaces_requests_by_the_delay() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn host_rules_set_the_delay_and_in_flight_limit_of_their_hosts() {
+    let rules = "[[hosts]]\npattern = \"slow.test\"\nmin_delay_ms = 5000\n\
+                 [[hosts]]\npattern = \"*.wide.test:8080\"\nmin_delay_ms = 0\nmax_in_flight = 2\n";
+    let s = Settings::from_layers(&[("rules.toml".into(), rules)], &[]).unwrap();
+    let p = Politeness::new(&s);
+    let t0 = Instant::now();
+    let one = |u: &str| {
+        let permit = p.try_acquire(&url(u), t0).unwrap();
+        let delay = permit.delay();
+        permit.finish(&page());
+        delay
+    };
+    assert_eq!(one("http://slow.test/"), Duration::from_secs(5), "the rule's delay");
+    assert_eq!(one("https://slow.test:8443/"), Duration::from_secs(5), "any port");
+    assert_eq!(one("http://a.test/"), Duration::from_secs(1), "the global delay");
+    assert_eq!(
+        one("http://a.wide.test/"),
+        Duration::from_secs(1),
+        "the rule's port only"
+    );
+    // Two in flight to a host of the second rule, one elsewhere.
+    let a = p.try_acquire(&url("http://a.wide.test:8080/1"), t0).unwrap();
+    let b = p.try_acquire(&url("http://a.wide.test:8080/2"), t0).unwrap();
+    assert_eq!(a.delay(), Duration::ZERO);
+    assert_eq!(
+        p.try_acquire(&url("http://a.wide.test:8080/3"), t0).unwrap_err(),
+        NotReady::Busy
+    );
+    drop((a, b));
+    let c = p.try_acquire(&url("http://c.test/1"), t0).unwrap();
+    assert_eq!(p.try_acquire(&url("http://c.test/2"), t0).unwrap_err(), NotReady::Busy);
+    drop(c);
+}
+
+#[tokio::test(start_paused = true)]
 async fn busy_host_wakes_waiter_on_finish() {
     let mut s = settings();
     s.politeness.min_delay = Duration::ZERO;

@@ -1,7 +1,7 @@
 //! `simcrawl explain`: why one URL of a stored crawl was fetched, skipped or
 //! demoted — its decision, the page it duplicates and the distance, its
-//! priority components with their weights, its parent and the robots.txt
-//! verdict. Reads `DIR/pages.jsonl` and, for URLs still queued, `DIR/store`.
+//! priority components with their weights, its parent, the robots.txt
+//! verdict and the `[[hosts]]` rule of its host. Reads `DIR/pages.jsonl` and, for URLs still queued, `DIR/store`.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -68,6 +68,7 @@ fn explain_record(out: &mut String, r: &PageRecord, settings: &Settings) {
             r.ip_wait_ms.unwrap_or(0)
         );
     }
+    host_rule_line(out, &r.canonical, settings);
     let _ = writeln!(out, "robots.txt  {}", r.robots.as_deref().unwrap_or("not checked"));
     if let Some(fp) = &r.simhash {
         let _ = writeln!(out, "simhash     {fp}");
@@ -88,6 +89,36 @@ fn explain_record(out: &mut String, r: &PageRecord, settings: &Settings) {
         format!("{} enqueued", r.outlinks)
     };
     let _ = writeln!(out, "out-links   {links}");
+}
+
+/// The `[[hosts]]` rule of `url`'s host, as one line (nothing when the
+/// crawl has no rules).
+fn host_rule_line(out: &mut String, url: &str, settings: &Settings) {
+    if settings.hosts.is_empty() {
+        return;
+    }
+    let Some(host) = url::Url::parse(url).ok().map(|u| crate::host::host_key(&u)) else {
+        return;
+    };
+    match settings.hosts.find(&host) {
+        Some((i, rule)) => {
+            let summary = rule.summary();
+            let _ = writeln!(
+                out,
+                "host rule   #{} \"{}\" ({})",
+                i + 1,
+                rule.pattern,
+                if summary.is_empty() { "no overrides" } else { &summary }
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "host rule   none of the {} [[hosts]] rules matches {host}: global settings",
+                settings.hosts.len()
+            );
+        }
+    }
 }
 
 /// How many of a page's duplicates the explanation lists.
@@ -160,6 +191,7 @@ pub fn explain(dir: &Path, url: &str, settings: &Settings) -> Result<String> {
                 out,
                 "decision    not fetched yet: queued (the crawl stopped before reaching it)"
             );
+            host_rule_line(&mut out, &canonical, settings);
             if let Some(q) = store.queued(&host, key)? {
                 let _ = writeln!(
                     out,
@@ -182,6 +214,7 @@ pub fn explain(dir: &Path, url: &str, settings: &Settings) -> Result<String> {
                 out,
                 "{canonical} was never queued: not linked from a fetched page, out of scope, a trap, or only linked from duplicates whose links were dropped"
             );
+            host_rule_line(&mut out, &canonical, settings);
         }
     }
     Ok(out)

@@ -287,6 +287,21 @@ pub fn summary_page(s: &Summary) -> String {
             rate_chart("harvest rate", "pages fetched", "on-topic fraction", &hv.curve)
         );
     }
+    if let Some(v) = &s.revisits {
+        let classes: Vec<String> = v
+            .by_change
+            .iter()
+            .map(|c| format!("{} {}", c.change, c.count))
+            .collect();
+        let _ = write!(
+            b,
+            "<h2>Recrawl</h2><p>{} revisits: {}; {} answered 304 Not Modified; {} without content.</p>",
+            v.revisits,
+            classes.join(", "),
+            v.not_modified,
+            v.no_content
+        );
+    }
     b.push_str("<h2>Pages by decision</h2>");
     table(
         &mut b,

@@ -10,10 +10,10 @@ use super::{csv_line, opt, CrawlStats};
 use crate::crawllog::PageRecord;
 use crate::host::split_url;
 use crate::mirror::has_content;
-use crate::model::Decision;
+use crate::model::{Change, Decision};
 
 /// Every decision, in report order.
-pub const DECISIONS: [Decision; 9] = Decision::ALL;
+pub const DECISIONS: [Decision; 10] = Decision::ALL;
 
 /// Fingerprint histogram buckets (Manku Figure 2(b)).
 pub const BUCKETS: usize = 128;
@@ -91,6 +91,29 @@ pub struct DedupStats {
     pub fetches_saved: Option<u64>,
     /// The crawl's own counters (`crawl_stats.json`), null when absent.
     pub crawl_stats: Option<CrawlStats>,
+}
+
+/// Recrawl rounds: the revisits in the log, by what they found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RevisitStats {
+    /// Revisit records (`revisit` set).
+    pub revisits: u64,
+    /// Of which answered 304 Not Modified (decision `unchanged`).
+    pub not_modified: u64,
+    /// Revisits with a change class, per class (every class listed:
+    /// `unchanged`, `near_unchanged`, `changed`).
+    pub by_change: Vec<ChangeCount>,
+    /// Revisits without a class (error, redirect, robots.txt, not HTML...).
+    pub no_content: u64,
+}
+
+/// Revisits with one change class.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChangeCount {
+    /// The class (`pages.jsonl` spelling).
+    pub change: String,
+    /// Revisit records.
+    pub count: u64,
 }
 
 /// Fingerprint distribution (Manku §4.2, Figure 2).
@@ -210,6 +233,9 @@ pub struct Summary {
     /// Focused crawls: the harvest rate (absent for unfocused crawls).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub harvest: Option<HarvestStats>,
+    /// Recrawl rounds: revisits by class (absent when the log has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revisits: Option<RevisitStats>,
 }
 
 #[derive(Default)]
@@ -247,12 +273,23 @@ pub struct SummaryBuilder {
     mirror_demoted: u64,
     fps: Vec<u64>,
     relevances: Vec<f64>,
+    /// Revisits, 304s, per change class (in `Change::ALL` order), without class.
+    revisits: (u64, u64, [u64; 3], u64),
 }
 
 impl SummaryBuilder {
     /// Count the next record of the log.
     pub fn add(&mut self, r: &PageRecord) {
         self.records += 1;
+        if r.revisit.is_some() {
+            let v = &mut self.revisits;
+            v.0 += 1;
+            v.1 += u64::from(r.decision == Decision::Unchanged);
+            match r.change.and_then(|c| Change::ALL.iter().position(|x| *x == c)) {
+                Some(i) => v.2[i] += 1,
+                None => v.3 += 1,
+            }
+        }
         *self.by_decision.entry(r.decision).or_insert(0) += 1;
         *self.by_status.entry(r.status).or_insert(0) += 1;
         let content_type = r.content_type.as_deref().unwrap_or("none");
@@ -346,6 +383,20 @@ impl SummaryBuilder {
                 .then(|| s.dup_links_dropped.unwrap_or(0) + s.mirror_fetches_saved.unwrap_or(0))
         });
         let (exact, near, pages) = (self.exact, self.near, self.pages);
+        let (revisits, not_modified, by_change, no_content) = self.revisits;
+        let revisits = (revisits > 0).then(|| RevisitStats {
+            revisits,
+            not_modified,
+            by_change: Change::ALL
+                .iter()
+                .zip(by_change)
+                .map(|(c, count)| ChangeCount {
+                    change: c.as_str().to_string(),
+                    count,
+                })
+                .collect(),
+            no_content,
+        });
         Summary {
             records: self.records,
             pages,
@@ -376,6 +427,7 @@ impl SummaryBuilder {
             },
             fingerprints: fingerprint_stats(self.fps),
             harvest,
+            revisits,
         }
     }
 }

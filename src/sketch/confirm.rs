@@ -80,6 +80,12 @@ impl SketchIndex {
         }
     }
 
+    /// Forget a page's sketch (its content changed; its band keys stay
+    /// filed and find nothing).
+    pub fn remove(&mut self, page: PageId) {
+        self.pages.remove(&page);
+    }
+
     /// Pages recorded.
     pub fn len(&self) -> usize {
         self.pages.len()

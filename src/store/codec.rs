@@ -156,9 +156,14 @@ impl<'a> Dec<'a> {
             t => Err(format!("bad option tag {t}")),
         }
     }
-    /// Whether every byte was consumed (optional trailing fields).
+    /// Whether every byte was read (a record of an older format ends
+    /// before the fields a newer one appends).
     pub(crate) fn at_end(&self) -> bool {
         self.pos == self.buf.len()
+    }
+    /// Bytes not read yet.
+    pub(crate) fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
     }
     /// Error unless every byte was consumed.
     pub(crate) fn finish(&self) -> DecResult<()> {

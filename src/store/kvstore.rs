@@ -54,6 +54,16 @@ impl Pending {
     }
 }
 
+/// The seen state a queue entry stands for: `Queued`, or, for a revisit,
+/// still `Done` with the page it revisits (offers of the URL find it done
+/// and the crawl log keeps its lines).
+fn queued_state(u: &QueuedUrl) -> UrlState {
+    match u.revisit {
+        Some(id) => UrlState::Done(id),
+        None => UrlState::Queued(u.key()),
+    }
+}
+
 /// Pending writes a combining store applies without waiting for a commit.
 const PENDING_MAX: usize = 4096;
 
@@ -298,24 +308,18 @@ impl<K: Backend> Store for KvStore<K> {
         let mut batch = Vec::with_capacity(new.len() * 2 + moved.len() * 3);
         for u in new {
             batch.push((queue_key(&u.host, u.key()), Some(enc_queued(u))));
-            batch.push((
-                k1(S, u.canonical.as_bytes()),
-                Some(enc_state(&UrlState::Queued(u.key()))),
-            ));
+            batch.push((k1(S, u.canonical.as_bytes()), Some(enc_state(&queued_state(u)))));
         }
         for (old, u) in moved {
             if *old != u.key() {
                 batch.push((queue_key(&u.host, *old), None));
             }
             batch.push((queue_key(&u.host, u.key()), Some(enc_queued(u))));
-            batch.push((
-                k1(S, u.canonical.as_bytes()),
-                Some(enc_state(&UrlState::Queued(u.key()))),
-            ));
+            batch.push((k1(S, u.canonical.as_bytes()), Some(enc_state(&queued_state(u)))));
         }
         self.write(batch, |seen| {
             for u in new.iter().chain(moved.iter().map(|(_, u)| u)) {
-                seen.set(seen::fingerprint(&u.canonical), &UrlState::Queued(u.key()));
+                seen.set(seen::fingerprint(&u.canonical), &queued_state(u));
             }
         })
     }
@@ -354,10 +358,18 @@ impl<K: Backend> Store for KvStore<K> {
         } in done
         {
             if let Some(UrlState::Done(id)) = self.url_state(&url.canonical)? {
-                return Err(StoreError::AlreadyDone {
-                    url: url.canonical.clone(),
-                    page: id,
-                });
+                // A revisit rewrites the page it revisits, under its id.
+                if url.revisit != Some(id) || page.id != id {
+                    return Err(StoreError::AlreadyDone {
+                        url: url.canonical.clone(),
+                        page: id,
+                    });
+                }
+            } else if url.revisit.is_some() {
+                return Err(corrupt(
+                    url.canonical.as_bytes(),
+                    "a revisit of a URL the seen-set does not have as done",
+                ));
             }
             batch.push((id_key(P, page.id), Some(enc_page(page))));
             if let Some(b) = body {
@@ -372,7 +384,8 @@ impl<K: Backend> Store for KvStore<K> {
             batch.push((k1(HOST, url.host.as_bytes()), Some(enc_host(host))));
         }
         let mut count = self.pages.lock();
-        let n = done.len() as u64;
+        // Revisits rewrite their page: only first fetches add one.
+        let n = done.iter().filter(|c| c.url.revisit.is_none()).count() as u64;
         batch.push((PAGES_COUNTER.to_vec(), Some((*count + n).to_be_bytes().to_vec())));
         let mut seen = self.seen.write();
         self.commit(batch)?;

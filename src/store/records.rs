@@ -4,10 +4,10 @@
 
 use super::codec::{self, Dec, Enc};
 use super::{HostStats, QueueKey, QueuedUrl, StoredPage, UrlState};
-use crate::model::Decision;
 use crate::model::ScoreComponents;
+use crate::model::{Change, Decision, Revisit};
 
-pub(super) const DECISIONS: [Decision; 9] = Decision::ALL;
+pub(super) const DECISIONS: [Decision; 10] = Decision::ALL;
 
 pub(super) fn enc_queued(u: &QueuedUrl) -> Vec<u8> {
     let mut e = Enc::with_capacity(64 + u.url.len() + u.canonical.len());
@@ -32,13 +32,17 @@ pub(super) fn enc_queued(u: &QueuedUrl) -> Vec<u8> {
         .u64(u.seq)
         .varint(u64::from(u.retries))
         .varint(u64::from(u.inlinks))
-        .varint(u64::from(u.tunnel))
-        .f64(c.sitemap);
+        .varint(u64::from(u.tunnel));
+    // Format 6: the sitemap component and the revisited page id, 9 or 17
+    // bytes (format 5 appended the page id alone, 8 bytes, and only for a
+    // revisit; format 4 nothing): the length tells them apart.
+    e.f64(c.sitemap).opt_u64(u.revisit);
     e.buf
 }
 
-/// A queued URL; the sitemap component (format 5) is the last field, and an
-/// entry of an older store, which ends before it, reads as 0.
+/// A queued URL; the fields after `tunnel` depend on the format that wrote
+/// it (see `enc_queued`): absent ones read as no revisit and a sitemap
+/// component of 0.
 pub(super) fn dec_queued(d: &mut Dec<'_>) -> codec::DecResult<QueuedUrl> {
     let mut q = QueuedUrl {
         url: d.str()?,
@@ -61,9 +65,15 @@ pub(super) fn dec_queued(d: &mut Dec<'_>) -> codec::DecResult<QueuedUrl> {
         retries: d.u32()?,
         inlinks: d.u32()?,
         tunnel: d.u32()?,
+        revisit: None,
     };
-    if !d.at_end() {
-        q.components.sitemap = d.f64()?;
+    match d.remaining() {
+        0 => {}
+        8 => q.revisit = Some(d.u64()?),
+        _ => {
+            q.components.sitemap = d.f64()?;
+            q.revisit = d.opt_u64()?;
+        }
     }
     Ok(q)
 }
@@ -111,6 +121,17 @@ pub(super) fn enc_page(p: &StoredPage) -> Vec<u8> {
         .opt_hash(p.text_hash.as_ref())
         .u64(p.fetched_at_ms)
         .varint(p.bytes);
+    // Format 5: the recrawl state, appended (a format-4 record ends before it).
+    let r = &p.revisit;
+    let change = r
+        .change
+        .map_or(0, |c| 1 + Change::ALL.iter().position(|x| *x == c).unwrap_or(0) as u8);
+    e.opt_str(r.etag.as_deref())
+        .opt_str(r.last_modified.as_deref())
+        .varint(r.interval_secs)
+        .varint(u64::from(r.fetches))
+        .varint(u64::from(r.changes))
+        .u8(change);
     e.buf
 }
 
@@ -137,6 +158,29 @@ pub(super) fn dec_page(d: &mut Dec<'_>) -> codec::DecResult<StoredPage> {
         text_hash: d.opt_hash()?,
         fetched_at_ms: d.u64()?,
         bytes: d.varint()?,
+        revisit: if d.at_end() {
+            // A format-4 record: one fetch, no validators.
+            Revisit {
+                fetches: 1,
+                ..Revisit::default()
+            }
+        } else {
+            Revisit {
+                etag: d.opt_str()?,
+                last_modified: d.opt_str()?,
+                interval_secs: d.varint()?,
+                fetches: d.u32()?,
+                changes: d.u32()?,
+                change: match d.u8()? {
+                    0 => None,
+                    t => Some(
+                        *Change::ALL
+                            .get(usize::from(t) - 1)
+                            .ok_or_else(|| format!("unknown change tag {t}"))?,
+                    ),
+                },
+            }
+        },
     })
 }
 

@@ -63,6 +63,7 @@ pub(crate) fn qurl(host: &str, path: &str, priority: f64, seq: u64) -> QueuedUrl
         inlinks: 1,
         // Non-zero for some, so round trips check the field.
         tunnel: (seq % 3) as u32,
+        revisit: None,
     }
 }
 

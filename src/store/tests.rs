@@ -213,8 +213,8 @@ fn sled_reopen_keeps_state_and_next_id() {
 }
 
 #[test]
-fn version_2_and_3_stores_are_read_and_relabelled() {
-    for version in [2u32, 3] {
+fn version_2_to_4_stores_are_read_and_relabelled() {
+    for version in [2u32, 3, 4] {
         let dir = tempfile::tempdir().unwrap();
         let u = test_suite::qurl("a.test", "x", 1.0, 1);
         let (id, fp);
@@ -253,20 +253,30 @@ fn version_2_and_3_stores_are_read_and_relabelled() {
 }
 
 #[test]
-fn version_4_queue_entries_read_with_no_sitemap_component() {
+fn older_queue_entries_read_with_no_sitemap_component() {
     let dir = tempfile::tempdir().unwrap();
     let mut u = test_suite::qurl("a.test", "x", 1.0, 1);
     u.components.sitemap = 0.75;
+    let mut r = test_suite::qurl("a.test", "r", 1.0, 2);
+    r.revisit = Some(9);
     {
         let s = SledStore::open(dir.path()).unwrap();
-        s.enqueue(std::slice::from_ref(&u)).unwrap();
-        // What a version-4 build wrote: the same entry without the last field.
+        s.enqueue(&[u.clone(), r.clone()]).unwrap();
+        // What a version-4 build wrote: the entry without the trailer
+        // (9 bytes: component and an empty option); what a version-5 build
+        // wrote for a revisit: the page id alone.
         let mut v4 = records::enc_queued(&u);
-        v4.truncate(v4.len() - 8);
+        v4.truncate(v4.len() - 9);
+        let mut v5 = records::enc_queued(&r);
+        v5.truncate(v5.len() - 17);
+        v5.extend_from_slice(&9u64.to_be_bytes());
         s.backend()
-            .apply(vec![(queue_key(&u.host, u.key()), Some(v4))])
+            .apply(vec![
+                (queue_key(&u.host, u.key()), Some(v4)),
+                (queue_key(&r.host, r.key()), Some(v5)),
+            ])
             .unwrap();
-        s.backend().meta_set("format_version", &4u32.to_be_bytes()).unwrap();
+        s.backend().meta_set("format_version", &5u32.to_be_bytes()).unwrap();
         s.flush().unwrap();
     }
     let s = SledStore::open(dir.path()).unwrap();
@@ -275,12 +285,67 @@ fn version_4_queue_entries_read_with_no_sitemap_component() {
         Some(&FORMAT_VERSION.to_be_bytes()[..])
     );
     let q = s.queued(&u.host, u.key()).unwrap().unwrap();
-    assert_eq!(q.components.sitemap, 0.0);
-    assert_eq!(q.tunnel, u.tunnel);
+    assert_eq!((q.components.sitemap, q.revisit, q.tunnel), (0.0, None, u.tunnel));
     assert_eq!(q.url, u.url);
-    // A version-5 entry keeps the component.
-    s.enqueue(std::slice::from_ref(&u)).unwrap();
-    assert_eq!(s.queued(&u.host, u.key()).unwrap().unwrap().components.sitemap, 0.75);
+    let q = s.queued(&r.host, r.key()).unwrap().unwrap();
+    assert_eq!((q.components.sitemap, q.revisit), (0.0, Some(9)));
+    // Version-6 entries keep both.
+    r.components.sitemap = 1.25;
+    s.enqueue(&[u.clone(), r.clone()]).unwrap();
+    assert_eq!(s.queued(&u.host, u.key()).unwrap().unwrap(), u);
+    assert_eq!(s.queued(&r.host, r.key()).unwrap().unwrap(), r);
+}
+
+#[test]
+fn format_4_records_read_without_the_recrawl_fields() {
+    use super::codec::Dec;
+    use super::records::{dec_page, dec_queued, enc_page, enc_queued};
+    use crate::model::{Change, Revisit};
+    let revisit = Revisit {
+        etag: Some("\"v1\"".into()),
+        last_modified: Some("Mon, 01 Jan 2024 00:00:00 GMT".into()),
+        interval_secs: 1200,
+        fetches: 3,
+        changes: 1,
+        change: Some(Change::NearUnchanged),
+    };
+    let page = StoredPage {
+        id: 9,
+        canonical: "http://a.test/".into(),
+        simhash: Some(42),
+        revisit: revisit.clone(),
+        ..StoredPage::default()
+    };
+    let full = enc_page(&page);
+    assert_eq!(dec_page(&mut Dec::new(&full)).unwrap(), page);
+    // A format-4 record is the same bytes without the appended state: one
+    // fetch, no validators.
+    // (Tag and length byte of each string, interval 2 bytes, counts and class 1 each.)
+    let (etag, date) = (revisit.etag.as_ref().unwrap(), revisit.last_modified.as_ref().unwrap());
+    let tail = (2 + etag.len()) + (2 + date.len()) + 2 + 1 + 1 + 1;
+    let old = dec_page(&mut Dec::new(&full[..full.len() - tail])).unwrap();
+    assert_eq!(
+        old.revisit,
+        Revisit {
+            fetches: 1,
+            ..Revisit::default()
+        }
+    );
+    assert_eq!(
+        StoredPage {
+            revisit: revisit.clone(),
+            ..old
+        },
+        page
+    );
+    // Queue entries: the revisited page id is appended only for a revisit.
+    let mut q = crate::store::test_suite::qurl("a.test", "/x", 1.0, 3);
+    let plain = enc_queued(&q);
+    assert_eq!(dec_queued(&mut Dec::new(&plain)).unwrap(), q);
+    q.revisit = Some(9);
+    let with = enc_queued(&q);
+    assert_eq!(with.len(), plain.len() + 8);
+    assert_eq!(dec_queued(&mut Dec::new(&with)).unwrap(), q);
 }
 
 #[test]

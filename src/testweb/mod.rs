@@ -28,6 +28,9 @@
 //! | `manual.test` | a manual under `/en/`, `/fr/`, `/de/`, `/es/`: translated chrome and titles; untranslated chapters are near duplicates of their `/en/` page, translated ones distinct |
 //! | `v1.docs.test`, `v2.docs.test` | two versions of one documentation site: mostly the same paths and main texts (near duplicates), some pages rewritten, pages only on one side; NOT mirrors |
 //!
+//! Beside these, `changing.test` (see [`changing`]) serves pages that change
+//! with the server's epoch, for recrawl tests; it is linked from nowhere.
+//!
 //! The last three rows are regression cases of near-duplicate decisions on
 //! real websites (see `cases.rs`).
 //!
@@ -44,6 +47,7 @@
 //! text extraction.
 
 mod cases;
+pub mod changing;
 mod generate;
 mod rng;
 mod server;

@@ -9,7 +9,7 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -62,6 +62,10 @@ pub struct RequestLogEntry {
     pub method: String,
     /// The status answered.
     pub status: u16,
+    /// The `If-None-Match` header of a conditional request.
+    pub if_none_match: Option<String>,
+    /// The `If-Modified-Since` header of a conditional request.
+    pub if_modified_since: Option<String>,
     /// When the request's headers had been read.
     pub start: Instant,
     /// When the response body had been handed to the connection (or the
@@ -81,6 +85,8 @@ struct ServerState {
     port: u16,
     log: Mutex<Log>,
     busy_once_done: AtomicBool,
+    /// The epoch of `changing.test` (see [`super::changing`]).
+    epoch: AtomicU64,
 }
 
 /// A running test web server. The server stops when this is dropped or
@@ -112,6 +118,7 @@ impl RunningTestWeb {
             port: addr.port(),
             log: Mutex::new(Log::default()),
             busy_once_done: AtomicBool::new(false),
+            epoch: AtomicU64::new(0),
         });
         let app = axum::Router::new().fallback(handle).with_state(Arc::clone(&state));
         let (stop, stopped) = oneshot::channel::<()>();
@@ -173,6 +180,17 @@ impl RunningTestWeb {
         log.base += log.entries.len() as u64;
         log.entries.clear();
         self.state.busy_once_done.store(false, Ordering::SeqCst);
+    }
+
+    /// The epoch of `changing.test` (0 at start).
+    pub fn epoch(&self) -> u64 {
+        self.state.epoch.load(Ordering::SeqCst)
+    }
+
+    /// Moves `changing.test` to its next epoch: its pages change by their
+    /// [`Schedule`](super::changing::Schedule). Returns the new epoch.
+    pub fn bump_epoch(&self) -> u64 {
+        self.state.epoch.fetch_add(1, Ordering::SeqCst) + 1
     }
 
     /// Stops accepting connections and waits (up to 5 s) for open ones to finish.
@@ -264,7 +282,33 @@ async fn handle(State(state): State<Arc<ServerState>>, req: Request) -> Response
         .unwrap_or_default();
     let host = host_name(&raw_host);
     let target = req.uri().path_and_query().map_or("/", |pq| pq.as_str()).to_string();
-    let mut reply = state.web.respond(&host, &target, state.port);
+    let [if_none_match, if_modified_since] = [header::IF_NONE_MATCH, header::IF_MODIFIED_SINCE].map(|name| {
+        req.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    });
+    let mut validators = None;
+    let mut reply = if host == super::changing::HOST {
+        let cond = super::changing::Conditions {
+            if_none_match: if_none_match.as_deref(),
+            if_modified_since: if_modified_since.as_deref(),
+        };
+        let epoch = if target == super::changing::NEXT_EPOCH {
+            state.epoch.fetch_add(1, Ordering::SeqCst) + 1
+        } else {
+            state.epoch.load(Ordering::SeqCst)
+        };
+        let a = super::changing::respond(state.web.options().seed, epoch, &target, &cond);
+        validators = Some((a.etag, a.last_modified));
+        let mut reply = super::generate::html(a.status, a.body);
+        if a.status == 404 {
+            reply.content_type = Some("text/plain; charset=utf-8");
+        }
+        reply
+    } else {
+        state.web.respond(&host, &target, state.port)
+    };
     if host == "errors.test" && target == "/busy-once" && !state.busy_once_done.swap(true, Ordering::SeqCst) {
         reply.status = 429;
         reply.retry_after_secs = Some(1);
@@ -277,6 +321,8 @@ async fn handle(State(state): State<Arc<ServerState>>, req: Request) -> Response
             target,
             method: req.method().to_string(),
             status: reply.status,
+            if_none_match,
+            if_modified_since,
             start,
             end: None,
         });
@@ -306,6 +352,13 @@ async fn handle(State(state): State<Arc<ServerState>>, req: Request) -> Response
     }
     if let Some(secs) = reply.retry_after_secs {
         headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    }
+    if let Some((etag, date)) = validators {
+        for (name, v) in [(header::ETAG, etag), (header::LAST_MODIFIED, date)] {
+            if let Some(v) = v.and_then(|v| HeaderValue::from_str(&v).ok()) {
+                headers.insert(name, v);
+            }
+        }
     }
     resp
 }

@@ -83,6 +83,14 @@ pub(crate) struct CrawlArgs {
     /// Continue a stopped or killed crawl in --out.
     #[arg(long)]
     pub(crate) resume: bool,
+    /// With --resume: a recrawl round. Revisit every recorded page whose
+    /// revisit is due ([recrawl] intervals), with conditional requests.
+    #[arg(long, requires = "resume")]
+    pub(crate) recrawl: bool,
+    /// With --resume: a recrawl round that revisits every recorded page,
+    /// due or not.
+    #[arg(long, requires = "resume", conflicts_with = "recrawl")]
+    pub(crate) recrawl_all: bool,
     /// Stop after this many fetches (overrides crawl.max_pages).
     #[arg(long)]
     pub(crate) max_pages: Option<u64>,

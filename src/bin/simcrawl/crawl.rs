@@ -36,8 +36,20 @@ pub(crate) fn crawl(args: CrawlArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
+    let recrawl = if args.recrawl_all {
+        Some(simcrawl::recrawl::Round::All)
+    } else if args.recrawl {
+        Some(simcrawl::recrawl::Round::Due {
+            now_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
+        })
+    } else {
+        None
+    };
     let opts = simcrawl::crawl::CrawlOptions {
         resume: args.resume,
+        recrawl,
         progress: true,
         metrics,
         ..simcrawl::crawl::CrawlOptions::new(&args.out, seeds)

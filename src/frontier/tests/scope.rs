@@ -423,3 +423,66 @@ fn sitemap_entries_queue_new_urls_and_raise_queued_ones() {
     );
     assert!(f.is_empty());
 }
+
+fn with_host_rules(rules: &str) -> Settings {
+    let layers = [
+        ("config/test.toml".to_string(), crate::config::TEST_TOML),
+        ("rules.toml".to_string(), rules),
+    ];
+    Settings::from_layers(&layers, &[]).unwrap()
+}
+
+#[test]
+fn host_rules_cap_pages_and_in_flight_per_host() {
+    let s = with_host_rules(
+        "[crawl]\nmax_pages_per_host = 4\n[[hosts]]\npattern = \"a.test\"\nmax_pages = 2\nmax_in_flight = 2\n",
+    );
+    let f = frontier_with(&s, &["http://a.test/", "http://b.test/"]);
+    let links: Vec<Candidate> = ["a.test", "b.test"]
+        .iter()
+        .flat_map(|h| (0..4).map(move |i| link(&format!("http://{h}/p{i}"), 1)))
+        .collect();
+    let offers = f.offer_many(&links).unwrap();
+    let full = Offer::OutOfScope(ScopeReason::HostFull);
+    // a.test: its seed and one link (max_pages = 2); b.test: the global 4.
+    assert_eq!(offers[..4], [Offer::Enqueued, full.clone(), full.clone(), full.clone()]);
+    assert_eq!(offers[4..7], [Offer::Enqueued, Offer::Enqueued, Offer::Enqueued]);
+    assert_eq!(offers[7], full);
+    // a.test may have two URLs in flight, b.test one.
+    let t = Instant::now();
+    let mut hosts = Vec::new();
+    while let NextUrl::Ready(q) = f.next(t).unwrap() {
+        f.set_host_ready(&q.host, t).unwrap();
+        hosts.push(q.host);
+    }
+    hosts.sort();
+    assert_eq!(hosts, ["a.test", "a.test", "b.test"]);
+}
+
+#[test]
+fn host_rules_scope_keys_apply_to_their_hosts() {
+    let s = with_host_rules(
+        "[crawl]\nmax_depth = 3\ndeny = [\"/global-no/\"]\n\
+         [[hosts]]\npattern = \"*.a.test\"\nmax_depth = 5\nallow = [\"/docs/\"]\ndeny = [\"/docs/old/\"]\n\
+         [[hosts]]\npattern = \"(test,b,\"\nmax_depth = 1\n",
+    );
+    let r = ScopeRules::new(&s.crawl, &[u("http://www.a.test/")]).with_host_rules(&s.hosts);
+    assert_eq!(
+        r.check(&u("http://www.a.test/docs/x"), 5),
+        Ok(()),
+        "deeper than the global 3"
+    );
+    assert_eq!(r.check(&u("http://www.a.test/docs/x"), 6), oos(ScopeReason::TooDeep));
+    assert_eq!(r.check(&u("http://www.a.test/blog/x"), 1), oos(ScopeReason::NotAllowed));
+    assert_eq!(r.check(&u("http://www.a.test/docs/old/x"), 1), oos(ScopeReason::Denied));
+    assert_eq!(
+        r.check(&u("http://www.a.test/docs/global-no/x"), 1),
+        oos(ScopeReason::Denied)
+    );
+    assert_eq!(r.check(&u("http://b.test/x"), 2), oos(ScopeReason::TooDeep));
+    assert_eq!(r.check(&u("http://x.b.test:81/x"), 1), Ok(()));
+    // Other hosts keep the global rules.
+    assert_eq!(r.check(&u("http://c.test/blog/x"), 3), Ok(()));
+    assert_eq!(r.check(&u("http://c.test/blog/x"), 4), oos(ScopeReason::TooDeep));
+    assert_eq!(r.check(&u("http://a.test/blog/x"), 1), Ok(()), "*.a.test is not a.test");
+}

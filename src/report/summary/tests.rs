@@ -170,6 +170,7 @@ fn build_in_memory(records: &[PageRecord], crawl_stats: Option<CrawlStats>) -> S
         },
         fingerprints: fingerprint_stats(fps),
         harvest,
+        revisits: None,
     }
 }
 
