@@ -23,6 +23,10 @@ pub struct ScoreComponents {
     /// -(mirror penalty) when the URL's host is an established mirror.
     #[serde(default)]
     pub mirror: f64,
+    /// The URL's sitemap entry: priority plus freshness (see
+    /// [`crate::sitemap`]); 0 for URLs in no sitemap.
+    #[serde(default)]
+    pub sitemap: f64,
 }
 
 /// A queue entry's position: `rank` (inverted priority) then `seq`; smaller is better.

@@ -33,15 +33,18 @@ pub(super) fn enc_queued(u: &QueuedUrl) -> Vec<u8> {
         .varint(u64::from(u.retries))
         .varint(u64::from(u.inlinks))
         .varint(u64::from(u.tunnel));
-    // Format 5: appended, so older entries (without it) still read.
-    if let Some(id) = u.revisit {
-        e.u64(id);
-    }
+    // Format 6: the sitemap component and the revisited page id, 9 or 17
+    // bytes (format 5 appended the page id alone, 8 bytes, and only for a
+    // revisit; format 4 nothing): the length tells them apart.
+    e.f64(c.sitemap).opt_u64(u.revisit);
     e.buf
 }
 
+/// A queued URL; the fields after `tunnel` depend on the format that wrote
+/// it (see `enc_queued`): absent ones read as no revisit and a sitemap
+/// component of 0.
 pub(super) fn dec_queued(d: &mut Dec<'_>) -> codec::DecResult<QueuedUrl> {
-    Ok(QueuedUrl {
+    let mut q = QueuedUrl {
         url: d.str()?,
         canonical: d.str()?,
         host: d.str()?,
@@ -55,14 +58,24 @@ pub(super) fn dec_queued(d: &mut Dec<'_>) -> codec::DecResult<QueuedUrl> {
             relevance: d.f64()?,
             inlinks: d.f64()?,
             mirror: d.f64()?,
+            sitemap: 0.0,
         },
         priority: d.f64()?,
         seq: d.u64()?,
         retries: d.u32()?,
         inlinks: d.u32()?,
         tunnel: d.u32()?,
-        revisit: if d.at_end() { None } else { Some(d.u64()?) },
-    })
+        revisit: None,
+    };
+    match d.remaining() {
+        0 => {}
+        8 => q.revisit = Some(d.u64()?),
+        _ => {
+            q.components.sitemap = d.f64()?;
+            q.revisit = d.opt_u64()?;
+        }
+    }
+    Ok(q)
 }
 
 pub(super) fn enc_state(s: &UrlState) -> Vec<u8> {
