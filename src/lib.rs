@@ -27,7 +27,7 @@
 //! # The pipeline's modules
 //!
 //! In data-flow order: `frontier` (per-host priority queues), `politeness`
-//! (robots.txt, delays), `fetch`, `canon` (canonicalization), `extract`,
+//! (robots.txt, delays), `sitemap` (sitemap files), `fetch`, `canon` (canonicalization), `extract`,
 //! `features`, `simhash`, `index`, `sketch` (content sketches), `dedup`
 //! (decisions and policy), `store` (sled), `crawllog` (`pages.jsonl`),
 //! `crawl` (the loop that joins them), `mirror`, `report`; beside them
@@ -83,6 +83,8 @@ pub mod recrawl;
 pub mod report;
 #[doc(hidden)]
 pub mod simhash;
+#[doc(hidden)]
+pub mod sitemap;
 #[doc(hidden)]
 pub mod sketch;
 #[doc(hidden)]

@@ -20,5 +20,6 @@ mod recrawl;
 mod reports;
 mod requests;
 mod robots;
+mod sitemaps;
 mod testweb;
 mod warc;

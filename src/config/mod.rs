@@ -38,12 +38,12 @@ pub use error::ConfigError;
 pub use hosts::{HostPattern, HostRule, HostRuleCache, HostRules};
 pub use raw::{
     RawCanon, RawConfig, RawCrawl, RawDedup, RawFeatures, RawFetch, RawFocus, RawFrontier, RawHostRule, RawIndex,
-    RawMirror, RawOutput, RawPoliteness, RawRecrawl, RawSimhash, RawSketch, RawStore,
+    RawMirror, RawOutput, RawPoliteness, RawRecrawl, RawSimhash, RawSitemaps, RawSketch, RawStore,
 };
 pub use sections::{
     CanonProfile, CanonSettings, CrawlSettings, DedupPolicy, DedupSettings, FeatureSettings, FetchSettings,
     FocusSettings, FrontierSettings, IndexDesign, IndexSettings, MirrorSettings, OutputSettings, PolitenessSettings,
-    RecrawlSettings, Scope, SimhashSettings, SketchSettings, StoreSettings, Verify,
+    RecrawlSettings, Scope, SimhashSettings, SitemapSettings, SketchSettings, StoreSettings, Verify,
 };
 
 /// The top-level key of the per-host rules (`[[hosts]]`).
@@ -74,6 +74,7 @@ pub struct Settings {
     pub mirror: MirrorSettings,
     pub sketch: SketchSettings,
     pub output: OutputSettings,
+    pub sitemaps: SitemapSettings,
     pub store: StoreSettings,
     /// `[[hosts]]`: per-host rules, first match wins (none by default).
     pub hosts: HostRules,

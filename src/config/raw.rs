@@ -73,7 +73,7 @@ raw_section!(
     /// `[frontier]` as written.
     RawFrontier {
         depth_weight: f64, parent_dup_weight: f64, host_dup_rate_weight: f64,
-        host_novelty_weight: f64, relevance_weight: f64, inlink_weight: f64,
+        host_novelty_weight: f64, relevance_weight: f64, inlink_weight: f64, sitemap_weight: f64,
         host_relevance_weight: f64, url_relevance_weight: f64, memory_window: i64,
         seen_cache_urls: i64,
     }
@@ -100,6 +100,13 @@ raw_section!(
 raw_section!(
     /// `[output]` as written.
     RawOutput { warc: bool, warc_max_bytes: i64, reports: bool, store_bodies: bool }
+);
+raw_section!(
+    /// `[sitemaps]` as written.
+    RawSitemaps {
+        enabled: bool, root_sitemap: bool, max_files_per_host: i64, max_urls_per_file: i64,
+        max_file_bytes: i64, max_nesting: i64, url_depth: i64,
+    }
 );
 raw_section!(
     /// `[store]` as written.
@@ -151,6 +158,7 @@ pub struct RawConfig {
     pub mirror: RawMirror,
     pub sketch: RawSketch,
     pub output: RawOutput,
+    pub sitemaps: RawSitemaps,
     pub store: RawStore,
     pub recrawl: RawRecrawl,
     /// `[[hosts]]`: per-host rules, in file order (none by default).

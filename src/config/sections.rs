@@ -238,6 +238,8 @@ pub struct FrontierSettings {
     pub inlink_weight: f64,
     pub host_relevance_weight: f64,
     pub url_relevance_weight: f64,
+    /// Weight of the sitemap component (see [`crate::sitemap::score`]).
+    pub sitemap_weight: f64,
     pub memory_window: usize,
     /// Canonical URLs whose seen-set state is cached in memory (0 = no cache).
     pub seen_cache_urls: usize,
@@ -310,6 +312,25 @@ pub struct SketchSettings {
     pub cdc_max_chunk: usize,
     pub bloom_bits_per_chunk: usize,
     pub bloom_threshold: f64,
+}
+
+/// `[sitemaps]`: sitemaps read from robots.txt `Sitemap:` lines and `/sitemap.xml`.
+#[derive(Debug, Clone)]
+pub struct SitemapSettings {
+    /// Read sitemaps at all.
+    pub enabled: bool,
+    /// Also fetch `/sitemap.xml` of every seed origin.
+    pub root_sitemap: bool,
+    /// Sitemap files (index files included) fetched per host.
+    pub max_files_per_host: u32,
+    /// Entries (URLs, or child sitemaps of an index) read per file.
+    pub max_urls_per_file: usize,
+    /// Uncompressed bytes read per file.
+    pub max_file_bytes: u64,
+    /// Levels of index files below a sitemap named by robots.txt or `/sitemap.xml` (0: no index is followed).
+    pub max_nesting: u32,
+    /// Link depth given to URLs queued from a sitemap.
+    pub url_depth: u32,
 }
 
 /// `[output]`.

@@ -97,6 +97,7 @@ impl RawConfig {
             mirror,
             sketch: sk,
             output,
+            sitemaps,
             store,
             hosts,
             recrawl,
@@ -115,6 +116,7 @@ impl RawConfig {
         let mirror = mirror_settings(&c, mirror)?;
         let sketch = sketch_settings(&c, sk)?;
         let output = output_settings(&c, output)?;
+        let sitemaps = sitemap_settings(&c, sitemaps)?;
         let hosts = hosts_settings(&c, hosts)?;
         let store = StoreSettings {
             cache_bytes: c.uint::<u64>("store.cache_mb", store.cache_mb, 16, 65_536)? << 20,
@@ -136,6 +138,7 @@ impl RawConfig {
             mirror,
             sketch,
             output,
+            sitemaps,
             store,
             hosts,
             recrawl,
@@ -492,6 +495,7 @@ fn frontier_settings(c: &Check, fr: RawFrontier) -> Result<FrontierSettings, Con
         inlink_weight: c.float("frontier.inlink_weight", fr.inlink_weight, 0.0, 1000.0)?,
         host_relevance_weight: c.float("frontier.host_relevance_weight", fr.host_relevance_weight, 0.0, 1000.0)?,
         url_relevance_weight: c.float("frontier.url_relevance_weight", fr.url_relevance_weight, 0.0, 1000.0)?,
+        sitemap_weight: c.float("frontier.sitemap_weight", fr.sitemap_weight, 0.0, 1000.0)?,
         memory_window: c.uint("frontier.memory_window", fr.memory_window, 16, 10_000_000)?,
         seen_cache_urls: c.uint("frontier.seen_cache_urls", fr.seen_cache_urls, 0, 1_000_000_000)?,
     };
@@ -563,6 +567,19 @@ fn sketch_settings(c: &Check, sk: RawSketch) -> Result<SketchSettings, ConfigErr
         ));
     }
     Ok(sketch)
+}
+
+/// The `[sitemaps]` section, checked and typed.
+fn sitemap_settings(c: &Check, s: RawSitemaps) -> Result<SitemapSettings, ConfigError> {
+    Ok(SitemapSettings {
+        enabled: s.enabled,
+        root_sitemap: s.root_sitemap,
+        max_files_per_host: c.uint("sitemaps.max_files_per_host", s.max_files_per_host, 1, 100_000)?,
+        max_urls_per_file: c.uint("sitemaps.max_urls_per_file", s.max_urls_per_file, 1, 50_000)?,
+        max_file_bytes: c.uint("sitemaps.max_file_bytes", s.max_file_bytes, 1024, 52_428_800)?,
+        max_nesting: c.uint("sitemaps.max_nesting", s.max_nesting, 0, 10)?,
+        url_depth: c.uint("sitemaps.url_depth", s.url_depth, 0, 1000)?,
+    })
 }
 
 /// The `[output]` section, checked and typed.

@@ -75,6 +75,7 @@ mod decide;
 mod progress;
 mod resume;
 mod revisit;
+mod sitemaps;
 #[cfg(test)]
 mod tests;
 mod worker;
@@ -168,6 +169,8 @@ pub struct CrawlSummary {
     /// The live metrics' last values (this run's counters; what `GET
     /// /status` answered at the end), whether or not they were served.
     pub metrics: metrics::Snapshot,
+    /// The sitemaps of this run (`DIR/sitemaps.jsonl` has one line per file).
+    pub sitemaps: crate::sitemap::SitemapTotals,
 }
 
 impl CrawlSummary {
@@ -217,6 +220,8 @@ struct Shared {
     robots_fetcher: crate::politeness::ip::IpLimitedFetcher,
     /// The live counters (always kept: a few atomic adds per page).
     metrics: Arc<Metrics>,
+    /// Sitemap reading (`[sitemaps] enabled`).
+    sitemaps: Option<sitemaps::Sitemaps>,
 }
 
 impl Shared {
@@ -502,6 +507,14 @@ pub async fn run(
     };
 
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let seed_urls: Vec<Url> = match store.meta("seeds") {
+        Ok(Some(v)) => String::from_utf8_lossy(&v)
+            .lines()
+            .filter_map(|l| Url::parse(l).ok())
+            .collect(),
+        _ => Vec::new(),
+    };
+    let sitemaps = sitemaps::Sitemaps::new(&settings, &opts.out, &seed_urls);
     let ip_limits = Arc::new(crate::politeness::ip::IpLimits::new(&settings));
     let shared = Arc::new(Shared {
         focus,
@@ -532,6 +545,7 @@ pub async fn run(
         frontier,
         settings,
         metrics: Arc::new(Metrics::new(Some(&opts.out))),
+        sitemaps,
     });
     // A recrawl round: the due pages go back into their hosts' queues.
     let round = match opts.recrawl {
@@ -577,6 +591,9 @@ pub async fn run(
 
     let progress = Progress::new(opts.progress, shared.settings.crawl.max_pages);
     let stop = dispatch(&shared, tx, shutdown, &progress).await;
+    if let Some(sm) = &shared.sitemaps {
+        sm.stop();
+    }
     let decider_result = decider_thread.join();
     progress.finish();
 
@@ -630,5 +647,6 @@ pub async fn run(
         stats,
         reports,
         metrics,
+        sitemaps: shared.sitemaps.as_ref().map(|s| s.totals()).unwrap_or_default(),
     })
 }

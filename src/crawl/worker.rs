@@ -58,7 +58,9 @@ pub(super) async fn dispatch(
             NextUrl::Wait(at) => Some(at),
             NextUrl::Busy => None,
             NextUrl::Empty => {
-                if shared.in_flight.load(Ordering::Acquire) == 0 {
+                // A sitemap being read may still queue URLs.
+                let reading = shared.sitemaps.as_ref().map_or(0, |s| s.running());
+                if shared.in_flight.load(Ordering::Acquire) == 0 && reading == 0 {
                     break;
                 }
                 None
@@ -214,7 +216,9 @@ pub(super) async fn fetch_one(
     let s = &shared.settings;
     let mut robots = None;
     if s.politeness.respect_robots {
-        match shared.politeness.check(&shared.robots_fetcher, url).await {
+        let entry = shared.politeness.robots(&shared.robots_fetcher, url).await;
+        super::sitemaps::start(shared, url, Some(&entry));
+        match entry.verdict(shared.politeness.agent(), url) {
             RobotsVerdict::Allow => robots = Some("allow"),
             RobotsVerdict::Disallow => {
                 return Record(outcome(
@@ -235,6 +239,8 @@ pub(super) async fn fetch_one(
                 ))
             }
         }
+    } else {
+        super::sitemaps::start(shared, url, None);
     }
     let permit = match shared.politeness.acquire(url).await {
         Ok(p) => p,

@@ -122,6 +122,10 @@ pub struct Candidate {
     /// Focused crawls: off-topic pages on the path since the last on-topic
     /// one ([`crate::focus::LinkScore::tunnel`]); 0 otherwise.
     pub tunnel: u32,
+    /// Listed in a sitemap, with this sitemap component (see
+    /// [`ScoreComponents::sitemap`]): not an in-link; a queued URL's
+    /// component is raised to it instead.
+    pub sitemap: Option<f64>,
 }
 
 impl Candidate {
@@ -138,6 +142,7 @@ impl Candidate {
             url_relevance: 0.0,
             mirror: false,
             tunnel: 0,
+            sitemap: None,
         }
     }
 
@@ -192,6 +197,7 @@ pub fn score(c: &ScoreComponents, w: &FrontierSettings) -> f64 {
         + w.host_relevance_weight * c.host_relevance
         + w.url_relevance_weight * c.url_relevance
         + c.mirror
+        + w.sitemap_weight * c.sitemap
 }
 
 /// Each component's name, value, weight and contribution to the priority
@@ -207,6 +213,7 @@ pub fn explain(c: &ScoreComponents, w: &FrontierSettings) -> Vec<(&'static str, 
         ("host_relevance", c.host_relevance, w.host_relevance_weight),
         ("url_relevance", c.url_relevance, w.url_relevance_weight),
         ("mirror", c.mirror, 1.0),
+        ("sitemap", c.sitemap, w.sitemap_weight),
     ]
     .into_iter()
     .map(|(n, v, wt)| (n, v, wt, v * wt))
@@ -520,6 +527,15 @@ impl Frontier {
     /// The store behind the frontier.
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
+    }
+
+    /// Whether `url` passes the crawl's scope and trap rules at `depth`
+    /// (the reason when not): for URLs that are not offered, such as sitemap files.
+    pub fn check_scope(&self, url: &Url, depth: u32) -> Result<(), String> {
+        self.rules.check(url, depth).map_err(|r| match r {
+            Rejection::OutOfScope(r) => r.to_string(),
+            Rejection::Trap(r) => r.to_string(),
+        })
     }
 
     /// The `[frontier]` weights (to explain priorities).

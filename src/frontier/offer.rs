@@ -15,8 +15,25 @@ impl Frontier {
     /// in the host's window (its store entry is not rewritten: see "Crash
     /// safety" above); when it is only in the store, the count waits in memory until
     /// the URL is loaded into the window, and moves it then.
+    ///
+    /// A candidate listed in a sitemap ([`Candidate::sitemap`]) is not an
+    /// in-link: a new URL is queued with its sitemap component, a queued one
+    /// has its component raised to it (and its store entry rewritten). A
+    /// batch that mixes both kinds is offered as two, sitemap entries first.
     pub fn offer_many(&self, cands: &[Candidate]) -> Result<Vec<Offer>, FrontierError> {
-        self.offer_inner(cands, true)
+        let listed = cands.iter().filter(|c| c.sitemap.is_some()).count();
+        if listed == 0 || listed == cands.len() {
+            return self.offer_inner(cands, true);
+        }
+        let (sitemap, links): (Vec<usize>, Vec<usize>) = (0..cands.len()).partition(|&i| cands[i].sitemap.is_some());
+        let mut out: Vec<Option<Offer>> = vec![None; cands.len()];
+        for part in [sitemap, links] {
+            let batch: Vec<Candidate> = part.iter().map(|&i| cands[i].clone()).collect();
+            for (&i, o) in part.iter().zip(self.offer_inner(&batch, true)?) {
+                out[i] = Some(o);
+            }
+        }
+        Ok(out.into_iter().map(|o| o.unwrap_or(Offer::AlreadySeen)).collect())
     }
 
     pub(super) fn offer_inner(&self, cands: &[Candidate], check_scope: bool) -> Result<Vec<Offer>, FrontierError> {
@@ -57,7 +74,11 @@ impl Frontier {
             }
             let canonical = c.url.as_str();
             if let Some(&(is_new, j)) = in_batch.get(canonical) {
-                self.bump_inlinks(if is_new { &mut new[j] } else { &mut moved[j].1 });
+                let q = if is_new { &mut new[j] } else { &mut moved[j].1 };
+                match c.sitemap {
+                    Some(v) => self.raise_sitemap(q, v),
+                    None => self.bump_inlinks(q),
+                }
                 out[i] = Offer::AlreadySeen;
                 continue;
             }
@@ -65,7 +86,11 @@ impl Frontier {
                 None => {}
                 Some(UrlState::Queued(key)) => {
                     out[i] = Offer::AlreadySeen;
-                    if let Some((id, q)) = self.count_inlink(inner, canonical, &c.url, key)? {
+                    let found = match c.sitemap {
+                        Some(v) => self.sitemap_listed(inner, canonical, &c.url, key, v)?,
+                        None => self.count_inlink(inner, canonical, &c.url, key)?,
+                    };
+                    if let Some((id, q)) = found {
                         in_batch.insert(canonical, (false, moved.len()));
                         moved.push((key, q));
                         moved_ids.push(id);
@@ -105,6 +130,7 @@ impl Frontier {
                 mirror: if c.mirror { -self.mirror_penalty } else { 0.0 },
                 host_relevance: finite(c.host_relevance),
                 url_relevance: finite(c.url_relevance),
+                sitemap: c.sitemap.filter(|v| v.is_finite()).unwrap_or(0.0),
             };
             let q = QueuedUrl {
                 url: c.discovered.clone().unwrap_or_else(|| canonical.to_string()),
@@ -214,6 +240,64 @@ impl Frontier {
         q.inlinks = q.inlinks.saturating_add(n);
         q.components.inlinks = (1.0 + f64::from(q.inlinks)).ln();
         q.priority = score(&q.components, &self.weights);
+    }
+
+    /// Raise `q`'s sitemap component to `v` (a URL listed in several
+    /// sitemaps keeps the largest).
+    pub(super) fn raise_sitemap(&self, q: &mut QueuedUrl, v: f64) {
+        if v.is_finite() && v > q.components.sitemap {
+            q.components.sitemap = v;
+            q.priority = score(&q.components, &self.weights);
+        }
+    }
+
+    /// A queued URL (stored under `key`) found in a sitemap with component
+    /// `v`: when that raises its component, it is taken out of its window
+    /// (with the in-links counted in memory) or out of the store's count,
+    /// and returned to be rewritten with the caller's batch and placed
+    /// again. An in-flight URL, or one whose component is already as high,
+    /// is left alone. The caller must not refill the host's window before
+    /// the batch is written (a batch of sitemap candidates never does: see
+    /// [`Frontier::offer_many`]).
+    pub(super) fn sitemap_listed(
+        &self,
+        inner: &mut Inner,
+        canonical: &str,
+        url: &Url,
+        key: QueueKey,
+        v: f64,
+    ) -> Result<Option<(u32, QueuedUrl)>, FrontierError> {
+        if !v.is_finite() {
+            return Ok(None);
+        }
+        let host = host_key(url);
+        let id = inner.host_id(&host);
+        let h = &mut inner.hosts[id as usize];
+        if h.in_flight.iter().any(|f| f.stored == key) {
+            return Ok(None);
+        }
+        let current = h.rekeyed.get(&key).copied().unwrap_or(key);
+        if let Some(w) = h.window.get(&current) {
+            if w.q.components.sitemap >= v {
+                return Ok(None);
+            }
+            if let Some(w) = h.window.remove(&current) {
+                h.rekeyed.remove(&w.stored);
+                // The caller rewrites the entry stored under `key` (==
+                // `w.stored`): `q` holds the in-links counted in memory too.
+                let mut q = w.q;
+                self.raise_sitemap(&mut q, v);
+                return Ok(Some((id, q)));
+            }
+            return Ok(None);
+        }
+        match self.store.queued(&host, key)? {
+            Some(q) if q.components.sitemap >= v => return Ok(None),
+            _ => {}
+        }
+        let (id, mut q) = self.take_queued(inner, canonical, url, key)?;
+        self.raise_sitemap(&mut q, v);
+        Ok(Some((id, q)))
     }
 
     /// One more in-link for the URL stored under `key`, counted in memory:

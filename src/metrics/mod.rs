@@ -162,6 +162,9 @@ pub struct Metrics {
     latency: Histogram,
     bytes: Counter,
     retries: Counter,
+    /// Sitemap files by outcome (`sitemap::Outcome` spelling).
+    sitemap_files: Family<Label, Counter>,
+    sitemap_urls: Counter,
     index_size: Gauge,
     queued: Gauge,
     in_flight: Gauge,
@@ -251,6 +254,13 @@ impl Metrics {
             "fetch_retries",
             "Requests answered with a retryable failure and tried again later",
         );
+        let sitemap_files = Family::<Label, Counter>::default();
+        r.register(
+            "sitemap_files",
+            "Sitemap files by outcome (read, cut, broken, failed, skipped)",
+            sitemap_files.clone(),
+        );
+        let sitemap_urls = counter(&mut r, "sitemap_urls_queued", "URLs queued from sitemaps");
         let index_size = gauge(&mut r, "index_fingerprints", "Fingerprints in the near-duplicate index");
         let queued = gauge(&mut r, "queued_urls", "URLs queued in the frontier");
         let in_flight = gauge(&mut r, "in_flight", "URLs being fetched, analysed or decided");
@@ -284,6 +294,8 @@ impl Metrics {
             latency,
             bytes,
             retries,
+            sitemap_files,
+            sitemap_urls,
             index_size,
             queued,
             in_flight,
@@ -316,6 +328,15 @@ impl Metrics {
     /// Count a request that is tried again later.
     pub fn record_retry(&self) {
         self.retries.inc();
+    }
+
+    /// Count one sitemap file (`outcome`: read, cut, broken, failed,
+    /// skipped) and the URLs it queued.
+    pub fn record_sitemap(&self, outcome: &'static str, queued: u64) {
+        self.sitemap_files.get_or_create(&[("outcome", outcome)]).inc();
+        if queued > 0 {
+            self.sitemap_urls.inc_by(queued);
+        }
     }
 
     /// The near-duplicate index now holds `n` fingerprints.

@@ -3,6 +3,7 @@
 //! ```text
 //! DIR/
 //!   pages.jsonl          one record per fetch attempt
+//!   sitemaps.jsonl       one record per sitemap file (when any was read)
 //!   crawl_stats.json     counts and rates of the crawl
 //!   settings.toml        the settings the crawl ran with
 //!   store/               the crawl store (frontier, seen-set, pages)
@@ -26,6 +27,8 @@ impl CrawlDir {
     pub const STORE_DIR: &'static str = "store";
     /// The index snapshot, relative to the root.
     pub const INDEX_SNAPSHOT: &'static str = "index/tables.bin";
+    /// The sitemap log's file name.
+    pub const SITEMAPS_FILE: &'static str = "sitemaps.jsonl";
     /// The crawl statistics file name.
     pub const STATS_FILE: &'static str = "crawl_stats.json";
     /// The reports' directory name.
@@ -56,6 +59,11 @@ impl CrawlDir {
     /// `DIR/index/tables.bin`.
     pub fn index_snapshot(&self) -> PathBuf {
         self.root.join(Self::INDEX_SNAPSHOT)
+    }
+
+    /// `DIR/sitemaps.jsonl`.
+    pub fn sitemaps(&self) -> PathBuf {
+        self.root.join(Self::SITEMAPS_FILE)
     }
 
     /// `DIR/crawl_stats.json`.

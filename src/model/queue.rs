@@ -29,6 +29,10 @@ pub struct ScoreComponents {
     /// Focused crawls: the relevance learned for the words of the URL's path, 0..1 (0 otherwise).
     #[serde(default)]
     pub url_relevance: f64,
+    /// The URL's sitemap entry: priority plus freshness (see
+    /// [`crate::sitemap`]); 0 for URLs in no sitemap.
+    #[serde(default)]
+    pub sitemap: f64,
 }
 
 /// A queue entry's position: `rank` (inverted priority) then `seq`; smaller is better.

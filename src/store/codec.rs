@@ -161,6 +161,10 @@ impl<'a> Dec<'a> {
     pub(crate) fn at_end(&self) -> bool {
         self.pos == self.buf.len()
     }
+    /// Bytes not read yet.
+    pub(crate) fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
     /// Error unless every byte was consumed.
     pub(crate) fn finish(&self) -> DecResult<()> {
         if self.pos == self.buf.len() {

@@ -19,7 +19,7 @@
 //!   and [`Store::iter_hashes`] read them from there);
 //! - **hosts**: host → [`HostStats`]; and the page counter.
 //!
-//! # Key layout (format version 5)
+//! # Key layout (format version 6)
 //!
 //! A sled database with two trees. `meta` holds `format_version` (u32,
 //! big-endian; checked at open, a mismatch is [`StoreError::Version`]) and
@@ -101,13 +101,15 @@ use std::path::PathBuf;
 /// write was one more B-tree insert per new page, since the page records
 /// hold the simhash; 5: page records end with the recrawl state
 /// ([`crate::model::Revisit`]: validators, interval, fetch and change
-/// counts) and queue entries with the page a revisit is of). A version-2
-/// to 4 store is read (its hash and fingerprint maps are ignored: the page
-/// records say the same; its records end before the appended fields, which
-/// read as one fetch with no validators) and relabelled 5 when opened, so
-/// an older build refuses it instead of misreading the appended fields;
-/// version 1 is refused.
-pub const FORMAT_VERSION: u32 = 5;
+/// counts) and queue entries with the page a revisit is of; 6: queue
+/// entries end with their sitemap component and that page, as an option).
+/// A version-2 to 5 store is read (its hash and fingerprint maps are
+/// ignored: the page records say the same; its records end before the
+/// appended fields, which read as one fetch with no validators and a
+/// sitemap component of 0) and relabelled 6 when opened, so an older build
+/// refuses it instead of misreading the appended fields; version 1 is
+/// refused.
+pub const FORMAT_VERSION: u32 = 6;
 
 /// The oldest key layout version this build reads.
 const OLDEST_READABLE: u32 = 2;

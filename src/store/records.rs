@@ -33,23 +33,26 @@ pub(super) fn enc_queued(u: &QueuedUrl) -> Vec<u8> {
         .varint(u64::from(u.retries))
         .varint(u64::from(u.inlinks))
         .varint(u64::from(u.tunnel));
-    // Format 5: appended, so format-4 entries (without them) still read:
-    // the components added after the fixed seven (a count, then their values
-    // in [`EXTRA_COMPONENTS`] order), then a revisit's page id.
+    // Format 6: the sitemap component and the revisited page id, 9 or 17
+    // bytes (format 5 appended the page id alone, 8 bytes, and only for a
+    // revisit; format 4 nothing): the length tells them apart. Then the
+    // components added after the sitemap one: a count, then their values in
+    // [`EXTRA_COMPONENTS`] order (absent: zeros; more than this build knows:
+    // skipped).
+    e.f64(c.sitemap).opt_u64(u.revisit);
     let extra = [c.host_relevance, c.url_relevance];
     e.varint(extra.len() as u64);
     for v in extra {
         e.f64(v);
     }
-    if let Some(id) = u.revisit {
-        e.u64(id);
-    }
     e.buf
 }
 
-/// The components stored after the fixed seven, in order.
+/// The components stored after the sitemap one, in order.
 pub(super) const EXTRA_COMPONENTS: [&str; 2] = ["host_relevance", "url_relevance"];
 
+/// A queued URL; the fields after `tunnel` depend on the format that wrote
+/// it (see `enc_queued`): absent ones read as no revisit and components of 0.
 pub(super) fn dec_queued(d: &mut Dec<'_>) -> codec::DecResult<QueuedUrl> {
     let mut q = QueuedUrl {
         url: d.str()?,
@@ -65,6 +68,7 @@ pub(super) fn dec_queued(d: &mut Dec<'_>) -> codec::DecResult<QueuedUrl> {
             relevance: d.f64()?,
             inlinks: d.f64()?,
             mirror: d.f64()?,
+            sitemap: 0.0,
             host_relevance: 0.0,
             url_relevance: 0.0,
         },
@@ -75,21 +79,25 @@ pub(super) fn dec_queued(d: &mut Dec<'_>) -> codec::DecResult<QueuedUrl> {
         tunnel: d.u32()?,
         revisit: None,
     };
-    if !d.at_end() {
-        let n = d.varint()?;
-        let mut extra = [0.0f64; EXTRA_COMPONENTS.len()];
-        for i in 0..n {
-            let v = d.f64()?;
-            // Components a newer build added are skipped.
-            if let Some(slot) = usize::try_from(i).ok().and_then(|i| extra.get_mut(i)) {
-                *slot = v;
+    match d.remaining() {
+        0 => {}
+        8 => q.revisit = Some(d.u64()?),
+        _ => {
+            q.components.sitemap = d.f64()?;
+            q.revisit = d.opt_u64()?;
+            if !d.at_end() {
+                let n = d.varint()?;
+                let mut extra = [0.0f64; EXTRA_COMPONENTS.len()];
+                for i in 0..n {
+                    let v = d.f64()?;
+                    if let Some(slot) = usize::try_from(i).ok().and_then(|i| extra.get_mut(i)) {
+                        *slot = v;
+                    }
+                }
+                let [host_relevance, url_relevance] = extra;
+                q.components.host_relevance = host_relevance;
+                q.components.url_relevance = url_relevance;
             }
-        }
-        let [host_relevance, url_relevance] = extra;
-        q.components.host_relevance = host_relevance;
-        q.components.url_relevance = url_relevance;
-        if !d.at_end() {
-            q.revisit = Some(d.u64()?);
         }
     }
     Ok(q)

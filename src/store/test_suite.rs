@@ -53,6 +53,8 @@ pub(crate) fn qurl(host: &str, path: &str, priority: f64, seq: u64) -> QueuedUrl
         parent: Some(format!("http://{host}/")),
         components: ScoreComponents {
             depth: -1.0,
+            // Non-zero for some, so round trips check the field.
+            sitemap: (seq % 2) as f64 * 0.75,
             ..Default::default()
         },
         priority,

@@ -253,6 +253,50 @@ fn version_2_to_4_stores_are_read_and_relabelled() {
 }
 
 #[test]
+fn older_queue_entries_read_with_no_sitemap_component() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut u = test_suite::qurl("a.test", "x", 1.0, 1);
+    u.components.sitemap = 0.75;
+    let mut r = test_suite::qurl("a.test", "r", 1.0, 2);
+    r.revisit = Some(9);
+    {
+        let s = SledStore::open(dir.path()).unwrap();
+        s.enqueue(&[u.clone(), r.clone()]).unwrap();
+        // What a version-4 build wrote: the entry without the trailer
+        // (9 bytes: component and an empty option); what a version-5 build
+        // wrote for a revisit: the page id alone.
+        let mut v4 = records::enc_queued(&u);
+        v4.truncate(v4.len() - 9);
+        let mut v5 = records::enc_queued(&r);
+        v5.truncate(v5.len() - 17);
+        v5.extend_from_slice(&9u64.to_be_bytes());
+        s.backend()
+            .apply(vec![
+                (queue_key(&u.host, u.key()), Some(v4)),
+                (queue_key(&r.host, r.key()), Some(v5)),
+            ])
+            .unwrap();
+        s.backend().meta_set("format_version", &5u32.to_be_bytes()).unwrap();
+        s.flush().unwrap();
+    }
+    let s = SledStore::open(dir.path()).unwrap();
+    assert_eq!(
+        s.meta("format_version").unwrap().as_deref(),
+        Some(&FORMAT_VERSION.to_be_bytes()[..])
+    );
+    let q = s.queued(&u.host, u.key()).unwrap().unwrap();
+    assert_eq!((q.components.sitemap, q.revisit, q.tunnel), (0.0, None, u.tunnel));
+    assert_eq!(q.url, u.url);
+    let q = s.queued(&r.host, r.key()).unwrap().unwrap();
+    assert_eq!((q.components.sitemap, q.revisit), (0.0, Some(9)));
+    // Version-6 entries keep both.
+    r.components.sitemap = 1.25;
+    s.enqueue(&[u.clone(), r.clone()]).unwrap();
+    assert_eq!(s.queued(&u.host, u.key()).unwrap().unwrap(), u);
+    assert_eq!(s.queued(&r.host, r.key()).unwrap().unwrap(), r);
+}
+
+#[test]
 fn format_4_records_read_without_the_recrawl_fields() {
     use super::codec::Dec;
     use super::records::{dec_page, dec_queued, enc_page, enc_queued};

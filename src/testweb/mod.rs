@@ -34,6 +34,12 @@
 //! The last three rows are regression cases of near-duplicate decisions on
 //! real websites (see `cases.rs`).
 //!
+//! One more host, `sitemaps.test` ([`SITEMAP_HOST`]), is not in [`HOSTS`]:
+//! nothing links to it and the main truth leaves it out. It holds the
+//! sitemap cases (robots.txt `Sitemap:` lines, an index, gzip, text, broken
+//! and bomb sitemaps, nested indexes) and pages reachable only through them;
+//! a crawl seeded at it is checked against [`sitemap_truth`].
+//!
 //! Variable regions of article pages are delimited by HTML comments
 //! (`<!--tw:time-->…<!--/tw:time-->`, likewise `tw:counter`, `tw:ad`,
 //! `tw:main`) so tests can check that a near-duplicate differs from its
@@ -45,6 +51,7 @@ pub mod changing;
 mod generate;
 mod rng;
 mod server;
+mod sitemaps;
 mod text;
 mod truth;
 mod words;
@@ -52,6 +59,7 @@ mod words;
 use std::time::Duration;
 
 pub use server::{write_truth, RequestLogEntry, RunningTestWeb, TestWebError};
+pub use sitemaps::{sitemap_truth, SitemapTruth, HUB_DELAY, SITEMAP_HOST};
 pub use truth::{
     DistinctKind, DistinctPair, GroundTruth, HostTruth, MirrorKind, MirrorTruth, NearDuplicatePair, NotMirrorTruth,
     PageKind, PageTruth, RobotsTruth, TrapTruth, VariantKind,

@@ -157,6 +157,11 @@ impl RunningTestWeb {
         self.state.web.truth(self.port())
     }
 
+    /// The truth of the sitemap cases on `sitemaps.test` with this server's port.
+    pub fn sitemap_truth(&self) -> super::SitemapTruth {
+        super::sitemap_truth(self.port())
+    }
+
     /// The test web being served.
     pub fn web(&self) -> &Arc<TestWeb> {
         &self.state.web

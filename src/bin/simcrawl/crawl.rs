@@ -82,6 +82,20 @@ pub(crate) fn crawl(args: CrawlArgs) -> anyhow::Result<ExitCode> {
         "crawl log: {}",
         args.out.join(simcrawl::model::CrawlDir::LOG_FILE).display()
     );
+    let sm = &summary.sitemaps;
+    if sm.read + sm.failed + sm.skipped > 0 {
+        println!(
+            "sitemaps:  {} read ({} cut at a limit, {} broken), {} failed, {} skipped; {} URLs listed, {} queued ({})",
+            sm.read,
+            sm.cut,
+            sm.broken,
+            sm.failed,
+            sm.skipped,
+            sm.urls,
+            sm.queued,
+            args.out.join(simcrawl::model::CrawlDir::SITEMAPS_FILE).display()
+        );
+    }
     if let Some(r) = &summary.reports {
         println!("reports:   {}", r.dir.display());
     }

@@ -341,6 +341,89 @@ fn ready_hosts_are_served_best_url_first() {
     );
 }
 
+fn stored(f: &Frontier, url: &str) -> QueuedUrl {
+    match f.store().url_state(url).unwrap() {
+        Some(UrlState::Queued(k)) => f.store().queued("a.test", k).unwrap().unwrap(),
+        other => panic!("{url}: {other:?}"),
+    }
+}
+
+fn listed(url: &str, component: f64) -> Candidate {
+    Candidate {
+        parent: Some("http://a.test/sitemap.xml".into()),
+        sitemap: Some(component),
+        ..Candidate::new(u(url), 1)
+    }
+}
+
+#[test]
+fn sitemap_entries_queue_new_urls_and_raise_queued_ones() {
+    let mut s = settings(&[]);
+    s.frontier.memory_window = 16;
+    let f = frontier_with(&s, &["http://a.test/"]);
+    // A URL only in a sitemap: queued with its component, no extra in-link.
+    let new = enqueued(&f, listed("http://a.test/listed", 0.8));
+    let base = enqueued(&f, link("http://a.test/base", 1));
+    assert_eq!((new.components.sitemap, new.inlinks), (0.8, 1));
+    assert!((new.priority - base.priority - 0.8 * s.frontier.sitemap_weight).abs() < 1e-12);
+    let explained: f64 = explain(&new.components, f.weights()).iter().map(|e| e.3).sum();
+    assert!((explained - new.priority).abs() < 1e-12);
+    assert!(explain(&new.components, f.weights())
+        .iter()
+        .any(|e| e.0 == "sitemap" && e.1 == 0.8));
+
+    // Linked first, listed later: the component is raised (in the window),
+    // the entry rewritten, and no in-link counted; a lower value changes nothing.
+    assert_eq!(
+        f.offer_many(&[listed("http://a.test/base", 1.2)]).unwrap(),
+        [Offer::AlreadySeen]
+    );
+    let raised = stored(&f, "http://a.test/base");
+    assert_eq!((raised.components.sitemap, raised.inlinks), (1.2, 1));
+    assert!((raised.priority - base.priority - 1.2).abs() < 1e-12);
+    f.offer_many(&[listed("http://a.test/base", 0.3)]).unwrap();
+    assert_eq!(stored(&f, "http://a.test/base").components.sitemap, 1.2);
+
+    // URLs beyond the window live in the store only: raised there too.
+    for i in 0..40 {
+        enqueued(&f, link(&format!("http://a.test/d{i}"), 3));
+    }
+    f.offer_many(&[listed("http://a.test/d39", 1.0)]).unwrap();
+    assert_eq!(stored(&f, "http://a.test/d39").components.sitemap, 1.0);
+
+    // A batch mixing links and sitemap entries: each kind counts its own way.
+    let offers = f
+        .offer_many(&[
+            link("http://a.test/d38", 2),
+            listed("http://a.test/d38", 0.5),
+            link("http://a.test/fresh", 1),
+        ])
+        .unwrap();
+    assert_eq!(offers, [Offer::AlreadySeen, Offer::AlreadySeen, Offer::Enqueued]);
+    f.write_pending().unwrap();
+    let d38 = stored(&f, "http://a.test/d38");
+    assert_eq!((d38.components.sitemap, d38.inlinks), (0.5, 2));
+
+    // Every URL is handed out exactly once, raised ones with their component.
+    let all = drain(&f);
+    let mut urls: Vec<&str> = all.iter().map(|q| q.canonical.as_str()).collect();
+    urls.sort_unstable();
+    urls.dedup();
+    // The seed, listed, base, d0..d39 and fresh.
+    assert_eq!((all.len(), urls.len()), (44, 44));
+    let d39 = all.iter().find(|q| q.canonical == "http://a.test/d39").unwrap();
+    assert_eq!(d39.components.sitemap, 1.0);
+    // Raised URLs come out before their unraised peers.
+    let pos = |url: &str| all.iter().position(|q| q.canonical == url).unwrap();
+    assert!(pos("http://a.test/d39") < pos("http://a.test/d0"));
+    // A done URL listed later stays done.
+    assert_eq!(
+        f.offer_many(&[listed("http://a.test/base", 2.0)]).unwrap(),
+        [Offer::AlreadySeen]
+    );
+    assert!(f.is_empty());
+}
+
 fn with_host_rules(rules: &str) -> Settings {
     let layers = [
         ("config/test.toml".to_string(), crate::config::TEST_TOML),

@@ -128,6 +128,9 @@ impl TestWeb {
     pub fn respond(&self, host: &str, target: &str, port: u16) -> Reply {
         let host = host_name(host);
         let (path, query) = split_target(target);
+        if host == super::SITEMAP_HOST {
+            return self.sitemaps(path, port);
+        }
         if path == "/robots.txt" {
             let (status, body) = robots(&host);
             return Reply {
