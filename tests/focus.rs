@@ -131,15 +131,59 @@ async fn focused_crawl_harvests_more_on_topic_pages_than_breadth_first() {
 
 /// Words of the hub case's off-topic pages (a software manual).
 const MANUAL: &[&str] = &[
-    "install", "package", "configure", "option", "release", "version", "upgrade", "module", "logging", "server",
-    "client", "request", "cache", "database", "backup", "restore", "user", "account", "permission", "setting",
-    "default", "command", "output", "format", "error", "warning", "build", "compile", "library", "function",
+    "install",
+    "package",
+    "configure",
+    "option",
+    "release",
+    "version",
+    "upgrade",
+    "module",
+    "logging",
+    "server",
+    "client",
+    "request",
+    "cache",
+    "database",
+    "backup",
+    "restore",
+    "user",
+    "account",
+    "permission",
+    "setting",
+    "default",
+    "command",
+    "output",
+    "format",
+    "error",
+    "warning",
+    "build",
+    "compile",
+    "library",
+    "function",
 ];
 
 /// Words of its on-topic pages.
 const SKY: &[&str] = &[
-    "telescope", "galaxy", "nebula", "orbit", "planet", "comet", "asteroid", "star", "supernova", "eclipse",
-    "lunar", "solar", "constellation", "observatory", "astronomy", "cosmology", "quasar", "pulsar", "meteor",
+    "telescope",
+    "galaxy",
+    "nebula",
+    "orbit",
+    "planet",
+    "comet",
+    "asteroid",
+    "star",
+    "supernova",
+    "eclipse",
+    "lunar",
+    "solar",
+    "constellation",
+    "observatory",
+    "astronomy",
+    "cosmology",
+    "quasar",
+    "pulsar",
+    "meteor",
 ];
 
 /// `n` words drawn from `words` by a fixed generator seeded with `seed`.
@@ -151,7 +195,11 @@ fn prose(words: &[&str], seed: u64, n: usize) -> String {
             x ^= x >> 7;
             x ^= x << 17;
             let w = words[(x % words.len() as u64) as usize];
-            if i % 12 == 11 { format!("{w}.") } else { w.to_string() }
+            if i % 12 == 11 {
+                format!("{w}.")
+            } else {
+                w.to_string()
+            }
         })
         .collect::<Vec<_>>()
         .join(" ")
@@ -187,9 +235,23 @@ fn hub_site(path: &str) -> Option<String> {
             (0..30u64)
                 .map(|i| {
                     if i % 3 == 0 {
-                        (format!("/reference/sky-{i}.html"), format!("{} {}", SKY[(i as usize) % SKY.len()], SKY[(i as usize + 5) % SKY.len()]))
+                        (
+                            format!("/reference/sky-{i}.html"),
+                            format!(
+                                "{} {}",
+                                SKY[(i as usize) % SKY.len()],
+                                SKY[(i as usize + 5) % SKY.len()]
+                            ),
+                        )
                     } else {
-                        (format!("/reference/mod-{i}.html"), format!("{} {}", MANUAL[(i as usize) % MANUAL.len()], MANUAL[(i as usize + 7) % MANUAL.len()]))
+                        (
+                            format!("/reference/mod-{i}.html"),
+                            format!(
+                                "{} {}",
+                                MANUAL[(i as usize) % MANUAL.len()],
+                                MANUAL[(i as usize + 7) % MANUAL.len()]
+                            ),
+                        )
                     }
                 })
                 .collect(),
@@ -199,19 +261,29 @@ fn hub_site(path: &str) -> Option<String> {
             page(
                 s,
                 prose(MANUAL, s.len() as u64 * 7, 40),
-                (0..25u64).map(|i| (format!("/{s}/{i}.html"), format!("{s} step {i}"))).collect(),
+                (0..25u64)
+                    .map(|i| (format!("/{s}/{i}.html"), format!("{s} step {i}")))
+                    .collect(),
             )
         }
         p => {
             if let Some(i) = num(p, "/reference/sky-") {
                 // On-topic: each links to a deeper on-topic page.
-                page(&format!("sky {i}"), prose(SKY, 1000 + i, 150), vec![(format!("/reference/sky-{}.html", i + 100), "more".into())])
+                page(
+                    &format!("sky {i}"),
+                    prose(SKY, 1000 + i, 150),
+                    vec![(format!("/reference/sky-{}.html", i + 100), "more".into())],
+                )
             } else if let Some(i) = num(p, "/reference/mod-") {
                 page(&format!("module {i}"), prose(MANUAL, 2000 + i, 150), vec![])
             } else {
                 let s = sections.iter().find(|s| p.starts_with(&format!("/{s}/")))?;
                 let i = num(p, &format!("/{s}/"))?;
-                page(&format!("{s} {i}"), prose(MANUAL, 3000 + i * 31 + s.len() as u64, 150), vec![])
+                page(
+                    &format!("{s} {i}"),
+                    prose(MANUAL, 3000 + i * 31 + s.len() as u64, 150),
+                    vec![],
+                )
             }
         }
     })
@@ -244,7 +316,8 @@ async fn focused_crawl_finds_on_topic_pages_behind_an_off_topic_hub() {
             "politeness.min_delay_ms=0".into(),
             "politeness.delay_factor=0.0".into(),
             format!("focus.enabled={focus}"),
-            r#"focus.keywords=["astronomy", "telescope", "galaxy", "planet", "comet", "star", "orbit", "nebula"]"#.into(),
+            r#"focus.keywords=["astronomy", "telescope", "galaxy", "planet", "comet", "star", "orbit", "nebula"]"#
+                .into(),
         ];
         let settings = Settings::from_layers(&[], &o).unwrap();
         crawl::run(
@@ -266,7 +339,6 @@ async fn focused_crawl_finds_on_topic_pages_behind_an_off_topic_hub() {
     };
     let (hb, hf) = (on(&bfs), on(&focused));
     eprintln!("hub case, first {N} pages: on-topic breadth-first {hb}, focused {hf}");
-    for r in &focused { eprintln!("  {} d{} {:?} {:.2} {:?}", r.url, r.depth, r.relevance, r.priority, r.score); }
     assert_eq!(bfs.len(), N);
     assert_eq!(focused.len(), N);
     assert!(hf >= 2 * hb.max(1) && hf >= 12, "focused {hf} vs breadth-first {hb}");
@@ -280,5 +352,8 @@ async fn focused_crawl_finds_on_topic_pages_behind_an_off_topic_hub() {
     assert!(deep.score.url_relevance > 0.0, "{:?}", deep.score);
     let settings = Settings::of_crawl(dir.path()).unwrap();
     let text = simcrawl::report::explain::explain(dir.path(), &deep.url, &settings).unwrap();
-    assert!(text.contains("url_relevance") && text.contains("host_relevance"), "{text}");
+    assert!(
+        text.contains("url_relevance") && text.contains("host_relevance"),
+        "{text}"
+    );
 }

@@ -14,7 +14,8 @@
 # focus.keywords = the topic's keywords column, every other [focus] key at
 # its default; extra --set arguments apply to the focused crawls only).
 # Scores each pair with focus_score.py and writes OUT_DIR/focus.md (table)
-# and OUT_DIR/focus.json. OUT_DIR is created and overwritten.
+# and OUT_DIR/focus.json. OUT_DIR is created and overwritten; each crawl's
+# store is deleted once the crawl is done (only pages.jsonl is scored).
 set -euo pipefail
 data=${1:?usage: focus.sh DATA_DIR OUT_DIR [--pages N] [--topics a,b] [--set k=v ...]}
 out=${2:?usage: focus.sh DATA_DIR OUT_DIR [--pages N] [--topics a,b] [--set k=v ...]}
@@ -51,6 +52,8 @@ run() {  # run DIR ARGS...: one crawl, quietly, with its command line and times 
     echo "$bin crawl --out $dir ${common[*]} $*" >"$dir.command.txt"
     /usr/bin/time -f "%e s wall, %U s user, %M KiB peak" -o "$dir.time" \
         "$bin" crawl --out "$dir" "${common[@]}" "$@" >"$dir.log" 2>&1
+    du -s --block-size=1 "$dir/store" | cut -f1 >"$dir.store-bytes"
+    rm -rf "$dir/store"
 }
 run "$out/bfs"
 {

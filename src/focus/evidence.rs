@@ -40,9 +40,9 @@
 //! url_relevance(u) = max over words w of u's path with pages(w) ≥ MIN_WORD_PAGES of word(w), else ḡ
 //! ```
 //!
-//! so `/library/re.html` learns nothing, but once pages under
-//! `/reference/api/pandas.Series.str.*` turn out on-topic, the queued and
-//! future links to their siblings rise (the "apprentice" of a focused
+//! so once pages under `/reference/api/pandas.Series.str.*` turn out
+//! on-topic, the links to their siblings found from then on rise (the
+//! "apprentice" of a focused
 //! crawler, learned online from its own judgement of the pages, never from
 //! outside truth). Link text is scored separately (anchor and context, in
 //! [`super::Focus::link_relevance`]); URL words add what the site's naming
@@ -100,11 +100,7 @@ pub struct Evidence {
 /// The distinct topic words of a URL's path (hashed), at most [`MAX_WORDS`].
 fn path_words(url: &Url, out: &mut Vec<u64>) {
     out.clear();
-    for word in url
-        .path()
-        .split(|c: char| !c.is_alphabetic())
-        .filter(|w| w.len() >= 2)
-    {
+    for word in url.path().split(|c: char| !c.is_alphabetic()).filter(|w| w.len() >= 2) {
         let lower = word.to_lowercase();
         if STOP_WORDS.contains(&lower.as_str()) {
             continue;
@@ -216,7 +212,7 @@ mod tests {
     fn path_words_skip_digits_extensions_and_repeats() {
         let mut w = Vec::new();
         path_words(&u("http://h/Library/re.html"), &mut w);
-        assert_eq!(w, vec![fnv1a(b"library")], "re is too short, html a file type");
+        assert_eq!(w, vec![fnv1a(b"library"), fnv1a(b"re")], "html is a file type");
         path_words(&u("http://h/api/pandas.Series.str.replace/api/2024/index.htm"), &mut w);
         let want: Vec<u64> = ["api", "pandas", "series", "str", "replace"]
             .iter()
@@ -241,7 +237,10 @@ mod tests {
         // (8 × 1 + 8 × 0.5) / 16 and (0 + 8 × 0.5) / 16.
         assert!((e.host_relevance("a") - 0.75).abs() < 1e-12);
         assert!((e.host_relevance("b") - 0.25).abs() < 1e-12);
-        assert!((e.host_relevance("new") - 0.5).abs() < 1e-12, "unseen host: the global mean");
+        assert!(
+            (e.host_relevance("new") - 0.5).abs() < 1e-12,
+            "unseen host: the global mean"
+        );
     }
 
     #[test]

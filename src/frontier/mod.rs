@@ -173,6 +173,9 @@ pub enum Offer {
 
 /// What [`Frontier::next`] has for a worker.
 #[derive(Debug, Clone, PartialEq)]
+// Returned once per dispatch and taken apart at once: boxing the URL would
+// cost an allocation per fetch for nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum NextUrl {
     /// Fetch this URL (it is now in flight).
     Ready(QueuedUrl),

@@ -10,7 +10,6 @@ use crate::model::priority_rank;
 /// serialize a host on the analysis and decision of each page; more lets
 /// a host's crawl run ahead of what its pages say about the next URL.
 pub(super) const AHEAD_OF_DECISIONS: usize = 1;
-fn ahead() -> usize { std::env::var("SIMCRAWL_AHEAD").ok().and_then(|v| v.parse().ok()).unwrap_or(AHEAD_OF_DECISIONS) }
 
 impl Frontier {
     /// Put a queued URL into the host's window if it belongs to the best
@@ -82,9 +81,8 @@ impl Frontier {
     pub(super) fn reschedule(&self, inner: &mut Inner, id: u32) -> Result<(), StoreError> {
         let h = &mut inner.hosts[id as usize];
         let requesting = h.in_flight.iter().filter(|f| f.requesting).count();
-        let eligible = h.queued() > 0
-            && requesting < h.max_in_flight
-            && h.in_flight.len() < h.max_in_flight + ahead();
+        let eligible =
+            h.queued() > 0 && requesting < h.max_in_flight && h.in_flight.len() < h.max_in_flight + AHEAD_OF_DECISIONS;
         let want = match (eligible, h.ready_at, h.slot) {
             (false, _, _) | (_, None, _) => Slot::None,
             (true, Some(_), Slot::Ready(_)) => {
@@ -139,7 +137,7 @@ impl Frontier {
             if h.gen != gen {
                 continue;
             }
-            let Some((k, w)) = h.window.pop_first() else {
+            let Some((_, w)) = h.window.pop_first() else {
                 h.slot = Slot::None;
                 continue;
             };
@@ -154,7 +152,6 @@ impl Frontier {
             }
             // The host's relevance as it is now, not as it was when the URL
             // was queued (the key it is handed out under changes with it).
-            let _ = k;
             self.refresh_host_relevance(&mut q, h.relevance);
             h.in_flight.push(InFlight {
                 key: q.key(),
