@@ -128,3 +128,232 @@ async fn focused_crawl_harvests_more_on_topic_pages_than_breadth_first() {
     let plain = std::fs::read_to_string(bfs_dir.path().join("reports/summary.json")).unwrap();
     assert!(!plain.contains("\"harvest\""));
 }
+
+/// Words of the hub case's off-topic pages (a software manual).
+const MANUAL: &[&str] = &[
+    "install",
+    "package",
+    "configure",
+    "option",
+    "release",
+    "version",
+    "upgrade",
+    "module",
+    "logging",
+    "server",
+    "client",
+    "request",
+    "cache",
+    "database",
+    "backup",
+    "restore",
+    "user",
+    "account",
+    "permission",
+    "setting",
+    "default",
+    "command",
+    "output",
+    "format",
+    "error",
+    "warning",
+    "build",
+    "compile",
+    "library",
+    "function",
+];
+
+/// Words of its on-topic pages.
+const SKY: &[&str] = &[
+    "telescope",
+    "galaxy",
+    "nebula",
+    "orbit",
+    "planet",
+    "comet",
+    "asteroid",
+    "star",
+    "supernova",
+    "eclipse",
+    "lunar",
+    "solar",
+    "constellation",
+    "observatory",
+    "astronomy",
+    "cosmology",
+    "quasar",
+    "pulsar",
+    "meteor",
+];
+
+/// `n` words drawn from `words` by a fixed generator seeded with `seed`.
+fn prose(words: &[&str], seed: u64, n: usize) -> String {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|i| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let w = words[(x % words.len() as u64) as usize];
+            if i % 12 == 11 {
+                format!("{w}.")
+            } else {
+                w.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The hub case: a manual whose astronomy pages are reachable only through
+/// an off-topic index page (`/reference/`, "Reference index", a list of
+/// module names) among three other off-topic sections; the index's link
+/// texts name the topic, its own text does not. `(path, html)` or None.
+fn hub_site(path: &str) -> Option<String> {
+    let page = |title: &str, body: String, links: Vec<(String, String)>| {
+        let links: String = links
+            .iter()
+            .map(|(href, text)| format!("<li><a href=\"{href}\">{text}</a></li>"))
+            .collect();
+        format!("<html><head><title>{title}</title></head><body><h1>{title}</h1><p>{body}</p><ul>{links}</ul></body></html>")
+    };
+    let num = |p: &str, prefix: &str| p.strip_prefix(prefix)?.strip_suffix(".html")?.parse::<u64>().ok();
+    let sections = ["install", "config", "releases", "howto"];
+    Some(match path {
+        "/" => page(
+            "Project manual",
+            prose(MANUAL, 1, 60),
+            sections
+                .iter()
+                .map(|s| (format!("/{s}/"), format!("{s} guide")))
+                .chain([("/reference/".to_string(), "Reference index".to_string())])
+                .collect(),
+        ),
+        "/reference/" => page(
+            "Reference index",
+            "Modules A to Z.".into(),
+            (0..30u64)
+                .map(|i| {
+                    if i % 3 == 0 {
+                        (
+                            format!("/reference/sky-{i}.html"),
+                            format!(
+                                "{} {}",
+                                SKY[(i as usize) % SKY.len()],
+                                SKY[(i as usize + 5) % SKY.len()]
+                            ),
+                        )
+                    } else {
+                        (
+                            format!("/reference/mod-{i}.html"),
+                            format!(
+                                "{} {}",
+                                MANUAL[(i as usize) % MANUAL.len()],
+                                MANUAL[(i as usize + 7) % MANUAL.len()]
+                            ),
+                        )
+                    }
+                })
+                .collect(),
+        ),
+        p if sections.iter().any(|s| p == format!("/{s}/")) => {
+            let s = &p[1..p.len() - 1];
+            page(
+                s,
+                prose(MANUAL, s.len() as u64 * 7, 40),
+                (0..25u64)
+                    .map(|i| (format!("/{s}/{i}.html"), format!("{s} step {i}")))
+                    .collect(),
+            )
+        }
+        p => {
+            if let Some(i) = num(p, "/reference/sky-") {
+                // On-topic: each links to a deeper on-topic page.
+                page(
+                    &format!("sky {i}"),
+                    prose(SKY, 1000 + i, 150),
+                    vec![(format!("/reference/sky-{}.html", i + 100), "more".into())],
+                )
+            } else if let Some(i) = num(p, "/reference/mod-") {
+                page(&format!("module {i}"), prose(MANUAL, 2000 + i, 150), vec![])
+            } else {
+                let s = sections.iter().find(|s| p.starts_with(&format!("/{s}/")))?;
+                let i = num(p, &format!("/{s}/"))?;
+                page(
+                    &format!("{s} {i}"),
+                    prose(MANUAL, 3000 + i * 31 + s.len() as u64, 150),
+                    vec![],
+                )
+            }
+        }
+    })
+}
+
+/// Whether a hub-case URL path is on-topic (by construction).
+fn hub_on_topic(path: &str) -> bool {
+    path.starts_with("/reference/sky-")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn focused_crawl_finds_on_topic_pages_behind_an_off_topic_hub() {
+    use axum::http::{header, StatusCode, Uri};
+    use axum::response::IntoResponse;
+    let app = axum::Router::new().fallback(|uri: Uri| async move {
+        match hub_site(uri.path()) {
+            Some(html) => ([(header::CONTENT_TYPE, "text/html")], html).into_response(),
+            None => (StatusCode::NOT_FOUND, "").into_response(),
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    const N: usize = 40;
+    let run = |focus: bool| async move {
+        let dir = tempfile::tempdir().unwrap();
+        let o: Vec<String> = vec![
+            format!("crawl.max_pages={N}"),
+            "crawl.concurrency=1".into(),
+            "politeness.min_delay_ms=0".into(),
+            "politeness.delay_factor=0.0".into(),
+            format!("focus.enabled={focus}"),
+            r#"focus.keywords=["astronomy", "telescope", "galaxy", "planet", "comet", "star", "orbit", "nebula"]"#
+                .into(),
+        ];
+        let settings = Settings::from_layers(&[], &o).unwrap();
+        crawl::run(
+            settings,
+            CrawlOptions::new(dir.path(), vec![format!("http://127.0.0.1:{port}/")]),
+            std::future::pending(),
+        )
+        .await
+        .unwrap();
+        let records = read_log(&dir.path().join(simcrawl::model::CrawlDir::LOG_FILE)).unwrap();
+        (dir, records)
+    };
+    let (_b, bfs) = run(false).await;
+    let (dir, focused) = run(true).await;
+    let on = |rs: &[PageRecord]| {
+        rs.iter()
+            .filter(|r| hub_on_topic(url::Url::parse(&r.url).unwrap().path()))
+            .count()
+    };
+    let (hb, hf) = (on(&bfs), on(&focused));
+    eprintln!("hub case, first {N} pages: on-topic breadth-first {hb}, focused {hf}");
+    assert_eq!(bfs.len(), N);
+    assert_eq!(focused.len(), N);
+    assert!(hf >= 2 * hb.max(1) && hf >= 12, "focused {hf} vs breadth-first {hb}");
+    // The deeper on-topic pages (two hops behind the hub) are reached
+    // because their siblings turned out on-topic: the URL-word and host
+    // components say so in the record and in `explain`.
+    let deep = focused
+        .iter()
+        .find(|r| r.url.contains("/reference/sky-1") && r.depth == 3)
+        .expect("a deeper on-topic page");
+    assert!(deep.score.url_relevance > 0.0, "{:?}", deep.score);
+    let settings = Settings::of_crawl(dir.path()).unwrap();
+    let text = simcrawl::report::explain::explain(dir.path(), &deep.url, &settings).unwrap();
+    assert!(
+        text.contains("url_relevance") && text.contains("host_relevance"),
+        "{text}"
+    );
+}

@@ -236,6 +236,8 @@ pub struct FrontierSettings {
     pub host_novelty_weight: f64,
     pub relevance_weight: f64,
     pub inlink_weight: f64,
+    pub host_relevance_weight: f64,
+    pub url_relevance_weight: f64,
     /// Weight of the sitemap component (see [`crate::sitemap::score`]).
     pub sitemap_weight: f64,
     pub memory_window: usize,

@@ -493,6 +493,8 @@ fn frontier_settings(c: &Check, fr: RawFrontier) -> Result<FrontierSettings, Con
         host_novelty_weight: c.float("frontier.host_novelty_weight", fr.host_novelty_weight, 0.0, 1000.0)?,
         relevance_weight: c.float("frontier.relevance_weight", fr.relevance_weight, 0.0, 1000.0)?,
         inlink_weight: c.float("frontier.inlink_weight", fr.inlink_weight, 0.0, 1000.0)?,
+        host_relevance_weight: c.float("frontier.host_relevance_weight", fr.host_relevance_weight, 0.0, 1000.0)?,
+        url_relevance_weight: c.float("frontier.url_relevance_weight", fr.url_relevance_weight, 0.0, 1000.0)?,
         sitemap_weight: c.float("frontier.sitemap_weight", fr.sitemap_weight, 0.0, 1000.0)?,
         memory_window: c.uint("frontier.memory_window", fr.memory_window, 16, 10_000_000)?,
         seen_cache_urls: c.uint("frontier.seen_cache_urls", fr.seen_cache_urls, 0, 1_000_000_000)?,

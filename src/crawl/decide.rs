@@ -5,6 +5,7 @@
 //! `output.warc`) to the writer thread ([`crate::warc::WarcThread`]).
 
 use super::*;
+use crate::host::host_key;
 
 /// Pages decided and not yet committed, at most this many.
 pub(super) const GROUP_MAX: usize = 256;
@@ -160,6 +161,10 @@ pub(super) struct Decider {
     mirror_demoted: HashSet<String>,
     /// Out-links not enqueued by `focus.min_relevance`.
     focus_cut: u64,
+    /// Focused crawls: the host and URL-word relevance learned so far.
+    evidence: Option<focus::Evidence>,
+    /// Scratch space of [`focus::Evidence::url_relevance`].
+    url_words: Vec<u64>,
     /// Pages whose fingerprint was reused from an exact original.
     reused: u64,
     /// The store directory, and when the decider last flushed the store
@@ -310,13 +315,24 @@ impl Decider {
         let mut redirects = HashMap::new();
         let mut dup_chains = DupChains::default();
         let mut logged = LogCounts::default();
+        let mut evidence = s.focus.enabled.then(|| focus::Evidence::new(s.focus.on_topic));
         for r in previous {
             logged.add(r);
+            if let (Some(e), Some(rel)) = (evidence.as_mut(), r.relevance) {
+                if let Ok(u) = Url::parse(&r.final_url) {
+                    e.observe(&u, &host_key(&u), rel);
+                }
+            }
             mirrors.observe(r);
             if r.decision == Decision::Redirect {
                 redirects.insert(r.canonical.clone(), r.final_url.clone());
             }
             dup_chains.record(r);
+        }
+        if let Some(e) = &evidence {
+            for (host, r) in e.host_relevances() {
+                shared.frontier.set_host_relevance(host, r)?;
+            }
         }
         let file = std::fs::OpenOptions::new()
             .create(true)
@@ -339,6 +355,8 @@ impl Decider {
             demoted: HashSet::new(),
             mirror_demoted: HashSet::new(),
             focus_cut: 0,
+            evidence,
+            url_words: Vec::new(),
             reused: 0,
             store_dir: log_path.with_file_name(CrawlDir::STORE_DIR),
             flushed_at: std::time::Instant::now(),
@@ -558,6 +576,12 @@ impl Decider {
         rec.content_hash = Some(a.hashes.body_hex());
         rec.text_hash = Some(a.hashes.text_hex());
         rec.relevance = a.relevance;
+        if let (Some(e), Some(rel)) = (self.evidence.as_mut(), a.relevance) {
+            if let Ok(u) = Url::parse(&rec.final_url) {
+                e.observe(&u, &a.host, rel);
+                shared.frontier.set_host_relevance(&a.host, e.host_relevance(&a.host))?;
+            }
+        }
         stored.content_hash = Some(a.hashes.body);
         stored.text_hash = Some(a.hashes.text);
         let body = a.body.take();
@@ -669,6 +693,8 @@ impl Decider {
             c.parent = q.parent.clone();
             // The target stands in for the redirecting URL.
             c.relevance = q.components.relevance;
+            c.host_relevance = q.components.host_relevance;
+            c.url_relevance = q.components.url_relevance;
             c.tunnel = q.tunnel;
             c.discovered = Some(location);
             offers.push(c);
@@ -695,6 +721,10 @@ impl Decider {
                     Some(ls) => {
                         c.relevance = ls.relevance;
                         c.tunnel = ls.tunnel;
+                        if let Some(e) = &self.evidence {
+                            c.host_relevance = e.host_relevance(&host_key(&c.url));
+                            c.url_relevance = e.url_relevance(&c.url, &mut self.url_words);
+                        }
                     }
                     None => {
                         tracing::trace!("focus: {} not enqueued (min_relevance)", c.url);

@@ -93,7 +93,6 @@ pub(super) async fn dispatch(
 
 /// One URL: robots, permit, fetch, analysis; then to the decider (or back to the frontier).
 pub(super) async fn work(shared: &Arc<Shared>, q: QueuedUrl, tx: &mpsc::Sender<Fetched>) {
-    let host = q.host.clone();
     // A revisit's page as recorded: its validators for the request, its
     // hashes and interval for the decider.
     let previous = match q.revisit.map(|id| shared.frontier.store().page(id)) {
@@ -127,7 +126,13 @@ pub(super) async fn work(shared: &Arc<Shared>, q: QueuedUrl, tx: &mpsc::Sender<F
     // The host may be contacted again when politeness says so (a retry
     // pushes that later, never earlier: `requeue` keeps the later time).
     let ready = origin.map_or_else(std::time::Instant::now, |o| shared.politeness.next_ready(&o).into_std());
-    set_host_ready(shared, &host, ready);
+    if let Err(e) = shared.frontier.fetched(&q, ready) {
+        tracing::error!("frontier: {e}");
+        shared.failed.store(true, Ordering::Relaxed);
+    }
+    if ready <= std::time::Instant::now() {
+        shared.wake.notify_one();
+    }
     match step {
         Step::Record(mut f) => {
             f.previous = previous;

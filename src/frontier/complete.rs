@@ -102,9 +102,11 @@ impl Frontier {
         done: &[(&QueuedUrl, &StoredPage, Option<&[u8]>)],
     ) {
         for ((&id, &stored), &(url, _, _)) in ids.iter().zip(stored).zip(done) {
-            inner.hosts[id as usize]
-                .in_flight
-                .push(InFlight { key: url.key(), stored });
+            inner.hosts[id as usize].in_flight.push(InFlight {
+                key: url.key(),
+                stored,
+                requesting: false,
+            });
             inner.in_flight += 1;
         }
     }

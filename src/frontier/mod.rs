@@ -25,8 +25,13 @@
 //! calls [`Frontier::set_host_ready`] with the time the politeness layer
 //! allows its next request (with one request per host in flight, after the
 //! response; with N, when the request starts). A host never has more than
-//! `[politeness] max_in_flight_per_host` URLs in flight (or its `[[hosts]]`
-//! rule's `max_in_flight`). New hosts are ready at once.
+//! `[politeness] max_in_flight_per_host` (or its `[[hosts]]` rule's
+//! `max_in_flight`) requests under way: a URL counts from
+//! [`Frontier::next`] until its response is in ([`Frontier::fetched`]), not
+//! until its page is decided, so that a host's turn comes from its priority
+//! and politeness, not from how long its last page takes to analyse; at
+//! most `AHEAD_OF_DECISIONS` more of its pages may wait for their decision.
+//! New hosts are ready at once.
 //!
 //! # Crash safety
 //!
@@ -108,6 +113,10 @@ pub struct Candidate {
     pub parent_dup: ParentDup,
     /// Topic relevance, 0..1 (focused crawls; 0 otherwise).
     pub relevance: f64,
+    /// Relevance of the URL's host so far, 0..1 ([`crate::focus::Evidence`]; 0 otherwise).
+    pub host_relevance: f64,
+    /// Relevance learned for the URL's path words, 0..1 ([`crate::focus::Evidence`]; 0 otherwise).
+    pub url_relevance: f64,
     /// The URL's host is an established mirror (`[mirror] penalty` applies).
     pub mirror: bool,
     /// Focused crawls: off-topic pages on the path since the last on-topic
@@ -129,6 +138,8 @@ impl Candidate {
             parent: None,
             parent_dup: ParentDup::None,
             relevance: 0.0,
+            host_relevance: 0.0,
+            url_relevance: 0.0,
             mirror: false,
             tunnel: 0,
             sitemap: None,
@@ -162,6 +173,9 @@ pub enum Offer {
 
 /// What [`Frontier::next`] has for a worker.
 #[derive(Debug, Clone, PartialEq)]
+// Returned once per dispatch and taken apart at once: boxing the URL would
+// cost an allocation per fetch for nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum NextUrl {
     /// Fetch this URL (it is now in flight).
     Ready(QueuedUrl),
@@ -183,6 +197,8 @@ pub fn score(c: &ScoreComponents, w: &FrontierSettings) -> f64 {
         + w.host_novelty_weight * c.host_novelty
         + w.relevance_weight * c.relevance
         + w.inlink_weight * c.inlinks
+        + w.host_relevance_weight * c.host_relevance
+        + w.url_relevance_weight * c.url_relevance
         + c.mirror
         + w.sitemap_weight * c.sitemap
 }
@@ -197,6 +213,8 @@ pub fn explain(c: &ScoreComponents, w: &FrontierSettings) -> Vec<(&'static str, 
         ("host_novelty", c.host_novelty, w.host_novelty_weight),
         ("relevance", c.relevance, w.relevance_weight),
         ("inlinks", c.inlinks, w.inlink_weight),
+        ("host_relevance", c.host_relevance, w.host_relevance_weight),
+        ("url_relevance", c.url_relevance, w.url_relevance_weight),
         ("mirror", c.mirror, 1.0),
         ("sitemap", c.sitemap, w.sitemap_weight),
     ]
@@ -241,6 +259,10 @@ struct InFlight {
     /// in memory moved it up (the entry is not rewritten for a fetch; the
     /// completion removes it under this key).
     stored: QueueKey,
+    /// Its request is under way: it counts against the host's in-flight
+    /// limit until [`Frontier::fetched`] (its page may still be analysed
+    /// and decided after that).
+    requesting: bool,
 }
 
 struct HostState {
@@ -264,6 +286,9 @@ struct HostState {
     stats: HostStats,
     /// URLs ever queued (for max_pages_per_host).
     admitted: u64,
+    /// Focused crawls: the host's current relevance
+    /// ([`Frontier::set_host_relevance`]); 0 otherwise.
+    relevance: f64,
     /// URLs in flight at most, and queued ever at most (0 = no limit):
     /// `[politeness] max_in_flight_per_host` and `[crawl]
     /// max_pages_per_host`, or the host's `[[hosts]]` rule's values.
@@ -547,6 +572,7 @@ impl Inner {
             slot: Slot::None,
             stats: HostStats::default(),
             admitted: 0,
+            relevance: 0.0,
             max_in_flight,
             max_pages,
         });

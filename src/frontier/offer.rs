@@ -128,6 +128,8 @@ impl Frontier {
                 relevance: if c.relevance.is_finite() { c.relevance } else { 0.0 },
                 inlinks: 2f64.ln(),
                 mirror: if c.mirror { -self.mirror_penalty } else { 0.0 },
+                host_relevance: finite(c.host_relevance),
+                url_relevance: finite(c.url_relevance),
                 sitemap: c.sitemap.filter(|v| v.is_finite()).unwrap_or(0.0),
             };
             let q = QueuedUrl {
@@ -366,5 +368,14 @@ impl Frontier {
             }
             .into()),
         }
+    }
+}
+
+/// A component value, or 0 when it is not a number.
+fn finite(v: f64) -> f64 {
+    if v.is_finite() {
+        v
+    } else {
+        0.0
     }
 }

@@ -3,6 +3,13 @@
 //! ready host.
 
 use super::*;
+use crate::model::priority_rank;
+
+/// Pages of a host that may be fetched while its earlier pages still wait
+/// for their decision (and so for their out-links to be offered). 0 would
+/// serialize a host on the analysis and decision of each page; more lets
+/// a host's crawl run ahead of what its pages say about the next URL.
+pub(super) const AHEAD_OF_DECISIONS: usize = 1;
 
 impl Frontier {
     /// Put a queued URL into the host's window if it belongs to the best
@@ -73,13 +80,15 @@ impl Frontier {
     /// Bring a host's heap slot in line with its state.
     pub(super) fn reschedule(&self, inner: &mut Inner, id: u32) -> Result<(), StoreError> {
         let h = &mut inner.hosts[id as usize];
-        let eligible = h.queued() > 0 && h.in_flight.len() < h.max_in_flight;
+        let requesting = h.in_flight.iter().filter(|f| f.requesting).count();
+        let eligible =
+            h.queued() > 0 && requesting < h.max_in_flight && h.in_flight.len() < h.max_in_flight + AHEAD_OF_DECISIONS;
         let want = match (eligible, h.ready_at, h.slot) {
             (false, _, _) | (_, None, _) => Slot::None,
             (true, Some(_), Slot::Ready(_)) => {
                 self.refill(h)?;
-                match h.window.first_key_value() {
-                    Some((k, _)) => Slot::Ready(*k),
+                match self.ready_key(h) {
+                    Some(k) => Slot::Ready(k),
                     None => Slot::None,
                 }
             }
@@ -115,10 +124,10 @@ impl Frontier {
             inner.waiting.pop();
             self.refill(h)?;
             h.gen += 1;
-            match h.window.first_key_value() {
-                Some((k, _)) => {
-                    h.slot = Slot::Ready(*k);
-                    inner.ready.push(Reverse((*k, h.gen, id)));
+            match self.ready_key(h) {
+                Some(k) => {
+                    h.slot = Slot::Ready(k);
+                    inner.ready.push(Reverse((k, h.gen, id)));
                 }
                 None => h.slot = Slot::None,
             }
@@ -128,7 +137,7 @@ impl Frontier {
             if h.gen != gen {
                 continue;
             }
-            let Some((k, w)) = h.window.pop_first() else {
+            let Some((_, w)) = h.window.pop_first() else {
                 h.slot = Slot::None;
                 continue;
             };
@@ -137,13 +146,17 @@ impl Frontier {
             // handed out or moved). One moved up by in-links counted in
             // memory is not rewritten for the fetch: its completion removes
             // it (a crash loses only the in-memory count, as before).
-            let q = w.q;
+            let mut q = w.q;
             if w.extra > 0 {
                 h.rekeyed.remove(&w.stored);
             }
+            // The host's relevance as it is now, not as it was when the URL
+            // was queued (the key it is handed out under changes with it).
+            self.refresh_host_relevance(&mut q, h.relevance);
             h.in_flight.push(InFlight {
-                key: k,
+                key: q.key(),
                 stored: w.stored,
+                requesting: true,
             });
             h.ready_at = None;
             inner.queued -= 1;
@@ -164,6 +177,58 @@ impl Frontier {
         })
     }
 
+    /// A host's position in the ready heap: its best URL's key, with the
+    /// URL's `host_relevance` component replaced by the host's current
+    /// relevance (focused crawls), so that hosts compete by what they
+    /// have yielded so far, not by what they had yielded when their URLs
+    /// were found.
+    fn ready_key(&self, h: &HostState) -> Option<QueueKey> {
+        let (k, w) = h.window.first_key_value()?;
+        let delta = self.weights.host_relevance_weight * (h.relevance - w.q.components.host_relevance);
+        Some(if delta == 0.0 || !delta.is_finite() {
+            *k
+        } else {
+            QueueKey {
+                rank: priority_rank(w.q.priority + delta),
+                seq: k.seq,
+            }
+        })
+    }
+
+    /// Set `q`'s host-relevance component to `relevance` and its priority
+    /// to match.
+    fn refresh_host_relevance(&self, q: &mut QueuedUrl, relevance: f64) {
+        let delta = self.weights.host_relevance_weight * (relevance - q.components.host_relevance);
+        if delta != 0.0 && delta.is_finite() {
+            q.components.host_relevance = relevance;
+            q.priority += delta;
+        }
+    }
+
+    /// Focused crawls: the host's relevance so far (0..1, see
+    /// [`crate::model::ScoreComponents::host_relevance`]). Its URLs compete
+    /// with other hosts' by it from now on, whenever they were queued.
+    pub fn set_host_relevance(&self, host: &str, relevance: f64) -> Result<(), FrontierError> {
+        if !relevance.is_finite() {
+            return Ok(());
+        }
+        let mut g = self.inner.lock();
+        let inner = &mut *g;
+        let id = inner.host_id(host);
+        let h = &mut inner.hosts[id as usize];
+        if h.relevance == relevance {
+            return Ok(());
+        }
+        h.relevance = relevance;
+        if let Slot::Ready(_) = h.slot {
+            // Re-enter the ready heap under the new key.
+            h.gen += 1;
+            h.slot = Slot::None;
+            self.reschedule(inner, id)?;
+        }
+        Ok(())
+    }
+
     /// The politeness layer's verdict: `host` (a [`QueuedUrl::host`]) may be
     /// contacted again at `at`.
     pub fn set_host_ready(&self, host: &str, at: Instant) -> Result<(), FrontierError> {
@@ -171,6 +236,22 @@ impl Frontier {
         let inner = &mut *g;
         let id = inner.host_id(host);
         inner.hosts[id as usize].set_ready_at(at);
+        self.reschedule(inner, id)?;
+        Ok(())
+    }
+
+    /// `url`'s request is over (its page is still to be recorded): it no
+    /// longer counts against its host's in-flight limit, and the host may be
+    /// contacted again at `at` (as [`Frontier::set_host_ready`]).
+    pub fn fetched(&self, url: &QueuedUrl, at: Instant) -> Result<(), FrontierError> {
+        let mut g = self.inner.lock();
+        let inner = &mut *g;
+        let id = inner.host_id(&url.host);
+        let h = &mut inner.hosts[id as usize];
+        if let Some(f) = h.in_flight.iter_mut().find(|f| f.key == url.key()) {
+            f.requesting = false;
+        }
+        h.set_ready_at(at);
         self.reschedule(inner, id)?;
         Ok(())
     }

@@ -23,6 +23,12 @@ pub struct ScoreComponents {
     /// -(mirror penalty) when the URL's host is an established mirror.
     #[serde(default)]
     pub mirror: f64,
+    /// Focused crawls: the relevance of the URL's host so far, 0..1 (0 otherwise).
+    #[serde(default)]
+    pub host_relevance: f64,
+    /// Focused crawls: the relevance learned for the words of the URL's path, 0..1 (0 otherwise).
+    #[serde(default)]
+    pub url_relevance: f64,
     /// The URL's sitemap entry: priority plus freshness (see
     /// [`crate::sitemap`]); 0 for URLs in no sitemap.
     #[serde(default)]

@@ -35,14 +35,24 @@ pub(super) fn enc_queued(u: &QueuedUrl) -> Vec<u8> {
         .varint(u64::from(u.tunnel));
     // Format 6: the sitemap component and the revisited page id, 9 or 17
     // bytes (format 5 appended the page id alone, 8 bytes, and only for a
-    // revisit; format 4 nothing): the length tells them apart.
+    // revisit; format 4 nothing): the length tells them apart. Then the
+    // components added after the sitemap one: a count, then their values in
+    // [`EXTRA_COMPONENTS`] order (absent: zeros; more than this build knows:
+    // skipped).
     e.f64(c.sitemap).opt_u64(u.revisit);
+    let extra = [c.host_relevance, c.url_relevance];
+    e.varint(extra.len() as u64);
+    for v in extra {
+        e.f64(v);
+    }
     e.buf
 }
 
+/// The components stored after the sitemap one, in order.
+pub(super) const EXTRA_COMPONENTS: [&str; 2] = ["host_relevance", "url_relevance"];
+
 /// A queued URL; the fields after `tunnel` depend on the format that wrote
-/// it (see `enc_queued`): absent ones read as no revisit and a sitemap
-/// component of 0.
+/// it (see `enc_queued`): absent ones read as no revisit and components of 0.
 pub(super) fn dec_queued(d: &mut Dec<'_>) -> codec::DecResult<QueuedUrl> {
     let mut q = QueuedUrl {
         url: d.str()?,
@@ -59,6 +69,8 @@ pub(super) fn dec_queued(d: &mut Dec<'_>) -> codec::DecResult<QueuedUrl> {
             inlinks: d.f64()?,
             mirror: d.f64()?,
             sitemap: 0.0,
+            host_relevance: 0.0,
+            url_relevance: 0.0,
         },
         priority: d.f64()?,
         seq: d.u64()?,
@@ -73,6 +85,19 @@ pub(super) fn dec_queued(d: &mut Dec<'_>) -> codec::DecResult<QueuedUrl> {
         _ => {
             q.components.sitemap = d.f64()?;
             q.revisit = d.opt_u64()?;
+            if !d.at_end() {
+                let n = d.varint()?;
+                let mut extra = [0.0f64; EXTRA_COMPONENTS.len()];
+                for i in 0..n {
+                    let v = d.f64()?;
+                    if let Some(slot) = usize::try_from(i).ok().and_then(|i| extra.get_mut(i)) {
+                        *slot = v;
+                    }
+                }
+                let [host_relevance, url_relevance] = extra;
+                q.components.host_relevance = host_relevance;
+                q.components.url_relevance = url_relevance;
+            }
         }
     }
     Ok(q)

@@ -263,12 +263,13 @@ fn older_queue_entries_read_with_no_sitemap_component() {
         let s = SledStore::open(dir.path()).unwrap();
         s.enqueue(&[u.clone(), r.clone()]).unwrap();
         // What a version-4 build wrote: the entry without the trailer
-        // (9 bytes: component and an empty option); what a version-5 build
-        // wrote for a revisit: the page id alone.
+        // (9 bytes: component and an empty option, then 17 bytes of later
+        // components: a count and two values); what a version-5 build wrote
+        // for a revisit: the page id alone.
         let mut v4 = records::enc_queued(&u);
-        v4.truncate(v4.len() - 9);
+        v4.truncate(v4.len() - 9 - 17);
         let mut v5 = records::enc_queued(&r);
-        v5.truncate(v5.len() - 17);
+        v5.truncate(v5.len() - 17 - 17);
         v5.extend_from_slice(&9u64.to_be_bytes());
         s.backend()
             .apply(vec![
@@ -289,11 +290,26 @@ fn older_queue_entries_read_with_no_sitemap_component() {
     assert_eq!(q.url, u.url);
     let q = s.queued(&r.host, r.key()).unwrap().unwrap();
     assert_eq!((q.components.sitemap, q.revisit), (0.0, Some(9)));
-    // Version-6 entries keep both.
+    // Version-6 entries keep both, and the focus components after them.
     r.components.sitemap = 1.25;
+    r.components.host_relevance = 0.5;
+    r.components.url_relevance = 0.75;
     s.enqueue(&[u.clone(), r.clone()]).unwrap();
     assert_eq!(s.queued(&u.host, u.key()).unwrap().unwrap(), u);
     assert_eq!(s.queued(&r.host, r.key()).unwrap().unwrap(), r);
+    // A version-6 entry without the later components reads them as 0.
+    let mut short = records::enc_queued(&r);
+    short.truncate(short.len() - 17);
+    let q = super::keys::decode(b"q", &short, records::dec_queued).unwrap();
+    assert_eq!(
+        (
+            q.components.sitemap,
+            q.revisit,
+            q.components.host_relevance,
+            q.components.url_relevance
+        ),
+        (1.25, r.revisit, 0.0, 0.0)
+    );
 }
 
 #[test]

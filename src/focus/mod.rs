@@ -1,8 +1,12 @@
 //! Topic relevance for focused crawls (beside the pipeline: called by the
 //! crawl loop between [`crate::features`] and the [`crate::frontier`]). A
 //! [`Focus`] holds the topic profile and scores pages, links and out-link
-//! priorities; the frontier only sees the resulting `relevance` component and
-//! the tunnelling counter of each [`Candidate`](crate::frontier::Candidate).
+//! priorities; an [`Evidence`] (owned by the decider) learns, from the pages
+//! scored so far, which hosts and which URL words lead to on-topic pages
+//! (`evidence.rs`). The frontier only sees the resulting components of each
+//! [`Candidate`](crate::frontier::Candidate) — `relevance`,
+//! `host_relevance` and `url_relevance`, each with its `[frontier]` weight —
+//! and the tunnelling counter. docs/focus.md measures them on real sites.
 //!
 //! # Profile
 //!
@@ -42,6 +46,10 @@
 //! because a copy of an on-topic page is no reason to crawl more copies.
 
 use std::path::Path;
+
+mod evidence;
+
+pub use evidence::Evidence;
 
 use crate::config::{FocusSettings, Settings};
 use crate::extract;

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Focused against breadth-first crawls of the real-web corpus, per topic.
+#
+# Usage: scripts/realweb/focus.sh DATA_DIR OUT_DIR [--pages N] [--topics a,b] [--set SECTION.KEY=VALUE ...]
+#
+# Needs the corpus served (corpus.sh build|start) and the on-topic truth
+# (focus_truth.py extract DATA_DIR, then focus_truth.py topics DATA_DIR).
+# Runs target/release/simcrawl over the seeds of `corpus.sh seeds` (one per
+# site) with the same settings for every crawl: crawl.concurrency = 4 (fewer
+# connections than hosts, so priorities decide), fixed delays off (local
+# servers), no per-address cap, max_pages = N (default 3000). One crawl
+# with [focus] off (breadth-first: the default priority) and one focused
+# crawl per topic of scripts/realweb/topics.tsv (focus.enabled = true,
+# focus.keywords = the topic's keywords column, every other [focus] key at
+# its default; extra --set arguments apply to the focused crawls only).
+# Scores each pair with focus_score.py and writes OUT_DIR/focus.md (table)
+# and OUT_DIR/focus.json. OUT_DIR is created and overwritten; each crawl's
+# store is deleted once the crawl is done (only pages.jsonl is scored).
+set -euo pipefail
+data=${1:?usage: focus.sh DATA_DIR OUT_DIR [--pages N] [--topics a,b] [--set k=v ...]}
+out=${2:?usage: focus.sh DATA_DIR OUT_DIR [--pages N] [--topics a,b] [--set k=v ...]}
+shift 2
+pages=3000
+only=""
+extra=()
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --pages) pages=$2; shift 2 ;;
+        --topics) only=$2; shift 2 ;;
+        --set) extra+=(--set "$2"); shift 2 ;;
+        *) echo "unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+bin=${SIMCRAWL:-$repo/target/release/simcrawl}
+[[ -x "$bin" ]] || { echo "missing $bin: cargo build --release" >&2; exit 1; }
+topics=${TOPICS:-$here/topics.tsv}
+py=python3
+[[ -x "$data/venv/bin/python" ]] && py="$data/venv/bin/python"
+rm -rf "$out"
+mkdir -p "$out"
+"$here/corpus.sh" start "$data"
+"$here/corpus.sh" seeds "$data" >"$out/seeds.txt"
+printf '# focus.sh: defaults; see the --set arguments in command.txt\n' >"$out/realweb.toml"
+common=(--config "$out/realweb.toml" --seeds "$out/seeds.txt"
+        --set politeness.min_delay_ms=0 --set politeness.delay_factor=0.0
+        --set politeness.max_in_flight_per_ip=0 --set crawl.concurrency=4
+        --set "crawl.max_pages=$pages")
+run() {  # run DIR ARGS...: one crawl, quietly, with its command line and times kept
+    local dir=$1; shift
+    echo "$bin crawl --out $dir ${common[*]} $*" >"$dir.command.txt"
+    /usr/bin/time -f "%e s wall, %U s user, %M KiB peak" -o "$dir.time" \
+        "$bin" crawl --out "$dir" "${common[@]}" "$@" >"$dir.log" 2>&1
+    du -s --block-size=1 "$dir/store" | cut -f1 >"$dir.store-bytes"
+    rm -rf "$dir/store"
+}
+run "$out/bfs"
+{
+    echo "| topic | on-topic pages (corpus) | breadth-first harvest | focused harvest | ratio | first half: breadth-first | focused | ratio |"
+    echo "|---|---|---|---|---|---|---|---|"
+} >"$out/focus.md"
+echo "{" >"$out/focus.json"
+first=1
+while IFS=$'\t' read -r name minimum phrases keywords; do
+    [[ -z "$name" || "$name" == \#* ]] && continue
+    if [[ -n "$only" && ",$only," != *",$name,"* ]]; then continue; fi
+    truth="$data/focus/truth-$name.txt"
+    [[ -f "$truth" ]] || { echo "missing $truth: run focus_truth.py topics $data" >&2; exit 1; }
+    kw=$(printf '%s' "$keywords" | "$py" -c 'import json,sys; print(json.dumps([k.strip() for k in sys.stdin.read().split(";") if k.strip()]))')
+    run "$out/$name" --set focus.enabled=true --set "focus.keywords=$kw" "${extra[@]}"
+    "$py" "$here/focus_score.py" --truth "$truth" --pages "$pages" "bfs=$out/bfs" "focused=$out/$name" | tee "$out/$name.score.txt"
+    json=$("$py" "$here/focus_score.py" --truth "$truth" --pages "$pages" --json "bfs=$out/bfs" "focused=$out/$name")
+    [[ $first == 1 ]] || echo "," >>"$out/focus.json"
+    first=0
+    printf '"%s": %s\n' "$name" "$json" >>"$out/focus.json"
+    "$py" - "$name" "$truth" "$json" >>"$out/focus.md" <<'PY'
+import json, sys
+name, truth, j = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+n = sum(1 for l in open(truth) if l.strip())
+b, f = j["bfs"], j["focused"]
+r = lambda a, c: f"{a / c:.2f}x" if c else "n/a"
+print(f"| {name} | {n} | {b['harvest_rate']:.3f} | {f['harvest_rate']:.3f} | {r(f['harvest_rate'], b['harvest_rate'])} "
+      f"| {b['first_half_rate']:.3f} | {f['first_half_rate']:.3f} | {r(f['first_half_rate'], b['first_half_rate'])} |")
+PY
+done <"$topics"
+echo "}" >>"$out/focus.json"
+echo
+cat "$out/focus.md"
+echo "crawl times:"; for t in "$out"/*.time; do echo "  $(basename "$t" .time): $(cat "$t")"; done

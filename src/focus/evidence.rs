@@ -1,0 +1,263 @@
+//! What a focused crawl learns while it runs: which hosts and which URL
+//! words lead to on-topic pages. The decider owns one [`Evidence`]: every
+//! parsed page's relevance is [observed](Evidence::observe) as it is
+//! decided, and every out-link is scored from the evidence so far
+//! ([`Evidence::host_relevance`], [`Evidence::url_relevance`]), before the
+//! page that link leads to is fetched.
+//!
+//! # Units
+//!
+//! A page's evidence is its *calibrated* relevance
+//! `c = min(1, relevance / on_topic)`: 1 for an on-topic page, and a share
+//! of that for pages below the threshold, so that a host of near misses
+//! still ranks above a host of unrelated pages.
+//!
+//! # Host relevance
+//!
+//! The mean `c` of the host's pages, shrunk towards the mean of all pages
+//! so far by [`HOST_PRIOR_PAGES`] pseudo-pages:
+//!
+//! ```text
+//! host_relevance(h) = (Σ c over h's pages + m × ḡ) / (pages of h + m)      m = HOST_PRIOR_PAGES, ḡ = mean c of all pages
+//! ```
+//!
+//! A host nothing was fetched from yet scores ḡ; one that yielded only
+//! on-topic pages tends to 1. This is the share of its budget a site has
+//! earned: a site with many on-topic pages gets more of the crawl than a
+//! site with none, whatever its link structure.
+//!
+//! # URL relevance
+//!
+//! The words of a URL's path (lower-cased runs of letters, at least two
+//! long; digits, file extensions and the same word twice count once) are
+//! tallied the same way: each word keeps the sum of `c` and the count of the
+//! pages whose path held it. A link's URL relevance is the highest shrunk
+//! mean among the words of its path that at least [`MIN_WORD_PAGES`] pages
+//! had:
+//!
+//! ```text
+//! word(w)          = (Σ c over pages with w + m × ḡ) / (pages with w + m)  m = WORD_PRIOR_PAGES
+//! url_relevance(u) = max over words w of u's path with pages(w) ≥ MIN_WORD_PAGES of word(w), else ḡ
+//! ```
+//!
+//! so once pages under `/reference/api/pandas.Series.str.*` turn out
+//! on-topic, the links to their siblings found from then on rise (the
+//! "apprentice" of a focused
+//! crawler, learned online from its own judgement of the pages, never from
+//! outside truth). Link text is scored separately (anchor and context, in
+//! [`super::Focus::link_relevance`]); URL words add what the site's naming
+//! tells.
+
+use std::collections::HashMap;
+
+use url::Url;
+
+use crate::hash::fnv1a;
+
+/// Pseudo-pages of the global mean in a host's relevance.
+pub const HOST_PRIOR_PAGES: f64 = 8.0;
+/// Pseudo-pages of the global mean in a URL word's relevance.
+pub const WORD_PRIOR_PAGES: f64 = 2.0;
+/// Pages a URL word must have been seen on before it scores a link.
+pub const MIN_WORD_PAGES: u32 = 2;
+/// Words of a path that are scored (the rest are ignored).
+const MAX_WORDS: usize = 16;
+/// Distinct URL words tallied (about 40 bytes each); words first seen after
+/// the cap are not learned.
+pub const MAX_TRACKED_WORDS: usize = 1 << 20;
+/// Path words that name a file type or an index, never a topic.
+const STOP_WORDS: &[&str] = &[
+    "html", "htm", "xhtml", "php", "asp", "aspx", "jsp", "cgi", "shtml", "index", "www", "en", "us",
+];
+
+/// A running sum of calibrated relevance and a page count.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Tally {
+    sum: f64,
+    pages: u32,
+}
+
+impl Tally {
+    fn add(&mut self, c: f64) {
+        self.sum += c;
+        self.pages = self.pages.saturating_add(1);
+    }
+
+    fn shrunk(&self, prior_pages: f64, prior_mean: f64) -> f64 {
+        (self.sum + prior_pages * prior_mean) / (f64::from(self.pages) + prior_pages)
+    }
+}
+
+/// Online host and URL-word relevance of a focused crawl (see the module docs).
+#[derive(Debug, Clone)]
+pub struct Evidence {
+    on_topic: f64,
+    all: Tally,
+    hosts: HashMap<String, Tally>,
+    words: HashMap<u64, Tally>,
+}
+
+/// The distinct topic words of a URL's path (hashed), at most [`MAX_WORDS`].
+fn path_words(url: &Url, out: &mut Vec<u64>) {
+    out.clear();
+    for word in url.path().split(|c: char| !c.is_alphabetic()).filter(|w| w.len() >= 2) {
+        let lower = word.to_lowercase();
+        if STOP_WORDS.contains(&lower.as_str()) {
+            continue;
+        }
+        let h = fnv1a(lower.as_bytes());
+        if !out.contains(&h) {
+            out.push(h);
+            if out.len() == MAX_WORDS {
+                break;
+            }
+        }
+    }
+}
+
+impl Evidence {
+    /// No evidence yet; pages are calibrated against `on_topic` (the
+    /// `focus.on_topic` threshold, > 0).
+    pub fn new(on_topic: f64) -> Evidence {
+        Evidence {
+            on_topic: if on_topic > 0.0 { on_topic } else { 1.0 },
+            all: Tally::default(),
+            hosts: HashMap::new(),
+            words: HashMap::new(),
+        }
+    }
+
+    /// The calibrated relevance of a page: `min(1, relevance / on_topic)`.
+    pub fn calibrate(&self, relevance: f64) -> f64 {
+        if relevance.is_finite() {
+            (relevance / self.on_topic).clamp(0.0, 1.0)
+        } else {
+            0.0
+        }
+    }
+
+    /// Learn from one parsed page of `host` at `url` with this relevance.
+    pub fn observe(&mut self, url: &Url, host: &str, relevance: f64) {
+        let c = self.calibrate(relevance);
+        self.all.add(c);
+        match self.hosts.get_mut(host) {
+            Some(t) => t.add(c),
+            None => {
+                let mut t = Tally::default();
+                t.add(c);
+                self.hosts.insert(host.to_string(), t);
+            }
+        }
+        let mut words = Vec::new();
+        path_words(url, &mut words);
+        for w in words {
+            if let Some(t) = self.words.get_mut(&w) {
+                t.add(c);
+            } else if self.words.len() < MAX_TRACKED_WORDS {
+                let mut t = Tally::default();
+                t.add(c);
+                self.words.insert(w, t);
+            }
+        }
+    }
+
+    /// Mean calibrated relevance of every page observed (0 before the first).
+    pub fn mean(&self) -> f64 {
+        if self.all.pages == 0 {
+            0.0
+        } else {
+            self.all.sum / f64::from(self.all.pages)
+        }
+    }
+
+    /// Pages observed.
+    pub fn pages(&self) -> u32 {
+        self.all.pages
+    }
+
+    /// Every host observed, with its relevance.
+    pub fn host_relevances(&self) -> impl Iterator<Item = (&str, f64)> + '_ {
+        self.hosts.keys().map(|h| (h.as_str(), self.host_relevance(h)))
+    }
+
+    /// The host's relevance, 0..1 (module docs).
+    pub fn host_relevance(&self, host: &str) -> f64 {
+        let g = self.mean();
+        self.hosts.get(host).map_or(g, |t| t.shrunk(HOST_PRIOR_PAGES, g))
+    }
+
+    /// The URL's relevance from its path words, 0..1 (module docs); `buf`
+    /// is scratch space reused across calls.
+    pub fn url_relevance(&self, url: &Url, buf: &mut Vec<u64>) -> f64 {
+        let g = self.mean();
+        path_words(url, buf);
+        buf.iter()
+            .filter_map(|w| self.words.get(w))
+            .filter(|t| t.pages >= MIN_WORD_PAGES)
+            .map(|t| t.shrunk(WORD_PRIOR_PAGES, g))
+            .fold(None, |best: Option<f64>, v| Some(best.map_or(v, |b| b.max(v))))
+            .unwrap_or(g)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn u(s: &str) -> Url {
+        Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn path_words_skip_digits_extensions_and_repeats() {
+        let mut w = Vec::new();
+        path_words(&u("http://h/Library/re.html"), &mut w);
+        assert_eq!(w, vec![fnv1a(b"library"), fnv1a(b"re")], "html is a file type");
+        path_words(&u("http://h/api/pandas.Series.str.replace/api/2024/index.htm"), &mut w);
+        let want: Vec<u64> = ["api", "pandas", "series", "str", "replace"]
+            .iter()
+            .map(|s| fnv1a(s.as_bytes()))
+            .collect();
+        assert_eq!(w, want);
+    }
+
+    #[test]
+    fn host_relevance_is_a_shrunk_mean() {
+        let mut e = Evidence::new(0.1);
+        assert_eq!(e.host_relevance("a"), 0.0, "no evidence: 0");
+        assert_eq!(e.calibrate(0.05), 0.5);
+        assert_eq!(e.calibrate(0.3), 1.0);
+        assert_eq!(e.calibrate(f64::NAN), 0.0);
+        for i in 0..8 {
+            e.observe(&u(&format!("http://a/p{i}")), "a", 0.2);
+            e.observe(&u(&format!("http://b/p{i}")), "b", 0.0);
+        }
+        let g = e.mean();
+        assert!((g - 0.5).abs() < 1e-12);
+        // (8 × 1 + 8 × 0.5) / 16 and (0 + 8 × 0.5) / 16.
+        assert!((e.host_relevance("a") - 0.75).abs() < 1e-12);
+        assert!((e.host_relevance("b") - 0.25).abs() < 1e-12);
+        assert!(
+            (e.host_relevance("new") - 0.5).abs() < 1e-12,
+            "unseen host: the global mean"
+        );
+    }
+
+    #[test]
+    fn url_words_rank_siblings_of_on_topic_pages() {
+        let mut e = Evidence::new(0.1);
+        let mut buf = Vec::new();
+        e.observe(&u("http://h/api/str/replace.html"), "h", 0.3);
+        e.observe(&u("http://h/api/str/contains.html"), "h", 0.3);
+        e.observe(&u("http://h/api/frame/plot.html"), "h", 0.0);
+        e.observe(&u("http://h/api/frame/merge.html"), "h", 0.0);
+        let g = e.mean();
+        let sibling = e.url_relevance(&u("http://h/api/str/match.html"), &mut buf);
+        let other = e.url_relevance(&u("http://h/api/frame/join.html"), &mut buf);
+        let unknown = e.url_relevance(&u("http://h/guide/intro.html"), &mut buf);
+        // str: (2 + 2 × 0.5) / 4; frame: (0 + 1) / 4, but api (4 pages, mean 0.5) is the max.
+        assert!((sibling - 0.75).abs() < 1e-12, "{sibling}");
+        assert!((other - 0.5).abs() < 1e-12, "{other}");
+        assert_eq!(unknown, g, "words seen on fewer than MIN_WORD_PAGES pages say nothing");
+    }
+}
