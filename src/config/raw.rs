@@ -98,7 +98,7 @@ raw_section!(
 );
 raw_section!(
     /// `[output]` as written.
-    RawOutput { warc: bool, warc_max_bytes: i64, reports: bool, store_bodies: bool }
+    RawOutput { warc: bool, warc_max_bytes: i64, reports: bool }
 );
 raw_section!(
     /// `[store]` as written.

@@ -12,14 +12,16 @@
 //!   order, so the frontier's bounded in-memory window can be refilled from disk;
 //! - the **seen-set**: canonical URL → [`UrlState`] (queued, in flight, done
 //!   with its page id, or an alias of another URL);
-//! - **pages**: page id (crawl order) → [`StoredPage`], and optionally the body;
+//! - **pages**: page id (crawl order) → [`StoredPage`], and where its body
+//!   is kept in the WARC files ([`BodyRef`], with `output.warc`; the bodies
+//!   themselves are never in the store);
 //! - **fingerprints**: the simhash of every page inserted into the
 //!   near-duplicate index, and the body and text hashes of exact-duplicate
 //!   detection, are fields of the page records ([`Store::iter_fingerprints`]
 //!   and [`Store::iter_hashes`] read them from there);
 //! - **hosts**: host → [`HostStats`]; and the page counter.
 //!
-//! # Key layout (format version 4)
+//! # Key layout (format version 5)
 //!
 //! A sled database with two trees. `meta` holds `format_version` (u32,
 //! big-endian; checked at open, a mismatch is [`StoreError::Version`]) and
@@ -33,7 +35,7 @@
 //! | `q`    | host, `0x00`, rank (u64 BE), seq (u64 BE)     | [`QueuedUrl`] |
 //! | `s`    | canonical URL                                 | [`UrlState`] |
 //! | `p`    | page id (u64 BE)                              | [`StoredPage`] |
-//! | `b`    | page id (u64 BE)                              | body bytes, as fetched |
+//! | `b`    | page id (u64 BE)                              | [`BodyRef`]: WARC file number, offset, length (varints) |
 //! | `H`    | host                                          | [`HostStats`] |
 //! | `c`    | counter name (`pages`)                        | u64 BE |
 //!
@@ -90,7 +92,7 @@ pub use kv::{Backend, Entry, MemBackend, RawIter, SledBackend};
 pub use kvstore::{BatchOp, KvStore, MemStore, SledStore};
 pub use types::{Completion, PageHashes};
 
-use crate::model::{HostStats, PageId, QueueKey, QueuedUrl, StoredPage, UrlState};
+use crate::model::{BodyRef, HostStats, PageId, QueueKey, QueuedUrl, StoredPage, UrlState};
 
 use std::path::PathBuf;
 
@@ -99,10 +101,11 @@ use std::path::PathBuf;
 /// whose writes were a random-key B-tree insert twice per page, since the
 /// page records hold the hashes; 4: no page id → simhash map either, whose
 /// write was one more B-tree insert per new page, since the page records
-/// hold the simhash). A version-2 or 3 store is read (its hash and
-/// fingerprint maps are ignored: the page records say the same) and
-/// relabelled 4 when opened; version 1 is refused.
-pub const FORMAT_VERSION: u32 = 4;
+/// hold the simhash; 5: `b` values are references into the WARC files
+/// instead of bodies). A version-2 to 4 store is read (its hash and
+/// fingerprint maps are ignored: the page records say the same; its bodies
+/// are removed) and relabelled 5 when opened; version 1 is refused.
+pub const FORMAT_VERSION: u32 = 5;
 
 /// The oldest key layout version this build reads.
 const OLDEST_READABLE: u32 = 2;
@@ -207,7 +210,7 @@ pub trait Store: Send + Sync {
         &self,
         url: &QueuedUrl,
         page: &StoredPage,
-        body: Option<&[u8]>,
+        body: Option<BodyRef>,
         host: &HostStats,
     ) -> Result<(), StoreError> {
         self.complete_many(&[Completion {
@@ -233,8 +236,8 @@ pub trait Store: Send + Sync {
     fn next_page_id(&self) -> PageId;
     /// A page record.
     fn page(&self, id: PageId) -> Result<Option<StoredPage>, StoreError>;
-    /// A page body, when bodies are stored.
-    fn body(&self, id: PageId) -> Result<Option<Vec<u8>>, StoreError>;
+    /// Where a page's body is kept in the WARC files, when it is.
+    fn body_ref(&self, id: PageId) -> Result<Option<BodyRef>, StoreError>;
     /// A host's stats.
     fn host_stats(&self, host: &str) -> Result<Option<HostStats>, StoreError>;
     /// Pages recorded so far.

@@ -1,7 +1,7 @@
 //! Tests of the store: the shared suite over [`MemStore`] and [`SledStore`],
 //! format versions, corruption, combining and the seen-set cache.
 
-use super::keys::{id_key, queue_key, P};
+use super::keys::{id_key, queue_key, B, P};
 use super::*;
 use crate::model::priority_rank;
 use crate::model::Decision;
@@ -213,8 +213,8 @@ fn sled_reopen_keeps_state_and_next_id() {
 }
 
 #[test]
-fn version_2_and_3_stores_are_read_and_relabelled() {
-    for version in [2u32, 3] {
+fn version_2_to_4_stores_are_read_and_relabelled() {
+    for version in [2u32, 3, 4] {
         let dir = tempfile::tempdir().unwrap();
         let u = test_suite::qurl("a.test", "x", 1.0, 1);
         let (id, fp);
@@ -231,7 +231,11 @@ fn version_2_and_3_stores_are_read_and_relabelled() {
             hash_key.extend_from_slice(&[1; 32]);
             let mut fp_key = vec![b'f'];
             fp_key.extend_from_slice(&id.to_be_bytes());
-            let mut old = vec![(fp_key, Some(0x0bad_u64.to_be_bytes().to_vec()))];
+            // Versions before 5: the body itself under `b`.
+            let mut old = vec![
+                (fp_key, Some(0x0bad_u64.to_be_bytes().to_vec())),
+                (id_key(B, id), Some(b"<html><p>an old body</p>".to_vec())),
+            ];
             if version == 2 {
                 old.push((hash_key, Some(id.to_be_bytes().to_vec())));
             }
@@ -249,6 +253,9 @@ fn version_2_and_3_stores_are_read_and_relabelled() {
         assert_eq!(s.iter_pages().count(), 1);
         let fps: Vec<_> = s.iter_fingerprints().map(Result::unwrap).collect();
         assert_eq!(fps, vec![(id, fp)]);
+        // The old body is gone, not misread as a reference.
+        assert_eq!(s.body_ref(id).unwrap(), None, "version {version}");
+        assert!(s.backend().get(&id_key(B, id)).unwrap().is_none());
     }
 }
 
@@ -264,7 +271,7 @@ fn version_mismatch_is_a_clear_error() {
         }
         let e = SledStore::open(dir.path()).err().unwrap();
         assert!(
-            matches!(e, StoreError::Version { expected: 4, got } if got == old),
+            matches!(e, StoreError::Version { expected: 5, got } if got == old),
             "{e}"
         );
         assert!(
