@@ -147,6 +147,46 @@ async fn warc_records_match_what_the_test_web_serves() {
     assert!(files.len() > 1, "the 1 MiB limit rotates files: {}", files.len());
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_store_keeps_where_each_body_is_and_no_body() {
+    use simcrawl::store::{SledStore, Store};
+    let (_web, _port, dir) = crawl_with_warc(&["output.warc_max_bytes=1048576"]).await;
+    let warc = CrawlDir::new(dir.path()).warc();
+    let store = SledStore::open(&CrawlDir::new(dir.path()).store()).unwrap();
+    let (mut read, mut files, mut shared) = (0, HashSet::new(), 0);
+    let mut by_hash: HashMap<[u8; 32], simcrawl::model::BodyRef> = HashMap::new();
+    for page in store.iter_pages() {
+        let page = page.unwrap();
+        let at = store.body_ref(page.id).unwrap();
+        if !matches!(
+            page.decision,
+            Decision::New | Decision::ExactDuplicate | Decision::NearDuplicate
+        ) {
+            continue;
+        }
+        // Every analysed page's body is in the WARC files, byte for byte
+        // the body its content hash was taken of.
+        let at = at.unwrap_or_else(|| panic!("{}: no body reference", page.canonical));
+        let body = simcrawl::warc::read_body(&warc, &at).unwrap();
+        let hash = page.content_hash.unwrap();
+        assert_eq!(*blake3::hash(&body).as_bytes(), hash, "{}", page.canonical);
+        files.insert(at.file);
+        // An exact duplicate of a body written before refers to its
+        // original's record (a revisit holds no body).
+        match by_hash.get(&hash) {
+            Some(first) if *first == at => shared += 1,
+            Some(_) => {}
+            None => {
+                by_hash.insert(hash, at);
+            }
+        }
+        read += 1;
+    }
+    assert!(read >= 300, "{read} bodies read back");
+    assert!(files.len() > 1, "bodies in {} files", files.len());
+    assert!(shared > 0, "no exact duplicate shares its original's record");
+}
+
 /// `scripts/warcio-check.sh` exits with this when Python cannot install warcio.
 const CANNOT_INSTALL: i32 = 3;
 

@@ -30,9 +30,12 @@ pub struct CrawlBenchOptions {
     /// The peer script, or `None` to skip the peer.
     pub peer_script: Option<PathBuf>,
     /// `SECTION.KEY=VALUE` overrides of simcrawl's settings, applied after
-    /// the benchmark's own (concurrency 64, politeness off, no reports or
-    /// bodies), validated like `crawl --set`.
+    /// the benchmark's own (concurrency 64, politeness off, no reports, no
+    /// WARC files), validated like `crawl --set`.
     pub overrides: Vec<String>,
+    /// Where to keep simcrawl's crawl directory (it must not exist), or
+    /// `None` to crawl into a temporary directory removed at the end.
+    pub keep: Option<PathBuf>,
 }
 
 /// CPU time (user + system) of this process so far.
@@ -178,7 +181,7 @@ fn crawl_simcrawl(
         // Politeness off, as for the peer: no per-host spacing or in-flight limit.
         "politeness.max_in_flight_per_host=64".into(),
         "output.reports=false".into(),
-        "output.store_bodies=false".into(),
+        "output.warc=false".into(),
     ];
     set.extend(overrides.iter().cloned());
     let settings = Settings::test_web(&set)?;
@@ -254,7 +257,14 @@ pub fn run_crawl_bench(opts: &CrawlBenchOptions, out: &mut dyn Write) -> Result<
     )
     .map_err(io)?;
 
-    let (ours, summary) = crawl_simcrawl(web.port, opts.max_pages, &opts.overrides, &dir.join("simcrawl"))?;
+    let crawl_dir = match &opts.keep {
+        Some(d) if d.exists() => {
+            return Err(Error::InvalidInput(format!("--keep {}: already exists", d.display())));
+        }
+        Some(d) => d.clone(),
+        None => dir.join("simcrawl"),
+    };
+    let (ours, summary) = crawl_simcrawl(web.port, opts.max_pages, &opts.overrides, &crawl_dir)?;
     let parts: Vec<String> = summary.by_decision.iter().map(|(k, n)| format!("{k} {n}")).collect();
     writeln!(
         out,
@@ -266,7 +276,7 @@ pub fn run_crawl_bench(opts: &CrawlBenchOptions, out: &mut dyn Write) -> Result<
         parts.join(", ")
     )
     .map_err(io)?;
-    let store = disk_usage(&dir.join("simcrawl").join(crate::model::CrawlDir::STORE_DIR));
+    let store = disk_usage(&crawl_dir.join(crate::model::CrawlDir::STORE_DIR));
     writeln!(
         out,
         "memory:   peak RSS {} (VmHWM of this process: the crawl and the bench); store {:.1} MiB on disk, {:.1} MiB fetched ({:.0} store bytes per page)",
@@ -277,7 +287,7 @@ pub fn run_crawl_bench(opts: &CrawlBenchOptions, out: &mut dyn Write) -> Result<
     )
     .map_err(io)?;
 
-    warc_figures(&dir.join("simcrawl"), out)?;
+    warc_figures(&crawl_dir, out)?;
 
     match &opts.peer_script {
         None => writeln!(out, "peer: skipped (--no-peer)").map_err(io)?,

@@ -157,14 +157,15 @@ pub fn run_resume_bench(pages: u64, out: &mut dyn Write) -> Result<()> {
     drop((frontier, store));
     let store = reopen()?;
     let t = Instant::now();
-    let state = crate::crawl::DedupState::load(store.as_ref(), &settings, &no_snapshot, 0)?;
+    let state = crate::crawl::DedupState::load(store.as_ref(), &settings, &no_snapshot, &no_snapshot, 0)?;
     let load = report("dedup state: exact maps + index (one scan of p)", t, state.index.len())?;
     drop((state, store));
     // What `crawl --resume` waits for after the open: both at once.
     let store = reopen()?;
     let t = Instant::now();
     let (frontier, state) = std::thread::scope(|sc| {
-        let loader = sc.spawn(|| crate::crawl::DedupState::load(store.as_ref(), &settings, &no_snapshot, 0));
+        let loader =
+            sc.spawn(|| crate::crawl::DedupState::load(store.as_ref(), &settings, &no_snapshot, &no_snapshot, 0));
         let frontier = crate::frontier::Frontier::resume(store.clone(), &settings);
         (frontier, loader.join())
     });

@@ -99,7 +99,7 @@ raw_section!(
 );
 raw_section!(
     /// `[output]` as written.
-    RawOutput { warc: bool, warc_max_bytes: i64, reports: bool, store_bodies: bool }
+    RawOutput { warc: bool, warc_max_bytes: i64, reports: bool }
 );
 raw_section!(
     /// `[sitemaps]` as written.

@@ -341,5 +341,4 @@ pub struct OutputSettings {
     /// A WARC file is closed, and the next begun, once it holds this many bytes.
     pub warc_max_bytes: u64,
     pub reports: bool,
-    pub store_bodies: bool,
 }

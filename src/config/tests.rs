@@ -210,8 +210,8 @@ fn request_headers_proxy_and_cookies() {
 
 #[test]
 fn store_cache_is_bounded_in_mib() {
-    assert_eq!(Settings::default().store.cache_bytes, 256 << 20);
-    assert_eq!(set(&["store.cache_mb=64"]).unwrap().store.cache_bytes, 64 << 20);
+    assert_eq!(Settings::default().store.cache_bytes, 64 << 20);
+    assert_eq!(set(&["store.cache_mb=128"]).unwrap().store.cache_bytes, 128 << 20);
     for bad in ["store.cache_mb=8", "store.cache_mb=100000"] {
         let e = set(&[bad]).unwrap_err().to_string();
         assert!(e.contains("store.cache_mb"), "{e}");

@@ -588,7 +588,6 @@ fn output_settings(c: &Check, output: RawOutput) -> Result<OutputSettings, Confi
         warc: output.warc,
         warc_max_bytes: c.uint("output.warc_max_bytes", output.warc_max_bytes, 1 << 20, 1 << 40)?,
         reports: output.reports,
-        store_bodies: output.store_bodies,
     })
 }
 

@@ -91,7 +91,7 @@ pub(super) fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analys
         links,
         relevance,
         sketch,
-        body: (s.output.store_bodies || s.output.warc).then_some(resp.body),
+        body: s.output.warc.then_some(resp.body),
     }
 }
 

@@ -1,8 +1,10 @@
 //! The decider: the one thread that owns the near-duplicate index and the
 //! exact-hash maps. It decides each page in arrival order, offers its
 //! out-links, writes its crawl-log line and commits pages to the store in
-//! groups; after each commit it hands the group's WARC records (with
-//! `output.warc`) to the writer thread ([`crate::warc::WarcThread`]).
+//! groups. With `output.warc` it hands each page's WARC records (and body)
+//! to the writer thread ([`crate::warc::WarcThread`]) as soon as the page is
+//! decided, and a group's commit waits for the writer's acknowledgements
+//! and records where each body is ([`BodyRef`]) in the same store batch.
 
 use super::*;
 use crate::host::host_key;
@@ -41,11 +43,8 @@ pub(super) fn next_in_group(rx: &mut mpsc::Receiver<Fetched>, opened: std::time:
 pub(super) struct Done {
     q: QueuedUrl,
     page: StoredPage,
-    /// The body: for the store when `store_body`, and for the WARC writer.
-    body: Option<Vec<u8>>,
-    store_body: bool,
-    /// The page's WARC records, without the body (`output.warc`).
-    warc: Option<crate::warc::PageEntry>,
+    /// Where its body is in the WARC files (filled in at the commit).
+    body: Option<BodyRef>,
 }
 
 /// The metadata record of a page in the WARC files: its dedup outcome, as
@@ -66,13 +65,14 @@ struct WarcMetadata<'a> {
     error: Option<&'a str>,
 }
 
-/// The WARC records of page `rec` (the exchange's body is filled in at
-/// the commit).
+/// The WARC records of page `id` (`rec`), with its body.
 fn warc_entry(
+    id: PageId,
     rec: &PageRecord,
     fetched_at: SystemTime,
     server_ip: Option<std::net::IpAddr>,
     capture: Option<Box<Capture>>,
+    body: Option<Vec<u8>>,
 ) -> crate::warc::PageEntry {
     let meta = WarcMetadata {
         decision: rec.decision.as_str(),
@@ -91,10 +91,11 @@ fn warc_entry(
         headers: c.headers,
         content_type: c.content_type,
         location: c.location,
-        body: Vec::new(),
+        body: body.unwrap_or_default(),
         truncated: c.truncated,
     });
     crate::warc::PageEntry {
+        page: id,
         uri: rec.canonical.clone(),
         date: Some(fetched_at),
         exchange,
@@ -173,8 +174,10 @@ pub(super) struct Decider {
     flushed_at: std::time::Instant,
     /// Lengths of same-host duplicate chains (`[dedup] max_duplicate_chain`).
     dup_chains: DupChains,
-    /// The WARC writer (`output.warc`), fed at each commit.
+    /// The WARC writer (`output.warc`), fed as pages are decided.
     warc: Option<WarcThread>,
+    /// Pages handed to the WARC writer and not acknowledged yet.
+    warc_unacked: usize,
     /// Records in the log (all runs) per decision, and their body bytes.
     logged: LogCounts,
 }
@@ -364,6 +367,7 @@ impl Decider {
             logged,
             on_page,
             warc,
+            warc_unacked: 0,
             shared,
         })
     }
@@ -534,23 +538,22 @@ impl Decider {
             revisit,
             validators,
         );
-        // A parsed page's body came back from the analysis; any other
-        // response's body is in its capture (WARC only).
-        let (body, store_body) = if is_page {
-            (body, shared.settings.output.store_bodies)
-        } else {
-            (capture.as_mut().map(|c| std::mem::take(&mut c.body)), false)
-        };
-        let warc = self
-            .warc
-            .is_some()
-            .then(|| warc_entry(&rec, f.fetched_at, f.server_ip, capture));
+        if let Some(w) = self.warc.as_mut() {
+            // A parsed page's body came back from the analysis; any other
+            // response's body is in its capture.
+            let body = if is_page {
+                body
+            } else {
+                capture.as_mut().map(|c| std::mem::take(&mut c.body))
+            };
+            // A full queue makes the decider wait for the writer.
+            w.send(warc_entry(id, &rec, f.fetched_at, f.server_ip, capture, body))?;
+            self.warc_unacked += 1;
+        }
         self.group.push(Done {
             q: f.q,
             page,
-            body,
-            store_body,
-            warc,
+            body: None,
         });
         Ok(())
     }
@@ -602,8 +605,11 @@ impl Decider {
         } else {
             rec.simhash = Some(simhash::to_hex(a.simhash));
             stored.simhash = Some(a.simhash);
-            self.refresh_provisional(&a.host);
-            let judged = self.dedup.decide(id, &a.hashes, a.simhash, a.sketch.as_ref());
+            self.refresh_provisional(&a.host)?;
+            let judged = self
+                .dedup
+                .decide(id, &a.hashes, a.simhash, a.sketch.as_ref())
+                .map_err(|e| Error::io(self.dedup.sketch_path(), e))?;
             let r = judged.ruling;
             if r.verdict != Verdict::ExactDuplicate {
                 // This page now owns its hashes: later copies of it
@@ -752,24 +758,24 @@ impl Decider {
         self.log
             .flush()
             .map_err(|e| Error::io(PathBuf::from(CrawlDir::LOG_FILE), e))?;
-        let items: Vec<(&QueuedUrl, &StoredPage, Option<&[u8]>)> = self
-            .group
-            .iter()
-            .map(|d| (&d.q, &d.page, d.body.as_deref().filter(|_| d.store_body)))
-            .collect();
-        self.shared.frontier.complete_many(&items)?;
-        // Then the WARC records, in decision order, each body moved to the
-        // writer thread (a full queue makes the decider wait for it).
+        // Where the group's bodies are: the writer acknowledges its pages in
+        // the order they were sent, which is the group's order.
         if let Some(w) = self.warc.as_mut() {
-            for d in self.group.iter_mut() {
-                if let Some(mut entry) = d.warc.take() {
-                    if let Some(x) = entry.exchange.as_mut() {
-                        x.body = d.body.take().unwrap_or_default();
-                    }
-                    w.send(entry)?;
+            let mut at = 0;
+            while self.warc_unacked > 0 {
+                let (id, body) = w.ack()?;
+                self.warc_unacked -= 1;
+                while at < self.group.len() && self.group[at].page.id != id {
+                    at += 1;
+                }
+                if let Some(d) = self.group.get_mut(at) {
+                    d.body = body;
                 }
             }
         }
+        let items: Vec<(&QueuedUrl, &StoredPage, Option<BodyRef>)> =
+            self.group.iter().map(|d| (&d.q, &d.page, d.body)).collect();
+        self.shared.frontier.complete_many(&items)?;
         self.shared
             .recorded
             .fetch_add(self.group.len() as u64, Ordering::AcqRel);
@@ -789,14 +795,14 @@ impl Decider {
     /// So a young host's new pages are kept, and when the host's template
     /// changes they are fingerprinted again and the new fingerprint is
     /// indexed under the same page id (the old one stays: both name the page).
-    pub(super) fn refresh_provisional(&mut self, host: &str) {
+    pub(super) fn refresh_provisional(&mut self, host: &str) -> Result<()> {
         let shared = &self.shared;
         let Some(list) = self.provisional.get_mut(host) else {
-            return;
+            return Ok(());
         };
         let version = shared.templates.version(host);
         if list.iter().all(|p| p.version == version) {
-            return;
+            return Ok(());
         }
         let template = shared.templates.template_shared(host);
         for p in list.iter_mut().filter(|p| p.version != version) {
@@ -810,7 +816,9 @@ impl Decider {
             let features = shared.fx.features_hashed(&p.doc, &p.blocks, template.as_deref());
             let fp = simhash::simhash(&features);
             let sketch = page_sketch(&shared.fx, shared.verifier.as_ref(), &p.doc, &features);
-            self.dedup.reindex(p.id, p.fp, fp, sketch);
+            self.dedup
+                .reindex(p.id, p.fp, fp, sketch)
+                .map_err(|e| Error::io(self.dedup.sketch_path(), e))?;
             p.fp = fp;
         }
         // A host past its youth has a settled template: forget its pages.
@@ -818,6 +826,7 @@ impl Decider {
             self.provisional_len -= list.len();
             self.provisional.remove(host);
         }
+        Ok(())
     }
 
     pub(super) fn keep_provisional(&mut self, id: PageId, a: &mut Analysis, decision: Decision) {

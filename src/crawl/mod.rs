@@ -61,7 +61,9 @@ use crate::frontier::{Candidate, Frontier, NextUrl, Offer};
 use crate::index::LiveIndex;
 use crate::metrics::{self, Metrics, MetricsServer};
 use crate::mirror::OnlineMirrors;
-use crate::model::{CrawlDir, Decision, FetchOutcome, PageId, ParentDup, QueuedUrl, StoredPage, UrlState, Verdict};
+use crate::model::{
+    BodyRef, CrawlDir, Decision, FetchOutcome, PageId, ParentDup, QueuedUrl, StoredPage, UrlState, Verdict,
+};
 use crate::politeness::{NotReady, Politeness, RequestOutcome, RetryPolicy, RobotsVerdict};
 use crate::report::{self, CrawlStats, ReportPaths};
 use crate::simhash;
@@ -338,7 +340,7 @@ struct Analysis {
     /// Sketch of the page's shingles (`[dedup] verify`), for a page not
     /// known to be an exact duplicate.
     sketch: Option<Sketch>,
-    /// The body, when the store keeps bodies or the WARC output needs it.
+    /// The body, for the WARC files (`output.warc`).
     body: Option<Vec<u8>>,
 }
 

@@ -125,9 +125,10 @@ pub(super) fn open_crawl(
     // independent scans of different keys, each seconds per million pages.
     let loader = {
         let (store, settings, snapshot) = (store.clone(), settings.clone(), snapshot.to_path_buf());
+        let warc = CrawlDir::new(&opts.out).warc();
         std::thread::Builder::new()
             .name("simcrawl-load".into())
-            .spawn(move || DedupState::load(store.as_ref(), &settings, &snapshot, crawl_tag))
+            .spawn(move || DedupState::load(store.as_ref(), &settings, &snapshot, &warc, crawl_tag))
             .map_err(|e| Error::io("loader thread", e))?
     };
     let setup = if opts.resume {
@@ -323,8 +324,10 @@ pub(crate) struct DedupState {
 impl DedupState {
     /// Reads both from one scan of the page records (the exact maps need
     /// every page; the index the `New` pages past the snapshot's
-    /// watermark).
-    pub(crate) fn load(store: &dyn Store, s: &Settings, snapshot: &Path, crawl_tag: u32) -> Result<Self> {
+    /// watermark); templates and sketches from the bodies in the WARC files
+    /// of `warc` ([`replay_analysis`]). The sketches are kept in
+    /// `sketches.bin` beside `snapshot` (see [`SketchIndex::spilling`]).
+    pub(crate) fn load(store: &dyn Store, s: &Settings, snapshot: &Path, warc: &Path, crawl_tag: u32) -> Result<Self> {
         let started = std::time::Instant::now();
         let fresh = LiveIndex::from_settings(&s.index, s.simhash.k);
         let (index, first, from) = match LiveIndex::load_tagged(snapshot, fresh.design().clone(), s.simhash.k) {
@@ -390,7 +393,7 @@ impl DedupState {
             templates,
             sketches,
             refreshed,
-        } = replay_analysis(store, s, &analysed)?;
+        } = replay_analysis(store, s, warc, &snapshot.with_file_name(SKETCH_FILE), &analysed)?;
         // Young hosts' pages fingerprinted again under their settled
         // template are indexed under both fingerprints, as in the live crawl.
         for (fp, id) in refreshed {
@@ -407,26 +410,34 @@ impl DedupState {
     }
 }
 
+/// The file of the crawl's content sketches, beside the index snapshot
+/// (`DIR/index/`): written while the crawl runs, removed when it ends.
+pub(super) const SKETCH_FILE: &str = "sketches.bin";
+
 /// Pages parsed at once by [`replay_analysis`] (in parallel, then observed
 /// in id order).
 pub(super) const REPLAY_CHUNK: usize = 512;
 
 /// The template learner and verification sketches that the analysis of the
-/// recorded pages built, rebuilt from their stored bodies: every analysed
+/// recorded pages built, rebuilt from their bodies (read from the WARC files
+/// in `warc` at the store's [`BodyRef`]s): every analysed
 /// page (`pages`, in id order: the order the decider recorded them) is
 /// parsed again, its blocks are observed by a fresh learner, and each new
 /// page's sketch is taken under the template as it stood at that page. A
 /// resumed crawl then weighs and confirms like one that was never stopped.
-/// Without stored bodies (`output.store_bodies = false`) both start empty,
-/// with a warning.
+/// A page without a readable body (`output.warc = false`, or a WARC file
+/// removed or damaged) is left out, with a warning.
 pub(super) fn replay_analysis(
     store: &dyn Store,
     s: &Settings,
+    warc: &Path,
+    sketch_file: &Path,
     pages: &[(PageId, String, Decision, u64)],
 ) -> Result<Replayed> {
     use rayon::prelude::*;
     let templates = TemplateLearner::new(&s.features);
-    let mut sketches = SketchIndex::new();
+    let mut sketches = SketchIndex::spilling(sketch_file).map_err(|e| Error::io(sketch_file, e))?;
+    let spill = |e| Error::io(sketch_file, e);
     let (fx, verifier) = (feature_extractor(s), verifier(s));
     let sketching = verifier.is_some() || fx.keeps_words();
     let mut refreshed = Vec::new();
@@ -439,12 +450,27 @@ pub(super) fn replay_analysis(
     }
     let started = std::time::Instant::now();
     let mut missing = 0u64;
+    let mut unreadable: Option<crate::warc::WarcError> = None;
     let mut young = Vec::new();
     for chunk in pages.chunks(REPLAY_CHUNK) {
-        let bodies = chunk
+        let refs = chunk
             .iter()
-            .map(|(id, ..)| store.body(*id))
+            .map(|(id, ..)| store.body_ref(*id))
             .collect::<std::result::Result<Vec<_>, _>>()?;
+        let bodies: Vec<Option<Vec<u8>>> = refs
+            .par_iter()
+            .map(|r| r.as_ref().map(|r| crate::warc::read_body(warc, r)))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|r| match r {
+                Some(Ok(b)) => Some(b),
+                Some(Err(e)) => {
+                    unreadable.get_or_insert(e);
+                    None
+                }
+                None => None,
+            })
+            .collect();
         let docs: Vec<Option<(Extracted, Vec<u64>)>> = bodies
             .par_iter()
             .map(|body| {
@@ -468,7 +494,7 @@ pub(super) fn replay_analysis(
                 let template = templates.template_shared(&host);
                 let features = fx.features_hashed(&doc, &blocks, template.as_deref());
                 if let Some(sk) = page_sketch(&fx, verifier.as_ref(), &doc, &features) {
-                    sketches.insert(*id, sk, *simhash);
+                    sketches.insert(*id, sk, *simhash).map_err(spill)?;
                 }
             }
             if *decision == Decision::New
@@ -490,12 +516,16 @@ pub(super) fn replay_analysis(
             refreshed.push((fp, id));
         }
         if let Some(sk) = page_sketch(&fx, verifier.as_ref(), &doc, &features) {
-            sketches.update(id, sk, fp);
+            sketches.update(id, sk, fp).map_err(spill)?;
         }
     }
     if missing > 0 {
+        let why = match &unreadable {
+            Some(e) => format!("a body could not be read: {e}"),
+            None => "output.warc = false?".to_string(),
+        };
         tracing::warn!(
-            "{missing} of {} recorded pages have no stored body (output.store_bodies = false?): host templates and near-duplicate sketches resume without them",
+            "{missing} of {} recorded pages have no body in the WARC files ({why}): host templates and near-duplicate sketches resume without them",
             pages.len()
         );
     }

@@ -54,7 +54,7 @@ fn dedup_state_reads_index_and_exact_maps_in_one_scan() {
     let dir = tempfile::tempdir().unwrap();
     let snapshot = dir.path().join("index.snap");
     // No snapshot: everything from the page records.
-    let state = DedupState::load(&store, &settings, &snapshot, 1).unwrap();
+    let state = DedupState::load(&store, &settings, &snapshot, dir.path(), 1).unwrap();
     let check = |state: &DedupState, fps: &[(u64, PageId)]| {
         assert_eq!(state.index.len(), fps.len());
         let mut out = Vec::new();
@@ -76,14 +76,14 @@ fn dedup_state_reads_index_and_exact_maps_in_one_scan() {
     // has each fingerprint once, the later ones from the records.
     save_index(&state.index, &snapshot, store.next_page_id(), 1);
     record(25..40, &mut fps);
-    let state = DedupState::load(&store, &settings, &snapshot, 1).unwrap();
+    let state = DedupState::load(&store, &settings, &snapshot, dir.path(), 1).unwrap();
     check(&state, &fps);
     // A snapshot of another crawl (another tag, a watermark that fits
     // this store) is not used: the index is rebuilt from the store.
     let foreign = LiveIndex::from_settings(&settings.index, settings.simhash.k);
     foreign.insert(0x0123_4567_89ab_cdef, 1);
     foreign.save_tagged(&snapshot, 1, 99).unwrap();
-    let state = DedupState::load(&store, &settings, &snapshot, 1).unwrap();
+    let state = DedupState::load(&store, &settings, &snapshot, dir.path(), 1).unwrap();
     check(&state, &fps);
 }
 

@@ -70,13 +70,20 @@ impl Deduper {
     }
 
     /// Decide page `id` and index it if new. Its hashes become the owners'
-    /// unless an earlier page owns them.
-    pub fn decide(&mut self, id: PageId, hashes: &ContentHashes, simhash: u64, sketch: Option<&Sketch>) -> Judgement {
+    /// unless an earlier page owns them. Fails only when the sketch index
+    /// cannot write or read its spill file.
+    pub fn decide(
+        &mut self,
+        id: PageId,
+        hashes: &ContentHashes,
+        simhash: u64,
+        sketch: Option<&Sketch>,
+    ) -> std::io::Result<Judgement> {
         if let Some(ruling) = self.exact.check_and_insert(Some(&hashes.body), Some(&hashes.text), id) {
-            return Judgement {
+            return Ok(Judgement {
                 ruling,
                 looks_like: None,
-            };
+            });
         }
         self.matches.clear();
         self.index.query(simhash, &mut self.matches);
@@ -96,7 +103,7 @@ impl Deduper {
         let ruling = match sketch {
             // A candidate (within k, or sharing a band key) must resemble
             // the page by at least the threshold.
-            Some(sk) => match self.sketches.confirm(sk, simhash, &near, self.verify_threshold) {
+            Some(sk) => match self.sketches.confirm(sk, simhash, &near, self.verify_threshold)? {
                 Some((m, r)) => Ruling {
                     verdict: Verdict::NearDuplicate,
                     dup_of: Some(m.page),
@@ -117,22 +124,31 @@ impl Deduper {
             }
             self.index.insert(simhash, id);
             if let Some(sk) = sketch {
-                self.sketches.insert(id, sk.clone(), simhash);
+                self.sketches.insert(id, sk.clone(), simhash)?;
             }
         }
-        Judgement { ruling, looks_like }
+        Ok(Judgement { ruling, looks_like })
     }
 
     /// A new page fingerprinted again (its host's template changed): index
     /// the new fingerprint under the same id (the old one stays: both name
     /// the page) and replace its sketch.
-    pub fn reindex(&mut self, id: PageId, old: u64, simhash: u64, sketch: Option<Sketch>) {
+    pub fn reindex(&mut self, id: PageId, old: u64, simhash: u64, sketch: Option<Sketch>) -> std::io::Result<()> {
         if let Some(sk) = sketch {
-            self.sketches.update(id, sk, simhash);
+            self.sketches.update(id, sk, simhash)?;
         }
         if simhash != old {
             self.index.insert(simhash, id);
         }
+        Ok(())
+    }
+
+    /// The sketch index's spill file (for error messages; `sketches` when
+    /// the sketches are in memory).
+    pub fn sketch_path(&self) -> std::path::PathBuf {
+        self.sketches
+            .spill_path()
+            .map_or_else(|| "sketches".into(), std::path::Path::to_path_buf)
     }
 
     /// Fingerprints in the near-duplicate index.
@@ -197,15 +213,21 @@ mod tests {
     #[test]
     fn exact_then_near_then_new() {
         let mut d = deduper();
-        assert_eq!(d.decide(1, &hashes(1), 0b1111, None).ruling.verdict, Verdict::New);
-        let exact = d.decide(2, &hashes(1), 0xffff_0000, None).ruling;
+        assert_eq!(
+            d.decide(1, &hashes(1), 0b1111, None).unwrap().ruling.verdict,
+            Verdict::New
+        );
+        let exact = d.decide(2, &hashes(1), 0xffff_0000, None).unwrap().ruling;
         assert_eq!((exact.verdict, exact.dup_of), (Verdict::ExactDuplicate, Some(1)));
-        let near = d.decide(3, &hashes(3), 0b0111, None).ruling;
+        let near = d.decide(3, &hashes(3), 0b0111, None).unwrap().ruling;
         assert_eq!(
             (near.verdict, near.dup_of, near.distance),
             (Verdict::NearDuplicate, Some(1), Some(1))
         );
-        assert_eq!(d.decide(4, &hashes(4), !0b1111, None).ruling.verdict, Verdict::New);
+        assert_eq!(
+            d.decide(4, &hashes(4), !0b1111, None).unwrap().ruling.verdict,
+            Verdict::New
+        );
     }
 
     #[test]
@@ -216,13 +238,16 @@ mod tests {
             Sketch::Content(ContentSketch::from_words(&words))
         };
         let a = text(1000);
-        assert_eq!(d.decide(1, &hashes(1), 42, Some(&a)).ruling.verdict, Verdict::New);
+        assert_eq!(
+            d.decide(1, &hashes(1), 42, Some(&a)).unwrap().ruling.verdict,
+            Verdict::New
+        );
         // Same fingerprint, other content: new, and it looks like page 1.
         let b = text(5000);
-        let got = d.decide(2, &hashes(2), 42, Some(&b));
+        let got = d.decide(2, &hashes(2), 42, Some(&b)).unwrap();
         assert_eq!((got.ruling.verdict, got.looks_like), (Verdict::New, Some(1)));
         // The same content under another fingerprint is confirmed.
-        let got = d.decide(3, &hashes(3), 42 ^ 0b11, Some(&a)).ruling;
+        let got = d.decide(3, &hashes(3), 42 ^ 0b11, Some(&a)).unwrap().ruling;
         assert_eq!((got.verdict, got.dup_of), (Verdict::NearDuplicate, Some(1)));
         assert_eq!(got.resemblance, Some(1.0));
     }

@@ -182,8 +182,8 @@ pub fn eval_documents(docs: &[(String, Extracted)], out_dir: &Path, settings: &S
 }
 
 /// `simcrawl eval --crawl DIR`: evaluate the pages of a stored crawl: the
-/// bodies its store kept (`[output] store_bodies = true`, the default) of
-/// every page that was decided new, exact or near duplicate, extracted with
+/// bodies its WARC files keep (`[output] warc = true`, the default; the
+/// store records where each is) of every page that was decided new, exact or near duplicate, extracted with
 /// the same pipeline as the crawl, named by canonical URL.
 pub fn eval_crawl(crawl: &Path, out_dir: &Path, settings: &Settings) -> crate::Result<Evaluation> {
     use crate::model::Decision;
@@ -205,7 +205,8 @@ pub fn eval_crawl(crawl: &Path, out_dir: &Path, settings: &Settings) -> crate::R
         ) {
             continue;
         }
-        let Some(body) = store.body(page.id)? else { continue };
+        let Some(at) = store.body_ref(page.id)? else { continue };
+        let body = crate::warc::read_body(&dir.warc(), &at)?;
         let (text, _) = crate::fetch::decode_text(&body, None);
         let doc = if crate::extract::looks_like_html(&body) {
             crate::extract::extract_html(&text, settings.features.max_text_bytes)
@@ -216,7 +217,7 @@ pub fn eval_crawl(crawl: &Path, out_dir: &Path, settings: &Settings) -> crate::R
     }
     if docs.is_empty() {
         return Err(crate::Error::InvalidInput(format!(
-            "--crawl {}: the store holds no page bodies (was the crawl run with output.store_bodies = false?)",
+            "--crawl {}: no page bodies are kept (was the crawl run with output.warc = false?)",
             crawl.display()
         )));
     }

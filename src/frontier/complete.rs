@@ -27,7 +27,7 @@ impl Frontier {
     /// Record the page fetched (or skipped) for an in-flight URL: page, body,
     /// seen state, queue removal and host stats in one atomic store batch.
     /// `page.id` comes from [`Frontier::allocate_page_id`].
-    pub fn complete(&self, url: &QueuedUrl, page: &StoredPage, body: Option<&[u8]>) -> Result<(), FrontierError> {
+    pub fn complete(&self, url: &QueuedUrl, page: &StoredPage, body: Option<BodyRef>) -> Result<(), FrontierError> {
         self.complete_many(&[(url, page, body)])
     }
 
@@ -35,7 +35,7 @@ impl Frontier {
     /// atomic store batch (the crawl loop records the pages decided since
     /// its last commit together). On error nothing is recorded and every
     /// URL of the group stays in flight.
-    pub fn complete_many(&self, done: &[(&QueuedUrl, &StoredPage, Option<&[u8]>)]) -> Result<(), FrontierError> {
+    pub fn complete_many(&self, done: &[(&QueuedUrl, &StoredPage, Option<BodyRef>)]) -> Result<(), FrontierError> {
         let mut g = self.inner.lock();
         let inner = &mut *g;
         let mut ids: Vec<u32> = Vec::with_capacity(done.len());
@@ -99,7 +99,7 @@ impl Frontier {
         inner: &mut Inner,
         ids: &[u32],
         stored: &[QueueKey],
-        done: &[(&QueuedUrl, &StoredPage, Option<&[u8]>)],
+        done: &[(&QueuedUrl, &StoredPage, Option<BodyRef>)],
     ) {
         for ((&id, &stored), &(url, _, _)) in ids.iter().zip(stored).zip(done) {
             inner.hosts[id as usize].in_flight.push(InFlight {

@@ -73,7 +73,7 @@ use crate::host::{host_key, host_key_of_serialized};
 pub use crate::model::ParentDup;
 pub use crate::model::QueuedUrl;
 pub use crate::model::ScoreComponents;
-use crate::model::{HostStats, PageId, QueueKey, StoredPage, UrlState};
+use crate::model::{BodyRef, HostStats, PageId, QueueKey, StoredPage, UrlState};
 use crate::store::{Completion, Store, StoreError};
 use scope::{digit_pattern, Rejection, ScopeRules};
 pub use scope::{ScopeReason, TrapReason};

@@ -26,11 +26,22 @@ impl OnlineStats {
     }
 }
 
-#[derive(Debug, Clone)]
+/// What the detector keeps of a page, as 64-bit hashes ([`key`]): a
+/// few dozen bytes per page, whatever the length of its URL.
+#[derive(Debug, Clone, Copy)]
 struct OnlinePage {
-    content: Option<String>,
-    /// The original this page's content group points at (itself if new).
-    root: String,
+    /// Its content hash (body, else text).
+    content: Option<u64>,
+    /// The original this page's content group points at (itself if new):
+    /// the hash of its canonical URL.
+    root: u64,
+}
+
+/// The 64-bit hash the detector keeps of a path, a URL or a content hash
+/// (a collision, about n² / 2⁶⁵ for n pages of a host, could only make two
+/// pages count as the same in a mirror's sample).
+fn key(s: &str) -> u64 {
+    crate::hash::feature_hash(s.as_bytes())
 }
 
 #[derive(Debug)]
@@ -64,8 +75,8 @@ impl OnlinePair {
 #[derive(Debug)]
 pub struct OnlineMirrors {
     settings: MirrorSettings,
-    /// host -> path -> page.
-    pages: HashMap<String, HashMap<String, OnlinePage>>,
+    /// host -> path ([`key`], query left out) -> page.
+    pages: HashMap<String, HashMap<u64, OnlinePage>>,
     pairs: Vec<OnlinePair>,
     pair_ids: HashMap<(String, String, String, String), usize>,
     /// host -> candidate pairs touching it.
@@ -122,10 +133,10 @@ impl OnlineMirrors {
         };
         let path = strip_query(path);
         let root = match rec.dup_of.as_deref() {
-            Some(orig) => self.root_of(orig).unwrap_or(orig).to_string(),
-            None => rec.canonical.clone(),
+            Some(orig) => self.root_of(orig).unwrap_or_else(|| key(orig)),
+            None => key(&rec.canonical),
         };
-        let content = rec.content_hash.clone().or_else(|| rec.text_hash.clone());
+        let content = rec.content_hash.as_deref().or(rec.text_hash.as_deref()).map(key);
         // A new candidate from this page's duplicate match.
         if let Some((oh, op)) = rec.dup_of.as_deref().and_then(split_url) {
             let op = strip_query(op);
@@ -151,7 +162,7 @@ impl OnlineMirrors {
                 let Some(other) = self
                     .pages
                     .get(other_host.as_str())
-                    .and_then(|m| m.get(&format!("{other_prefix}{rel}")))
+                    .and_then(|m| m.get(&key(&format!("{other_prefix}{rel}"))))
                 else {
                     continue;
                 };
@@ -183,15 +194,12 @@ impl OnlineMirrors {
                 pair.established = established;
             }
         }
-        self.pages
-            .entry(host.to_string())
-            .or_default()
-            .insert(path.to_string(), page);
+        self.pages.entry(host.to_string()).or_default().insert(key(path), page);
     }
 
-    fn root_of(&self, canonical: &str) -> Option<&str> {
+    fn root_of(&self, canonical: &str) -> Option<u64> {
         let (host, path) = split_url(canonical)?;
-        self.pages.get(host)?.get(strip_query(path)).map(|p| p.root.as_str())
+        self.pages.get(host)?.get(&key(strip_query(path))).map(|p| p.root)
     }
 
     fn candidate(&mut self, h1: &str, p1: &str, h2: &str, p2: &str) {
@@ -245,7 +253,7 @@ impl OnlineMirrors {
                 continue;
             };
             let other = format!("{op}{rel}");
-            if self.pages.get(oh).is_some_and(|m| m.contains_key(&other)) {
+            if self.pages.get(oh).is_some_and(|m| m.contains_key(&key(&other))) {
                 let counterpart = format!("{scheme}{oh}{other}");
                 if self.demoted.insert(canonical.to_string()) {
                     self.stats.demoted += 1;

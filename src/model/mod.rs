@@ -14,7 +14,7 @@ mod queue;
 
 pub use decision::{Change, Decision, FetchOutcome, NearMatch, ParentDup, Verdict};
 pub use layout::CrawlDir;
-pub use page::{HostStats, Revisit, StoredPage};
+pub use page::{BodyRef, HostStats, Revisit, StoredPage};
 pub use queue::{priority_rank, QueueKey, QueuedUrl, ScoreComponents, UrlState};
 
 /// A page's number: monotonically increasing in the order pages are decided.

@@ -67,6 +67,20 @@ impl StoredPage {
     }
 }
 
+/// Where a page's body is kept (`output.warc`): the gzip member of the
+/// WARC record that holds it, in `DIR/warc/simcrawl-NNNNN.warc.gz` — the
+/// page's own `response` record, or for a `revisit` the response record of
+/// the identical body it refers to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BodyRef {
+    /// The file's number `NNNNN`.
+    pub file: u32,
+    /// Offset of the record's gzip member in the file.
+    pub offset: u64,
+    /// Compressed length of the gzip member.
+    pub length: u64,
+}
+
 /// Per-host counts behind the host duplicate-rate and novelty components.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HostStats {

@@ -130,9 +130,22 @@ impl<K: Backend> KvStore<K> {
                         got,
                     });
                 }
+                if got < 7 {
+                    // Its `b` values are bodies, not references into WARC
+                    // files: they are dropped (a resumed crawl rebuilds its
+                    // templates and sketches without them, with a warning).
+                    let mut bodies = Vec::new();
+                    for r in kv.scan(&[B]) {
+                        bodies.push((r?.0, None));
+                        if bodies.len() >= 4096 {
+                            kv.apply(std::mem::take(&mut bodies))?;
+                        }
+                    }
+                    kv.apply(bodies)?;
+                }
                 if got < FORMAT_VERSION {
-                    // Everything it holds reads the same; what this build
-                    // writes would mislead the build that wrote it.
+                    // Everything else it holds reads the same; what this
+                    // build writes would mislead the build that wrote it.
                     kv.meta_set("format_version", &FORMAT_VERSION.to_be_bytes())?;
                 }
             }
@@ -373,7 +386,7 @@ impl<K: Backend> Store for KvStore<K> {
             }
             batch.push((id_key(P, page.id), Some(enc_page(page))));
             if let Some(b) = body {
-                batch.push((id_key(B, page.id), Some(b.to_vec())));
+                batch.push((id_key(B, page.id), Some(enc_body_ref(&b))));
             }
             batch.push((
                 k1(S, url.canonical.as_bytes()),
@@ -424,8 +437,12 @@ impl<K: Backend> Store for KvStore<K> {
         }
     }
 
-    fn body(&self, id: PageId) -> Result<Option<Vec<u8>>, StoreError> {
-        self.get(&id_key(B, id))
+    fn body_ref(&self, id: PageId) -> Result<Option<BodyRef>, StoreError> {
+        let k = id_key(B, id);
+        match self.get(&k)? {
+            None => Ok(None),
+            Some(v) => decode(&k, &v, dec_body_ref).map(Some),
+        }
     }
 
     fn host_stats(&self, host: &str) -> Result<Option<HostStats>, StoreError> {

@@ -12,14 +12,16 @@
 //!   order, so the frontier's bounded in-memory window can be refilled from disk;
 //! - the **seen-set**: canonical URL → [`UrlState`] (queued, in flight, done
 //!   with its page id, or an alias of another URL);
-//! - **pages**: page id (crawl order) → [`StoredPage`], and optionally the body;
+//! - **pages**: page id (crawl order) → [`StoredPage`], and where its body
+//!   is kept in the WARC files ([`BodyRef`], with `output.warc`; the bodies
+//!   themselves are never in the store);
 //! - **fingerprints**: the simhash of every page inserted into the
 //!   near-duplicate index, and the body and text hashes of exact-duplicate
 //!   detection, are fields of the page records ([`Store::iter_fingerprints`]
 //!   and [`Store::iter_hashes`] read them from there);
 //! - **hosts**: host → [`HostStats`]; and the page counter.
 //!
-//! # Key layout (format version 6)
+//! # Key layout (format version 7)
 //!
 //! A sled database with two trees. `meta` holds `format_version` (u32,
 //! big-endian; checked at open, a mismatch is [`StoreError::Version`]) and
@@ -33,7 +35,7 @@
 //! | `q`    | host, `0x00`, rank (u64 BE), seq (u64 BE)     | [`QueuedUrl`] |
 //! | `s`    | canonical URL                                 | [`UrlState`] |
 //! | `p`    | page id (u64 BE)                              | [`StoredPage`] |
-//! | `b`    | page id (u64 BE)                              | body bytes, as fetched |
+//! | `b`    | page id (u64 BE)                              | [`BodyRef`]: WARC file number, offset, length (varints) |
 //! | `H`    | host                                          | [`HostStats`] |
 //! | `c`    | counter name (`pages`)                        | u64 BE |
 //!
@@ -90,7 +92,7 @@ pub use kv::{Backend, Entry, MemBackend, RawIter, SledBackend};
 pub use kvstore::{BatchOp, KvStore, MemStore, SledStore};
 pub use types::{Completion, PageHashes};
 
-use crate::model::{HostStats, PageId, QueueKey, QueuedUrl, StoredPage, UrlState};
+use crate::model::{BodyRef, HostStats, PageId, QueueKey, QueuedUrl, StoredPage, UrlState};
 
 use std::path::PathBuf;
 
@@ -102,14 +104,15 @@ use std::path::PathBuf;
 /// hold the simhash; 5: page records end with the recrawl state
 /// ([`crate::model::Revisit`]: validators, interval, fetch and change
 /// counts) and queue entries with the page a revisit is of; 6: queue
-/// entries end with their sitemap component and that page, as an option).
-/// A version-2 to 5 store is read (its hash and fingerprint maps are
-/// ignored: the page records say the same; its records end before the
-/// appended fields, which read as one fetch with no validators and a
-/// sitemap component of 0) and relabelled 6 when opened, so an older build
-/// refuses it instead of misreading the appended fields; version 1 is
-/// refused.
-pub const FORMAT_VERSION: u32 = 6;
+/// entries end with their sitemap component and that page, as an option,
+/// then the focus components; 7: `b` values are references into the WARC
+/// files instead of bodies). A version-2 to 6 store is read (its hash and
+/// fingerprint maps are ignored: the page records say the same; its records
+/// end before the appended fields, which read as one fetch with no
+/// validators and components of 0; its bodies are removed) and relabelled 7
+/// when opened, so an older build refuses it instead of misreading the
+/// appended fields; version 1 is refused.
+pub const FORMAT_VERSION: u32 = 7;
 
 /// The oldest key layout version this build reads.
 const OLDEST_READABLE: u32 = 2;
@@ -214,7 +217,7 @@ pub trait Store: Send + Sync {
         &self,
         url: &QueuedUrl,
         page: &StoredPage,
-        body: Option<&[u8]>,
+        body: Option<BodyRef>,
         host: &HostStats,
     ) -> Result<(), StoreError> {
         self.complete_many(&[Completion {
@@ -240,8 +243,8 @@ pub trait Store: Send + Sync {
     fn next_page_id(&self) -> PageId;
     /// A page record.
     fn page(&self, id: PageId) -> Result<Option<StoredPage>, StoreError>;
-    /// A page body, when bodies are stored.
-    fn body(&self, id: PageId) -> Result<Option<Vec<u8>>, StoreError>;
+    /// Where a page's body is kept in the WARC files, when it is.
+    fn body_ref(&self, id: PageId) -> Result<Option<BodyRef>, StoreError>;
     /// A host's stats.
     fn host_stats(&self, host: &str) -> Result<Option<HostStats>, StoreError>;
     /// Pages recorded so far.

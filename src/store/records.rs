@@ -3,7 +3,7 @@
 //! primitives of `codec.rs`.
 
 use super::codec::{self, Dec, Enc};
-use super::{HostStats, QueueKey, QueuedUrl, StoredPage, UrlState};
+use super::{BodyRef, HostStats, QueueKey, QueuedUrl, StoredPage, UrlState};
 use crate::model::ScoreComponents;
 use crate::model::{Change, Decision, Revisit};
 
@@ -206,6 +206,20 @@ pub(super) fn dec_page(d: &mut Dec<'_>) -> codec::DecResult<StoredPage> {
                 },
             }
         },
+    })
+}
+
+pub(super) fn enc_body_ref(b: &BodyRef) -> Vec<u8> {
+    let mut e = Enc::with_capacity(16);
+    e.varint(u64::from(b.file)).varint(b.offset).varint(b.length);
+    e.buf
+}
+
+pub(super) fn dec_body_ref(d: &mut Dec<'_>) -> codec::DecResult<BodyRef> {
+    Ok(BodyRef {
+        file: u32::try_from(d.varint()?).map_err(|_| "WARC file number does not fit 32 bits".to_string())?,
+        offset: d.varint()?,
+        length: d.varint()?,
     })
 }
 

@@ -135,11 +135,16 @@ pub(crate) fn claim_complete_lifecycle(s: &dyn Store) {
     let p = page(s, &u, Decision::New);
     let mut hs = HostStats::default();
     hs.record(&p);
-    s.complete(&u, &p, Some(b"<html>"), &hs).unwrap();
+    let body = crate::model::BodyRef {
+        file: 3,
+        offset: 1 << 33,
+        length: 4321,
+    };
+    s.complete(&u, &p, Some(body), &hs).unwrap();
     assert_eq!(s.url_state(&u.canonical).unwrap(), Some(UrlState::Done(p.id)));
     assert_eq!(s.scan_queue("a.test", 10).unwrap(), vec![v.clone()]);
     assert_eq!(s.page(p.id).unwrap(), Some(p.clone()));
-    assert_eq!(s.body(p.id).unwrap().as_deref(), Some(&b"<html>"[..]));
+    assert_eq!(s.body_ref(p.id).unwrap(), Some(body));
     assert_eq!(s.host_stats("a.test").unwrap(), Some(hs.clone()));
     assert_eq!(s.pages_recorded().unwrap(), 1);
     assert_eq!(owners(s), (Some(p.id), Some(p.id)));

@@ -1,7 +1,7 @@
 //! Tests of the store: the shared suite over [`MemStore`] and [`SledStore`],
 //! format versions, corruption, combining and the seen-set cache.
 
-use super::keys::{id_key, queue_key, P};
+use super::keys::{id_key, queue_key, B, P};
 use super::*;
 use crate::model::priority_rank;
 use crate::model::Decision;
@@ -231,7 +231,11 @@ fn version_2_to_4_stores_are_read_and_relabelled() {
             hash_key.extend_from_slice(&[1; 32]);
             let mut fp_key = vec![b'f'];
             fp_key.extend_from_slice(&id.to_be_bytes());
-            let mut old = vec![(fp_key, Some(0x0bad_u64.to_be_bytes().to_vec()))];
+            // Versions before 5: the body itself under `b`.
+            let mut old = vec![
+                (fp_key, Some(0x0bad_u64.to_be_bytes().to_vec())),
+                (id_key(B, id), Some(b"<html><p>an old body</p>".to_vec())),
+            ];
             if version == 2 {
                 old.push((hash_key, Some(id.to_be_bytes().to_vec())));
             }
@@ -249,6 +253,9 @@ fn version_2_to_4_stores_are_read_and_relabelled() {
         assert_eq!(s.iter_pages().count(), 1);
         let fps: Vec<_> = s.iter_fingerprints().map(Result::unwrap).collect();
         assert_eq!(fps, vec![(id, fp)]);
+        // The old body is gone, not misread as a reference.
+        assert_eq!(s.body_ref(id).unwrap(), None, "version {version}");
+        assert!(s.backend().get(&id_key(B, id)).unwrap().is_none());
     }
 }
 

@@ -1,7 +1,7 @@
 //! The store's own records beside the shared ones in [`crate::model`]: the
 //! exact-duplicate hashes of a page, and one page to record.
 
-use crate::model::{HostStats, PageId, QueueKey, QueuedUrl, StoredPage};
+use crate::model::{BodyRef, HostStats, PageId, QueueKey, QueuedUrl, StoredPage};
 
 /// The exact-duplicate hashes of one recorded page (see [`Store::iter_hashes`](super::Store::iter_hashes)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,8 +24,8 @@ pub struct Completion<'a> {
     pub key: QueueKey,
     /// Its page (id from [`Store::allocate_page_id`](super::Store::allocate_page_id)).
     pub page: &'a StoredPage,
-    /// The body, when bodies are stored.
-    pub body: Option<&'a [u8]>,
+    /// Where its body is kept in the WARC files (`output.warc`).
+    pub body: Option<BodyRef>,
     /// The URL's host stats with this page counted.
     pub host: &'a HostStats,
 }

@@ -57,7 +57,24 @@
 //! Files: `record.rs` (one record's bytes: header fields, digests, record
 //! ids, gzip member), `writer.rs` ([`WarcWriter`]: files, rotation, the
 //! revisit index; [`WarcThread`]: the writer on a thread of its own),
-//! `read.rs` ([`read_file`]: a small reader, for tests and tools).
+//! `read.rs` ([`read_file`]: a small reader, for tests and tools;
+//! [`read_body`]: one page's body at its [`BodyRef`](crate::model::BodyRef)).
+//!
+//! # Bodies
+//!
+//! The WARC files are where a crawl keeps its page bodies: the store holds
+//! only each page's [`BodyRef`](crate::model::BodyRef) (file number, offset
+//! and length of the gzip member of its response record; for a revisit,
+//! the original's), which `--resume` (rebuilding host templates and content
+//! sketches) and `simcrawl eval --crawl` read with [`read_body`]. The
+//! decider hands each page to the writer thread as soon as it is decided;
+//! the writer acknowledges it once its records are written and flushed to
+//! the operating system ([`WarcThread::ack`]), and the group's store commit
+//! waits for those acknowledgements and records the references in the same
+//! batch as the pages. So every reference in the store points at bytes
+//! already written; a crawl killed before a commit may leave records of
+//! pages the store does not hold, which the resumed crawl fetches and
+//! writes again.
 
 mod read;
 mod record;
@@ -67,7 +84,7 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-pub use read::{read_file, WarcRecord};
+pub use read::{read_body, read_file, WarcRecord};
 pub use record::{sha1_base32, warc_date};
 pub use writer::{WarcOptions, WarcStats, WarcThread, WarcWriter};
 
@@ -125,6 +142,8 @@ pub struct Exchange {
 /// One recorded page: its exchange, if it got a response, and its metadata.
 #[derive(Debug, Clone, Default)]
 pub struct PageEntry {
+    /// The page's id (echoed by [`WarcThread::ack`]).
+    pub page: crate::model::PageId,
     /// The page's canonical URL (the metadata record's target when there
     /// is no exchange).
     pub uri: String,

@@ -6,6 +6,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use super::WarcError;
+use crate::model::BodyRef;
 
 /// One record read back.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,6 +97,52 @@ pub fn read_file(path: &Path) -> Result<Vec<WarcRecord>, WarcError> {
     }
     Ok(records)
 }
+
+/// The HTTP body kept at `at` in the WARC files of `dir` (a page's
+/// [`BodyRef`]): one gzip member read at its offset, which must hold a
+/// `response` record.
+pub fn read_body(dir: &Path, at: &BodyRef) -> Result<Vec<u8>, WarcError> {
+    use std::io::{Seek, SeekFrom};
+    let path = super::WarcWriter::file_path(dir, at.file);
+    let io = |source| WarcError::Io {
+        path: path.clone(),
+        source,
+    };
+    let bad = |what: String| WarcError::Malformed {
+        path: path.clone(),
+        what,
+    };
+    // A record is never larger than the largest body plus its headers; a
+    // length beyond what a file can hold is a damaged reference.
+    let len = usize::try_from(at.length)
+        .ok()
+        .filter(|&n| n <= MAX_MEMBER)
+        .ok_or_else(|| {
+            bad(format!(
+                "record at offset {}: length {} too large",
+                at.offset, at.length
+            ))
+        })?;
+    let mut file = std::fs::File::open(&path).map_err(io)?;
+    file.seek(SeekFrom::Start(at.offset)).map_err(io)?;
+    let mut member = vec![0; len];
+    file.read_exact(&mut member).map_err(io)?;
+    let mut bytes = Vec::new();
+    flate2::bufread::GzDecoder::new(&member[..])
+        .read_to_end(&mut bytes)
+        .map_err(|e| bad(format!("gzip member at offset {}: {e}", at.offset)))?;
+    let record = parse_record(&bytes, at.offset).map_err(|e| bad(format!("record at offset {}: {e}", at.offset)))?;
+    if record.header("WARC-Type") != Some("response") {
+        return Err(bad(format!("record at offset {} is not a response", at.offset)));
+    }
+    let body = record
+        .http_body()
+        .ok_or_else(|| bad(format!("response at offset {} has no HTTP body", at.offset)))?;
+    Ok(body.to_vec())
+}
+
+/// The largest gzip member [`read_body`] reads (1 GiB).
+const MAX_MEMBER: usize = 1 << 30;
 
 /// One record, exactly the whole of `bytes`.
 fn parse_record(bytes: &[u8], offset: u64) -> Result<WarcRecord, String> {

@@ -13,6 +13,7 @@ use flate2::Compression;
 
 use super::record::{self, Counting, RecordIds};
 use super::{PageEntry, WarcError};
+use crate::model::{BodyRef, PageId};
 
 /// What a [`WarcWriter`] needs to know of the crawl.
 #[derive(Debug, Clone)]
@@ -57,6 +58,8 @@ struct Original {
     id: Box<str>,
     uri: Box<str>,
     date: Box<str>,
+    /// Where the response record is: a revisit's body is kept there.
+    body: BodyRef,
 }
 
 /// A record's header fields and block parts, before it is written.
@@ -65,6 +68,8 @@ type PendingRecord<'a> = (Vec<(&'static str, String)>, Vec<&'a [u8]>);
 /// An open WARC file.
 struct OpenFile {
     path: PathBuf,
+    /// Its number (`simcrawl-NNNNN.warc.gz`).
+    number: u32,
     out: Counting<BufWriter<File>>,
     warcinfo_id: String,
 }
@@ -153,6 +158,7 @@ impl WarcWriter {
         if self.file.is_none() {
             let name = format!("{PREFIX}{:05}{SUFFIX}", self.next_number);
             let path = self.dir.join(&name);
+            let number = self.next_number;
             let f = std::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
@@ -169,6 +175,7 @@ impl WarcWriter {
                 },
                 warcinfo_id: self.ids.next_id(),
                 path,
+                number,
             };
             let mut info = format!(
                 "software: simcrawl/{}\r\nformat: WARC File Format 1.1\r\nconformsTo: https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\nhttp-header-user-agent: {}\r\n",
@@ -204,10 +211,17 @@ impl WarcWriter {
         }
     }
 
+    /// The path of file number `number` in `dir`.
+    pub fn file_path(dir: &Path, number: u32) -> PathBuf {
+        dir.join(format!("{PREFIX}{number:05}{SUFFIX}"))
+    }
+
     /// Write one page's records: response or revisit, request (when it got
     /// a response) and metadata. Begins the next file first when the open
-    /// one has reached `max_file_bytes`.
-    pub fn write(&mut self, page: &PageEntry) -> Result<(), WarcError> {
+    /// one has reached `max_file_bytes`. Returns where the page's body is:
+    /// its response record, or for a revisit the original's (None without
+    /// a response).
+    pub fn write(&mut self, page: &PageEntry) -> Result<Option<BodyRef>, WarcError> {
         if self
             .file
             .as_ref()
@@ -219,6 +233,7 @@ impl WarcWriter {
         let (request_id, meta_id) = (self.ids.next_id(), self.ids.next_id());
         let fallback_date = page.date.unwrap_or_else(SystemTime::now);
         let mut original_to_add = None;
+        let mut body_ref = None;
         let mut revisit = false;
         let head;
         let request;
@@ -250,6 +265,7 @@ impl WarcWriter {
                     fields.push(("WARC-Refers-To", o.id.to_string()));
                     fields.push(("WARC-Refers-To-Target-URI", o.uri.to_string()));
                     fields.push(("WARC-Refers-To-Date", o.date.to_string()));
+                    body_ref = Some(o.body);
                 }
                 None => {
                     fields.push(("WARC-Type", "response".into()));
@@ -259,11 +275,9 @@ impl WarcWriter {
                     if !x.truncated && !self.originals.contains_key(&body_sha1) {
                         original_to_add = Some((
                             body_sha1,
-                            Original {
-                                id: main_id.clone().into(),
-                                uri: x.target_uri.clone().into(),
-                                date: date.clone().into(),
-                            },
+                            main_id.clone().into_boxed_str(),
+                            x.target_uri.clone().into_boxed_str(),
+                            date.clone().into_boxed_str(),
                         ));
                     }
                 }
@@ -320,14 +334,23 @@ impl WarcWriter {
             return Err(WarcError::Thread("no open WARC file".into()));
         };
         let warcinfo = file.warcinfo_id.clone();
-        for (mut fields, block) in records {
+        for (i, (mut fields, block)) in records.into_iter().enumerate() {
             // WARC-Warcinfo-ID after the record's id and date.
             fields.insert(3.min(fields.len()), ("WARC-Warcinfo-ID", warcinfo.clone()));
             let named: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let offset = file.out.bytes;
             record::write_record(&mut file.out, gz, &named, &block).map_err(|source| WarcError::Io {
                 path: file.path.clone(),
                 source,
             })?;
+            // The first record of a page with an exchange is its response.
+            if i == 0 && page.exchange.is_some() && !revisit {
+                body_ref = Some(BodyRef {
+                    file: file.number,
+                    offset,
+                    length: file.out.bytes - offset,
+                });
+            }
         }
         let n = if page.exchange.is_some() { 3 } else { 1 };
         self.stats.records += n;
@@ -338,12 +361,12 @@ impl WarcWriter {
                 self.stats.responses += 1;
             }
         }
-        if let Some((k, o)) = original_to_add {
+        if let (Some((k, id, uri, date)), Some(body)) = (original_to_add, body_ref) {
             if self.originals.len() < ORIGINALS_MAX {
-                self.originals.insert(k, o);
+                self.originals.insert(k, Original { id, uri, date, body });
             }
         }
-        Ok(())
+        Ok(body_ref)
     }
 
     /// Hand what is buffered to the operating system (the writer thread
@@ -384,9 +407,12 @@ impl WarcWriter {
 const QUEUE: usize = 256;
 
 /// A [`WarcWriter`] on a thread of its own (`simcrawl-warc`): compression
-/// and digests stay off the thread that decides pages.
+/// and digests stay off the thread that decides pages. Each page written is
+/// acknowledged with where its body is ([`WarcThread::ack`]), once its
+/// records have been handed to the operating system.
 pub struct WarcThread {
     tx: Option<crossbeam_channel::Sender<PageEntry>>,
+    acks: crossbeam_channel::Receiver<(PageId, Option<BodyRef>)>,
     handle: Option<std::thread::JoinHandle<Result<WarcStats, WarcError>>>,
 }
 
@@ -398,17 +424,28 @@ impl std::fmt::Debug for WarcThread {
 
 impl WarcThread {
     /// Start the thread. It writes pages in the order they are sent, and
-    /// flushes its file whenever no page is waiting.
+    /// whenever no page is waiting flushes its file and acknowledges the
+    /// pages written since the last flush.
     pub fn spawn(mut writer: WarcWriter) -> Result<Self, WarcError> {
         let (tx, rx) = crossbeam_channel::bounded::<PageEntry>(QUEUE);
+        let (ack_tx, acks) = crossbeam_channel::unbounded();
         let handle = std::thread::Builder::new()
             .name("simcrawl-warc".into())
             .spawn(move || {
+                let mut written: Vec<(PageId, Option<BodyRef>)> = Vec::new();
+                let flush = |writer: &mut WarcWriter, written: &mut Vec<_>| -> Result<(), WarcError> {
+                    writer.flush()?;
+                    for a in written.drain(..) {
+                        // The crawl stopped listening: nothing to tell.
+                        let _ = ack_tx.send(a);
+                    }
+                    Ok(())
+                };
                 loop {
                     let page = match rx.try_recv() {
                         Ok(p) => p,
                         Err(crossbeam_channel::TryRecvError::Empty) => {
-                            writer.flush()?;
+                            flush(&mut writer, &mut written)?;
                             match rx.recv() {
                                 Ok(p) => p,
                                 Err(_) => break,
@@ -416,13 +453,16 @@ impl WarcThread {
                         }
                         Err(crossbeam_channel::TryRecvError::Disconnected) => break,
                     };
-                    writer.write(&page)?;
+                    let body = writer.write(&page)?;
+                    written.push((page.page, body));
                 }
+                flush(&mut writer, &mut written)?;
                 writer.finish()
             })
             .map_err(|e| WarcError::Thread(e.to_string()))?;
         Ok(WarcThread {
             tx: Some(tx),
+            acks,
             handle: Some(handle),
         })
     }
@@ -436,6 +476,19 @@ impl WarcThread {
         };
         if sent {
             return Ok(());
+        }
+        match self.join() {
+            Err(e) => Err(e),
+            Ok(_) => Err(WarcError::Thread("the WARC writer stopped early".into())),
+        }
+    }
+
+    /// The next page written, in the order sent, and where its body is:
+    /// waits until the writer has written and flushed it. When the writer
+    /// has failed, returns its error.
+    pub fn ack(&mut self) -> Result<(PageId, Option<BodyRef>), WarcError> {
+        if let Ok(a) = self.acks.recv() {
+            return Ok(a);
         }
         match self.join() {
             Err(e) => Err(e),
@@ -485,6 +538,7 @@ mod tests {
 
     fn page(uri: &str, body: &[u8], dup: bool) -> PageEntry {
         PageEntry {
+            page: 0,
             uri: uri.into(),
             date: Some(SystemTime::UNIX_EPOCH),
             exchange: Some(Exchange {
@@ -552,6 +606,71 @@ mod tests {
         }
         assert_eq!(recs[10].header("WARC-Target-URI"), Some("http://a.test/robots-says-no"));
         assert_eq!(recs[10].header("WARC-Concurrent-To"), None);
+    }
+
+    #[test]
+    fn body_refs_read_back_the_bodies_and_a_revisit_refers_to_its_original() {
+        let dir = tempfile::tempdir().unwrap();
+        // A limit of 1 byte: every page begins a file of its own.
+        let mut w = WarcWriter::create(dir.path(), opts(1)).unwrap();
+        let a = w
+            .write(&page("http://a.test/", b"<p>first</p>", false))
+            .unwrap()
+            .unwrap();
+        let b = w
+            .write(&page("http://a.test/b", b"<p>second</p>", false))
+            .unwrap()
+            .unwrap();
+        let copy = w.write(&page("http://a.test/copy", b"<p>first</p>", true)).unwrap();
+        let none = w
+            .write(&PageEntry {
+                uri: "http://a.test/disallowed".into(),
+                metadata: b"{}".to_vec(),
+                ..Default::default()
+            })
+            .unwrap();
+        w.finish().unwrap();
+        assert_eq!((a.file, b.file), (0, 1));
+        assert_eq!(copy, Some(a), "a revisit's body is its original's");
+        assert_eq!(none, None);
+        assert_eq!(super::super::read_body(dir.path(), &a).unwrap(), b"<p>first</p>");
+        assert_eq!(super::super::read_body(dir.path(), &b).unwrap(), b"<p>second</p>");
+        // A reference that does not point at a response record is an error.
+        let wrong = BodyRef { offset: 0, ..a };
+        assert!(matches!(
+            super::super::read_body(dir.path(), &wrong),
+            Err(WarcError::Malformed { .. })
+        ));
+        let missing = BodyRef { file: 9, ..a };
+        assert!(matches!(
+            super::super::read_body(dir.path(), &missing),
+            Err(WarcError::Io { .. })
+        ));
+    }
+
+    #[test]
+    fn the_thread_acknowledges_pages_in_order_once_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = WarcThread::spawn(WarcWriter::create(dir.path(), opts(1 << 30)).unwrap()).unwrap();
+        for id in 1..=3u64 {
+            let mut p = page(&format!("http://a.test/{id}"), format!("body {id}").as_bytes(), false);
+            p.page = id;
+            t.send(p).unwrap();
+        }
+        let mut refs = Vec::new();
+        for id in 1..=3u64 {
+            let (got, at) = t.ack().unwrap();
+            assert_eq!(got, id);
+            // Acknowledged means flushed: readable while the file is open.
+            let at = at.unwrap();
+            assert_eq!(
+                super::super::read_body(dir.path(), &at).unwrap(),
+                format!("body {id}").as_bytes()
+            );
+            refs.push(at);
+        }
+        assert!(refs.windows(2).all(|w| w[0].offset + w[0].length <= w[1].offset));
+        t.finish().unwrap();
     }
 
     #[test]

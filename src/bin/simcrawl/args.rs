@@ -350,6 +350,10 @@ pub(crate) enum BenchKind {
         /// WARC bytes against the bytes fetched); repeatable.
         #[arg(long = "set", value_name = "SECTION.KEY=VALUE")]
         set: Vec<String>,
+        /// Keep simcrawl's crawl directory here (must not exist) instead of
+        /// removing it, e.g. to compare `pages.jsonl` of two builds.
+        #[arg(long, value_name = "DIR")]
+        keep: Option<PathBuf>,
     },
 }
 

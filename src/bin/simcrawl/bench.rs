@@ -37,12 +37,14 @@ pub(crate) fn run(which: BenchKind) -> anyhow::Result<ExitCode> {
             peer_script,
             no_peer,
             set,
+            keep,
         } => {
             let opts = simcrawl::bench::CrawlBenchOptions {
                 pages,
                 max_pages,
                 peer_script: (!no_peer).then_some(peer_script),
                 overrides: set,
+                keep,
             };
             simcrawl::bench::run_crawl_bench(&opts, &mut std::io::stdout().lock())?;
             Ok(ExitCode::SUCCESS)
