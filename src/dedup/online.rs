@@ -188,25 +188,25 @@ mod tests {
     #[test]
     fn a_forgotten_page_is_decided_again_without_matching_itself() {
         let mut d = deduper();
-        assert_eq!(d.decide(1, &hashes(1), 0b1111, None).ruling.verdict, Verdict::New);
+        assert_eq!(d.decide(1, &hashes(1), 0b1111, None).unwrap().ruling.verdict, Verdict::New);
         // Page 1 revisited with near content: not a duplicate of itself.
         d.forget(1, Some(&[1; 32]), Some(&[1; 32]));
-        let got = d.decide(1, &hashes(2), 0b0111, None).ruling;
+        let got = d.decide(1, &hashes(2), 0b0111, None).unwrap().ruling;
         assert_eq!(got.verdict, Verdict::New);
         // Its old fingerprint and hashes no longer match; its new ones do.
         // (1 bit from the old fingerprint, 2 from the new: the new one counts.)
-        let near = d.decide(2, &hashes(3), 0b1111 ^ (1 << 40), None).ruling;
+        let near = d.decide(2, &hashes(3), 0b1111 ^ (1 << 40), None).unwrap().ruling;
         assert_eq!((near.verdict, near.dup_of), (Verdict::NearDuplicate, Some(1)));
         assert_eq!(near.distance, Some(2));
-        assert_eq!(d.decide(3, &hashes(1), !0, None).ruling.verdict, Verdict::New);
-        let exact = d.decide(4, &hashes(2), !0, None).ruling;
+        assert_eq!(d.decide(3, &hashes(1), !0, None).unwrap().ruling.verdict, Verdict::New);
+        let exact = d.decide(4, &hashes(2), !0, None).unwrap().ruling;
         assert_eq!((exact.verdict, exact.dup_of), (Verdict::ExactDuplicate, Some(1)));
         // Revisited into a copy of another page: it matches that page, and
         // nothing matches it any more.
         d.forget(1, Some(&[2; 32]), Some(&[2; 32]));
-        let copy = d.decide(1, &hashes(1), !0, None).ruling;
+        let copy = d.decide(1, &hashes(1), !0, None).unwrap().ruling;
         assert_eq!((copy.verdict, copy.dup_of), (Verdict::ExactDuplicate, Some(3)));
-        let far = d.decide(5, &hashes(5), 0b0111 ^ (1 << 50), None).ruling;
+        let far = d.decide(5, &hashes(5), 0b0111 ^ (1 << 50), None).unwrap().ruling;
         assert_eq!(far.verdict, Verdict::New);
     }
 

@@ -27,10 +27,9 @@
 //! response; with N, when the request starts). A host never has more than
 //! `[politeness] max_in_flight_per_host` (or its `[[hosts]]` rule's
 //! `max_in_flight`) requests under way: a URL counts from
-//! [`Frontier::next`] until its response is in ([`Frontier::fetched`]), not
-//! until its page is decided, so that a host's turn comes from its priority
-//! and politeness, not from how long its last page takes to analyse; at
-//! most `AHEAD_OF_DECISIONS` more of its pages may wait for their decision.
+//! [`Frontier::next`] until its response is in ([`Frontier::fetched`]), and
+//! at most `AHEAD_OF_DECISIONS` (0) more of its pages may wait for their
+//! decision, so that its next URL is chosen with its last page's links in.
 //! New hosts are ready at once.
 //!
 //! # Crash safety

@@ -6,10 +6,11 @@ use super::*;
 use crate::model::priority_rank;
 
 /// Pages of a host that may be fetched while its earlier pages still wait
-/// for their decision (and so for their out-links to be offered). 0 would
-/// serialize a host on the analysis and decision of each page; more lets
-/// a host's crawl run ahead of what its pages say about the next URL.
-pub(super) const AHEAD_OF_DECISIONS: usize = 1;
+/// for their decision (and so for their out-links to be offered). 0: a
+/// host's next URL is chosen once its last page is decided, with all that
+/// page's links in (docs/focus.md measures 1 and unbounded: a host then runs
+/// ahead of what its pages say about its next URL, and focused crawls lose).
+pub(super) const AHEAD_OF_DECISIONS: usize = 0;
 
 impl Frontier {
     /// Put a queued URL into the host's window if it belongs to the best

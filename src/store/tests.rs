@@ -374,7 +374,7 @@ fn format_4_records_read_without_the_recrawl_fields() {
 #[test]
 fn version_mismatch_is_a_clear_error() {
     // 1: a store of the build before queued URLs carried `tunnel`.
-    for old in [1u32, 7] {
+    for old in [1u32, FORMAT_VERSION + 1] {
         let dir = tempfile::tempdir().unwrap();
         {
             let s = SledStore::open(dir.path()).unwrap();
