@@ -20,6 +20,7 @@ mod recrawl;
 mod reports;
 mod requests;
 mod robots;
+mod scope_domains;
 mod sitemaps;
 mod testweb;
 mod warc;
