@@ -188,7 +188,10 @@ mod tests {
     #[test]
     fn a_forgotten_page_is_decided_again_without_matching_itself() {
         let mut d = deduper();
-        assert_eq!(d.decide(1, &hashes(1), 0b1111, None).unwrap().ruling.verdict, Verdict::New);
+        assert_eq!(
+            d.decide(1, &hashes(1), 0b1111, None).unwrap().ruling.verdict,
+            Verdict::New
+        );
         // Page 1 revisited with near content: not a duplicate of itself.
         d.forget(1, Some(&[1; 32]), Some(&[1; 32]));
         let got = d.decide(1, &hashes(2), 0b0111, None).unwrap().ruling;
