@@ -163,28 +163,10 @@ const MANUAL: &[&str] = &[
     "function",
 ];
 
-/// Words of its on-topic pages.
-const SKY: &[&str] = &[
-    "telescope",
-    "galaxy",
-    "nebula",
-    "orbit",
-    "planet",
-    "comet",
-    "asteroid",
-    "star",
-    "supernova",
-    "eclipse",
-    "lunar",
-    "solar",
-    "constellation",
-    "observatory",
-    "astronomy",
-    "cosmology",
-    "quasar",
-    "pulsar",
-    "meteor",
-];
+/// Words of its on-topic pages: the test web's astronomy vocabulary.
+fn sky() -> &'static [&'static str] {
+    simcrawl::testweb::topic_words("astronomy").expect("the test web has an astronomy topic")
+}
 
 /// `n` words drawn from `words` by a fixed generator seeded with `seed`.
 fn prose(words: &[&str], seed: u64, n: usize) -> String {
@@ -239,8 +221,8 @@ fn hub_site(path: &str) -> Option<String> {
                             format!("/reference/sky-{i}.html"),
                             format!(
                                 "{} {}",
-                                SKY[(i as usize) % SKY.len()],
-                                SKY[(i as usize + 5) % SKY.len()]
+                                sky()[(i as usize) % sky().len()],
+                                sky()[(i as usize + 5) % sky().len()]
                             ),
                         )
                     } else {
@@ -271,7 +253,7 @@ fn hub_site(path: &str) -> Option<String> {
                 // On-topic: each links to a deeper on-topic page.
                 page(
                     &format!("sky {i}"),
-                    prose(SKY, 1000 + i, 150),
+                    prose(sky(), 1000 + i, 150),
                     vec![(format!("/reference/sky-{}.html", i + 100), "more".into())],
                 )
             } else if let Some(i) = num(p, "/reference/mod-") {
