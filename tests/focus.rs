@@ -286,9 +286,7 @@ async fn focused_crawl_finds_on_topic_pages_behind_an_off_topic_hub() {
             None => (StatusCode::NOT_FOUND, "").into_response(),
         }
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let port = crate::support::serve(app).await;
     const N: usize = 40;
     let run = |focus: bool| async move {
         let dir = tempfile::tempdir().unwrap();

@@ -119,9 +119,7 @@ async fn start_server() -> (u16, Arc<Server>) {
             resp
         }
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let port = crate::support::serve(app).await;
     (port, server)
 }
 

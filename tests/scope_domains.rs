@@ -56,9 +56,7 @@ async fn start() -> (u16, Log) {
                 .into_response()
         }
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let port = crate::support::serve(app).await;
     (port, log)
 }
 

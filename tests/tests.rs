@@ -22,5 +22,6 @@ mod requests;
 mod robots;
 mod scope_domains;
 mod sitemaps;
+mod support;
 mod testweb;
 mod warc;
