@@ -14,13 +14,14 @@ pub(super) fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analys
     if let Some(x) = &resp.x_robots_tag {
         meta = meta.merge(extract::parse_x_robots_tag_for(x, &s.crawl.user_agent));
     }
-    let host = crate::features::template_key(&crate::host::host_key(url), url.path(), doc.lang.as_deref());
+    let host = crate::host::host_key(url);
+    let template_key = crate::features::template_key(&host, url.path(), doc.lang.as_deref());
     // Each block hashed once: for template learning, the features and, on a
     // young host, the page's template membership.
     let blocks = crate::features::block_hashes(&doc);
-    shared.templates.observe_hashes(&host, &blocks);
-    let template_version = shared.templates.version(&host);
-    let template = shared.templates.template_shared(&host);
+    shared.templates.observe_hashes(&template_key, &blocks);
+    let template_version = shared.templates.version(&template_key);
+    let template = shared.templates.template_shared(&template_key);
     let hashes = ContentHashes::compute(&resp.body, &doc);
     // An exact duplicate of a decided page (same body or text) needs no
     // fingerprint of its own: it takes its original's. A focused crawl
@@ -75,13 +76,14 @@ pub(super) fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analys
             links.push((c, found, 0.0));
         }
     }
-    let young = ((shared.templates.pages(&host) as usize) <= PROVISIONAL_PER_HOST).then(|| {
+    let young = ((shared.templates.pages(&template_key) as usize) <= PROVISIONAL_PER_HOST).then(|| {
         let member = in_template(&blocks, template.as_deref());
         (doc, blocks, member)
     });
     Analysis {
         young,
         host,
+        template: template_key,
         template_version,
         hashes,
         simhash: fp,

@@ -148,7 +148,8 @@ pub(super) struct Decider {
     pub(super) dedup: Deduper,
     policy: DedupPolicyEngine,
     mirrors: OnlineMirrors,
-    /// Young hosts' new pages, re-fingerprinted when the host template changes.
+    /// The new pages of young hosts and sections, per site, re-fingerprinted
+    /// when their template changes.
     provisional: HashMap<String, Vec<Provisional>>,
     provisional_len: usize,
     /// Redirect source → target (canonical), and hops leading to a URL.
@@ -233,9 +234,11 @@ impl DupChains {
     }
 }
 
-/// A new page of a young host, kept to be re-fingerprinted.
+/// A new page of a young host or section, kept to be re-fingerprinted.
 pub(super) struct Provisional {
     id: PageId,
+    /// Its [`template_key`](crate::features::template_key).
+    key: String,
     doc: Extracted,
     /// Block hashes of `doc`, and which were template blocks when `fp` was
     /// computed: a page's features depend on its host's template only
@@ -605,7 +608,7 @@ impl Decider {
         } else {
             rec.simhash = Some(simhash::to_hex(a.simhash));
             stored.simhash = Some(a.simhash);
-            self.refresh_provisional(&a.host)?;
+            self.refresh_provisional(&a.template)?;
             let judged = self
                 .dedup
                 .decide(id, &a.hashes, a.simhash, a.sketch.as_ref())
@@ -792,21 +795,37 @@ impl Decider {
 
     /// A page fingerprinted before its host's template was learned carries the
     /// template's weight; a copy fetched later does not, and would miss it.
-    /// So a young host's new pages are kept, and when the host's template
-    /// changes they are fingerprinted again and the new fingerprint is
-    /// indexed under the same page id (the old one stays: both name the page).
-    pub(super) fn refresh_provisional(&mut self, host: &str) -> Result<()> {
+    /// So the new pages of a young host, or of a young section of a host,
+    /// are kept, and when the template they were fingerprinted under (the
+    /// site's and their section's) changes they are fingerprinted again and
+    /// the new fingerprint is indexed under the same page id (the old one
+    /// stays: both name the page). A site's kept pages are looked at when
+    /// any page of the site is decided: its template changes with every
+    /// section's pages.
+    pub(super) fn refresh_provisional(&mut self, key: &str) -> Result<()> {
         let shared = &self.shared;
-        let Some(list) = self.provisional.get_mut(host) else {
+        let site = crate::features::template_site(key);
+        let Some(list) = self.provisional.get_mut(site) else {
             return Ok(());
         };
-        let version = shared.templates.version(host);
-        if list.iter().all(|p| p.version == version) {
-            return Ok(());
+        // Template version and pages of each key, looked up once per call.
+        let mut keys: HashMap<&str, (u64, usize)> = HashMap::new();
+        for p in list.iter() {
+            keys.entry(p.key.as_str()).or_insert_with(|| {
+                (
+                    shared.templates.version(&p.key),
+                    shared.templates.pages(&p.key) as usize,
+                )
+            });
         }
-        let template = shared.templates.template_shared(host);
-        for p in list.iter_mut().filter(|p| p.version != version) {
+        let keys: HashMap<String, (u64, usize)> = keys.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        for p in list.iter_mut() {
+            let version = keys.get(&p.key).map_or(0, |k| k.0);
+            if p.version == version {
+                continue;
+            }
             p.version = version;
+            let template = shared.templates.template_shared(&p.key);
             let member = in_template(&p.blocks, template.as_deref());
             if member == p.member {
                 // None of its blocks changed side: same features, same fp.
@@ -821,10 +840,13 @@ impl Decider {
                 .map_err(|e| Error::io(self.dedup.sketch_path(), e))?;
             p.fp = fp;
         }
-        // A host past its youth has a settled template: forget its pages.
-        if shared.templates.pages(host) as usize > 2 * PROVISIONAL_PER_HOST {
-            self.provisional_len -= list.len();
-            self.provisional.remove(host);
+        // A site or section past its youth has a settled template: forget
+        // its pages.
+        let before = list.len();
+        list.retain(|p| keys.get(&p.key).map_or(0, |k| k.1) <= 2 * PROVISIONAL_PER_HOST);
+        self.provisional_len -= before - list.len();
+        if list.is_empty() {
+            self.provisional.remove(site);
         }
         Ok(())
     }
@@ -836,10 +858,12 @@ impl Decider {
         let Some((doc, blocks, member)) = a.young.take() else {
             return;
         };
-        let list = self.provisional.entry(a.host.clone()).or_default();
-        if list.len() < PROVISIONAL_PER_HOST {
+        let site = crate::features::template_site(&a.template);
+        let list = self.provisional.entry(site.to_string()).or_default();
+        if list.iter().filter(|p| p.key == a.template).count() < PROVISIONAL_PER_HOST {
             list.push(Provisional {
                 id,
+                key: a.template.clone(),
                 doc,
                 blocks,
                 member,

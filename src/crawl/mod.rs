@@ -310,16 +310,19 @@ enum FetchedKind {
     Page(Box<Analysis>),
 }
 
-/// Early pages of a host are kept until its template settles (see
-/// [`Decider::refresh_provisional`]): at most this many per host...
+/// Early pages of a host, and of each section of it, are kept until their
+/// template settles (see [`Decider::refresh_provisional`]): at most this
+/// many per host or section...
 const PROVISIONAL_PER_HOST: usize = 48;
 /// ...and this many in all.
 const PROVISIONAL_MAX: usize = 20_000;
 
 /// The CPU work's result for one page.
 struct Analysis {
-    /// The template-learning key of the page's host.
+    /// The page's host ([`crate::host::host_key`]).
     host: String,
+    /// The page's template-learning key ([`crate::features::template_key`]).
+    template: String,
     /// The parsed page, while its host is young (its template may change),
     /// with the [`block_hash`](crate::features::block_hash) of each of its
     /// blocks and whether the template it was fingerprinted under held it.

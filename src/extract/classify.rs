@@ -85,14 +85,23 @@ pub(super) fn is_heading(name: &str) -> bool {
 
 pub(super) fn is_boilerplate(el: &impl ElementLike) -> bool {
     match el.name() {
-        "nav" | "header" | "footer" | "aside" => true,
+        // Page furniture: landmarks, and the controls and pop-ups of the
+        // page's interface (a button's label, a help dialog), never its text.
+        "nav" | "header" | "footer" | "aside" | "button" | "dialog" => true,
         "html" | "body" | "main" | "article" => false,
         _ => el.attrs().any(|(name, value)| match name {
             "role" => {
                 let r = value.trim();
-                ["navigation", "banner", "contentinfo", "complementary"]
-                    .iter()
-                    .any(|k| r.eq_ignore_ascii_case(k))
+                [
+                    "navigation",
+                    "banner",
+                    "contentinfo",
+                    "complementary",
+                    "dialog",
+                    "toolbar",
+                ]
+                .iter()
+                .any(|k| r.eq_ignore_ascii_case(k))
             }
             "class" | "id" => boilerplate_name(value),
             _ => false,
@@ -130,6 +139,9 @@ fn boilerplate_name(value: &str) -> bool {
         "cookies",
         "share",
         "social",
+        "popup",
+        "modal",
+        "toolbar",
     ];
     value
         .split(|c: char| c.is_ascii_whitespace() || c == '-' || c == '_')

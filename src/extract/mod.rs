@@ -74,13 +74,16 @@ pub struct TextBlock {
 pub enum BlockKind {
     /// The `<title>`.
     Title,
-    /// `<h1>`..`<h6>` outside structural boilerplate.
+    /// `<h1>`..`<h6>` outside structural boilerplate, or inside `<header>`
+    /// elements and no other boilerplate (an article's or a reference
+    /// page's own heading).
     Heading,
     /// Ordinary visible text.
     Body,
-    /// Text inside `nav`, `header`, `footer`, `aside` (or the ARIA roles
-    /// navigation, banner, contentinfo, complementary, or an ad or
-    /// navigation class name).
+    /// Text inside `nav`, `header`, `footer`, `aside`, the controls
+    /// `button` and `dialog` (or the ARIA roles navigation, banner,
+    /// contentinfo, complementary, dialog, toolbar, or an ad, navigation or
+    /// pop-up class name).
     Boilerplate,
     /// Outside structural boilerplate, a block whose text is at least half
     /// link text: an entry of a table of contents, a menu, prev/next links

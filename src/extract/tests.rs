@@ -219,3 +219,42 @@ fn plain_text_paragraphs() {
     assert!(looks_like_html(b"  <!doctype html>"));
     assert!(!looks_like_html(b"plain <b>text"));
 }
+
+/// Interface furniture is boilerplate; a page's own heading is a heading
+/// even inside `<header>` or around a permalink to itself.
+#[test]
+fn headings_and_interface_furniture() {
+    let html = r##"<html><body>
+<div class="mdbook-help-popup"><h2>Keyboard shortcuts</h2><p>Press S to search</p></div>
+<dialog><p>Settings</p></dialog>
+<header class="page"><h1>GtkWidget:visible</h1><p>Library version 4.8</p></header>
+<header><h1><a href="/">Site name</a></h1></header>
+<nav><h2>Contents</h2></nav>
+<h2><a href="#usage">Usage</a></h2>
+<h2><a href="other.html">Other page</a></h2>
+<p>Text <button>Copy item path</button> more text.</p>
+<div role="toolbar">Bold Italic</div>
+</body></html>"##;
+    let e = extract_html(html, 1 << 20);
+    let blocks: Vec<(&str, BlockKind)> = e.blocks.iter().map(|b| (b.text.as_str(), b.kind)).collect();
+    assert_eq!(
+        blocks,
+        vec![
+            ("Keyboard shortcuts", BlockKind::Boilerplate),
+            ("Press S to search", BlockKind::Boilerplate),
+            ("Settings", BlockKind::Boilerplate),
+            ("GtkWidget:visible", BlockKind::Heading),
+            ("Library version 4.8", BlockKind::Boilerplate),
+            ("Site name", BlockKind::Links),
+            ("Contents", BlockKind::Boilerplate),
+            ("Usage", BlockKind::Heading),
+            ("Other page", BlockKind::Links),
+            ("Text", BlockKind::Body),
+            ("Copy item path", BlockKind::Boilerplate),
+            ("more text.", BlockKind::Body),
+            ("Bold Italic", BlockKind::Boilerplate),
+        ]
+    );
+    // The streaming pass agrees.
+    assert_eq!(extract_html_tree(html, 1 << 20), e);
+}

@@ -39,6 +39,10 @@ pub(super) struct Walker {
     skip: u32,
     heading: u32,
     boilerplate: u32,
+    /// How many of the open boilerplate elements are `<header>`s: a
+    /// heading inside headers only (an article's or a reference page's
+    /// `<h1>`) is the page's heading, not furniture.
+    header: u32,
     /// Depth inside `<title>` (title text is taken only from the head's title).
     in_title: u32,
     title_buf: String,
@@ -52,6 +56,10 @@ pub(super) struct Walker {
     spans: Vec<(usize, usize, Option<usize>)>,
     /// Alphanumeric characters of the current block inside links.
     link_chars: usize,
+    /// The open `<a>` is a heading's link to a place on its own page (a
+    /// permalink such as `<h2><a href="#usage">Usage</a></h2>`): its text
+    /// is the heading's, not link text.
+    self_anchor: bool,
     /// Per open element: what `open` did (F_* bits), undone by `close`.
     open_flags: Vec<u8>,
 }
@@ -60,6 +68,7 @@ const F_SKIP: u8 = 1;
 const F_BLOCK: u8 = 2;
 const F_HEADING: u8 = 4;
 const F_BOILER: u8 = 8;
+const F_HEADER: u8 = 16;
 
 impl Walker {
     pub(super) fn new(max_text_bytes: usize) -> Self {
@@ -70,6 +79,7 @@ impl Walker {
             skip: 0,
             heading: 0,
             boilerplate: 0,
+            header: 0,
             in_title: 0,
             title_buf: String::new(),
             buf: String::new(),
@@ -78,6 +88,7 @@ impl Walker {
             anchor_pending_space: false,
             spans: Vec::new(),
             link_chars: 0,
+            self_anchor: false,
             open_flags: Vec::with_capacity(64),
         }
     }
@@ -117,6 +128,7 @@ impl Walker {
                     });
                     if name == "a" {
                         self.anchor = Some(self.out.links.len() - 1);
+                        self.self_anchor = self.heading > 0 && href.trim_start().starts_with('#');
                         self.anchor_pending_space = false;
                         if self.skip == 0 && self.boilerplate == 0 {
                             self.spans.push((self.out.links.len() - 1, self.buf.len(), None));
@@ -150,6 +162,10 @@ impl Walker {
             if is_boilerplate(el) {
                 self.boilerplate += 1;
                 flags |= F_BOILER;
+                if name == "header" {
+                    self.header += 1;
+                    flags |= F_HEADER;
+                }
             }
         }
         self.open_flags.push(flags);
@@ -165,6 +181,7 @@ impl Walker {
             self.title_buf.clear();
         }
         if name == "a" {
+            self.self_anchor = false;
             if let Some(i) = self.anchor.take() {
                 if let Some(span) = self.spans.iter_mut().rev().find(|s| s.0 == i) {
                     span.2.get_or_insert(self.buf.len());
@@ -185,6 +202,9 @@ impl Walker {
         if flags & F_BOILER != 0 {
             self.boilerplate = self.boilerplate.saturating_sub(1);
         }
+        if flags & F_HEADER != 0 {
+            self.header = self.header.saturating_sub(1);
+        }
     }
 
     pub(super) fn text(&mut self, text: &str) {
@@ -202,7 +222,9 @@ impl Walker {
                     push_collapsed(&mut link.anchor, text, &mut self.anchor_pending_space);
                 }
             }
-            self.link_chars += text.chars().filter(|c| c.is_alphanumeric()).count();
+            if !self.self_anchor {
+                self.link_chars += text.chars().filter(|c| c.is_alphanumeric()).count();
+            }
         }
         if self.out.truncated {
             return;
@@ -239,7 +261,8 @@ impl Walker {
         // table of contents, a menu, prev/next navigation, an index —
         // wherever it sits in the markup.
         let linked = link_chars > 0 && 2 * link_chars >= t.chars().filter(|c| c.is_alphanumeric()).count();
-        let kind = if self.boilerplate > 0 {
+        let in_headers_only = self.boilerplate == self.header && self.heading > 0;
+        let kind = if self.boilerplate > 0 && !in_headers_only {
             BlockKind::Boilerplate
         } else if linked {
             BlockKind::Links

@@ -64,7 +64,7 @@ use crate::extract::{BlockKind, Extracted};
 use crate::hash::{fmix64, fnv1a_continue};
 
 pub use lang::LANGUAGES;
-pub use template::{block_hash, block_hashes, template_key, HostTemplate, TemplateLearner};
+pub use template::{block_hash, block_hashes, template_key, template_site, HostTemplate, TemplateLearner};
 
 use lang::{algorithm, lang_id};
 use tokenize::case_fold;
@@ -284,16 +284,19 @@ impl FeatureExtractor {
             |k: BlockKind| -> usize { doc.blocks.iter().filter(|b| b.kind == k).map(|b| b.text.len()).sum() };
         let links_are_content =
             text_bytes(BlockKind::Links) > text_bytes(BlockKind::Body) + text_bytes(BlockKind::Heading);
+        let title = doc.title.as_deref().unwrap_or_default();
         if any {
             for (i, b) in doc.blocks.iter().enumerate() {
                 let m = mult(i, b.kind, structural);
                 if m > 0.0 {
                     // Content words: the weighed blocks but the <title> (the
-                    // page's name, not its content) and, on a page that is
-                    // not mostly links, link lists (menus, prev/next links,
-                    // tables of contents).
+                    // page's name, not its content) and a heading that
+                    // repeats it, and, on a page that is not mostly links,
+                    // link lists (menus, prev/next links, tables of
+                    // contents).
                     let content = match b.kind {
                         BlockKind::Title => false,
+                        BlockKind::Heading => !names_the_page(&b.text, title),
                         BlockKind::Links => links_are_content || !structural,
                         _ => true,
                     };
@@ -331,6 +334,24 @@ impl FeatureExtractor {
         self.add_text(&mut acc, lang, text, 1.0);
         acc.finish()
     }
+}
+
+/// Whether a heading repeats the page's title as written: the whole title,
+/// or its first part when the title adds the site's name after a
+/// separator ("Installing | Foo documentation"), case aside. A heading that
+/// differs from the title in any character (a reference page's
+/// "Foo.bar¶" under the title "Foo.bar — API") is content.
+fn names_the_page(heading: &str, title: &str) -> bool {
+    let heading = heading.trim();
+    let title = title.trim();
+    if heading.is_empty() {
+        return false;
+    }
+    heading.eq_ignore_ascii_case(title)
+        || [" | ", " — ", " – ", " - ", " · "]
+            .iter()
+            .filter_map(|sep| title.split_once(sep))
+            .any(|(first, _)| heading.eq_ignore_ascii_case(first.trim()))
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::hash::BuildHasherDefault;
 use rust_stemmers::Stemmer;
 
 use super::lang::LANGUAGES;
-use super::tokenize::for_each_word_ascii;
+use super::tokenize::{fold_into, for_each_word_ascii};
 use super::weigh::Accumulator;
 use super::{FastSet, FeatureExtractor};
 use crate::hash::{fmix64, fnv1a_continue, FNV1A_OFFSET};
@@ -68,7 +68,7 @@ impl FeatureExtractor {
                     word_key::<true>(w.as_bytes())
                 } else {
                     fold.clear();
-                    fold.extend(w.chars().flat_map(char::to_lowercase));
+                    fold_into(&mut fold, w);
                     word_key::<false>(fold.as_bytes())
                 };
                 if cache.len() >= STEM_CACHE_MAX {

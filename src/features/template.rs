@@ -38,28 +38,66 @@ const ISO_639_1: &[&str] = &[
     "ur", "uz", "ve", "vi", "vo", "wa", "wo", "xh", "yi", "yo", "za", "zh", "zu",
 ];
 
-/// The key a page's template is learned under: its host, or its host and
-/// language section when it has one — the `<html lang>` tag, else a leading
-/// path segment that is a language tag (`/fr/`, `/pt-BR/`, `/zh_CN/`), the
-/// usual layout of a translated site. Each language's navigation repeats
-/// across that language's pages only, so a host of many languages learns
-/// each one's template apart: a page whose content was left untranslated is
-/// then weighed by its content alone, like the original it copies.
+/// The key a page's template is learned under: its *site* — the host, or
+/// the host and its language section when it has one (the `<html lang>`
+/// tag, else a leading path segment that is a language tag: `/fr/`,
+/// `/pt-BR/`, `/zh_CN/`, the usual layout of a translated site) — and,
+/// when the page sits in a directory below that, its *section*: the first
+/// such directory (`/book/`, `/api/`).
+///
+/// Each language's navigation repeats across that language's pages only,
+/// so a host of many languages learns each one's template apart: a page
+/// whose content was left untranslated is then weighed by its content
+/// alone, like the original it copies. Likewise a host that serves several
+/// sites side by side (a book, an API reference and a cookbook under one
+/// documentation root) has chrome that repeats within one section but on
+/// too small a share of the host to be learned there: the template of a
+/// page is its site's template together with its section's
+/// ([`TemplateLearner`]).
+///
+/// The key is the site, then `|` and the section (which starts with `/`)
+/// when there is one; [`TemplateLearner`] takes it apart again.
 pub fn template_key(host: &str, path: &str, lang: Option<&str>) -> String {
+    let mut segs = path.trim_start_matches('/').split('/').peekable();
+    let mut lang_seg = None;
+    if let Some(first) = segs.peek().copied() {
+        // A leading language directory (more path follows).
+        if is_language_tag(first) && path.trim_start_matches('/').contains('/') {
+            lang_seg = Some(first.to_ascii_lowercase().replace('_', "-"));
+            segs.next();
+        }
+    }
     let section = lang
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .map(str::to_ascii_lowercase)
-        .or_else(|| {
-            let mut segs = path.trim_start_matches('/').split('/');
-            let first = segs.next()?;
-            // A directory (more path follows), named like a language tag.
-            segs.next()?;
-            is_language_tag(first).then(|| first.to_ascii_lowercase().replace('_', "-"))
-        });
-    match section {
+        .or(lang_seg);
+    let mut key = match section {
         Some(s) => format!("{host}|{s}"),
         None => host.to_string(),
+    };
+    // The first directory below the site, when more path follows it.
+    if let Some(dir) = segs.next().filter(|d| !d.is_empty()) {
+        if segs.peek().is_some() {
+            key.push_str("|/");
+            key.push_str(dir);
+            key.push('/');
+        }
+    }
+    key
+}
+
+/// The site of a [`template_key`]: the key without its section.
+pub fn template_site(key: &str) -> &str {
+    split_key(key).0
+}
+
+/// The site part of a [`template_key`] and its section key (the whole key)
+/// when it has a section.
+fn split_key(key: &str) -> (&str, Option<&str>) {
+    match key.find("|/") {
+        Some(i) => (&key[..i], Some(key)),
+        None => (key, None),
     }
 }
 
@@ -140,6 +178,9 @@ struct HostStats {
     version: u64,
     /// The template built for `version` (see [`TemplateLearner::template_shared`]).
     snapshot: Option<Arc<HostTemplate>>,
+    /// For a section: its union with its site's template, and the site's
+    /// version it was built with.
+    merged: Option<(u64, Arc<HostTemplate>)>,
 }
 
 impl HostStats {
@@ -148,6 +189,15 @@ impl HostStats {
         ((min_fraction * f64::from(self.pages)).ceil() as u32).max(min_pages)
     }
 }
+
+/// A section's template needs its blocks on this many of its pages at
+/// least (`template_min_pages` if larger)...
+const SECTION_MIN_PAGES: u32 = 16;
+/// ...and on this share of them (`template_min_fraction` if larger): the
+/// chrome of a section is on nearly all of its pages, while a block of
+/// content shared by a few pages of a small section would otherwise come
+/// and go as the crawl proceeds, in another order on a mirror.
+const SECTION_MIN_FRACTION: f64 = 0.6;
 
 /// Blocks remembered per host before those seen on one page only are dropped.
 const MAX_BLOCKS_PER_HOST: usize = 200_000;
@@ -196,29 +246,52 @@ impl TemplateLearner {
         &self.shards[(feature_hash(host.as_bytes()) % SHARDS as u64) as usize]
     }
 
-    /// Records one page of `host`: each distinct block counts once.
-    pub fn observe(&self, host: &str, doc: &Extracted) {
+    /// Records one page under its [`template_key`]: each distinct block
+    /// counts once, for the page's site and for its section.
+    pub fn observe(&self, key: &str, doc: &Extracted) {
         if self.enabled {
-            self.observe_hashes(host, &block_hashes(doc));
+            self.observe_hashes(key, &block_hashes(doc));
         }
     }
 
     /// [`TemplateLearner::observe`] given the page's [`block_hashes`].
-    pub fn observe_hashes(&self, host: &str, blocks: &[u64]) {
+    pub fn observe_hashes(&self, key: &str, blocks: &[u64]) {
         if !self.enabled {
             return;
         }
         let mut hashes = blocks.to_vec();
         hashes.sort_unstable();
         hashes.dedup();
-        let mut shard = self.shard(host).lock();
-        if !shard.contains_key(host) {
-            shard.insert(host.to_string(), HostStats::default());
+        let (site, section) = split_key(key);
+        self.count(site, &hashes, false);
+        if let Some(section) = section {
+            self.count(section, &hashes, true);
         }
-        let Some(st) = shard.get_mut(host) else { return };
+    }
+
+    /// `(min_pages, min_fraction)` of a site's or a section's template.
+    fn thresholds(&self, section: bool) -> (u32, f64) {
+        if section {
+            (
+                self.min_pages.max(SECTION_MIN_PAGES),
+                self.min_fraction.max(SECTION_MIN_FRACTION),
+            )
+        } else {
+            (self.min_pages, self.min_fraction)
+        }
+    }
+
+    /// One page's distinct block hashes counted under one key.
+    fn count(&self, key: &str, hashes: &[u64], section: bool) {
+        let (min_pages, min_fraction) = self.thresholds(section);
+        let mut shard = self.shard(key).lock();
+        if !shard.contains_key(key) {
+            shard.insert(key.to_string(), HostStats::default());
+        }
+        let Some(st) = shard.get_mut(key) else { return };
         st.pages = st.pages.saturating_add(1);
-        let need = st.need(self.min_pages, self.min_fraction);
-        for h in hashes {
+        let need = st.need(min_pages, min_fraction);
+        for &h in hashes {
             let c = st.counts.entry(h).or_insert(0);
             *c += 1;
             if *c >= need {
@@ -234,7 +307,7 @@ impl TemplateLearner {
         // set about the template's size instead of every block ever repeated.
         let HostStats { counts, candidates, .. } = &mut *st;
         candidates.retain(|h| counts.get(h).is_some_and(|&c| c >= need));
-        if st.pages >= self.min_pages {
+        if st.pages >= min_pages {
             let sig = st.candidates.iter().fold(0u64, |acc, h| acc ^ fmix64(*h));
             if sig != st.signature {
                 st.signature = sig;
@@ -243,33 +316,34 @@ impl TemplateLearner {
         }
     }
 
-    /// How many times the host's template (its set of template blocks) has
-    /// changed so far: 0 while the host has no template. Fingerprints
-    /// computed under an older version weighted some blocks that are now
-    /// cut; a crawl that wants exact consistency re-fingerprints a host's
-    /// earlier pages when this changes (it settles after a few dozen pages
-    /// on template-driven sites; see docs/fingerprints.md).
-    pub fn version(&self, host: &str) -> u64 {
-        self.shard(host).lock().get(host).map_or(0, |s| s.version)
+    /// How many times the template of pages under `key` (its site's and
+    /// its section's sets of template blocks) has changed so far: 0 while
+    /// neither has a template. Fingerprints computed under an older version
+    /// weighted some blocks that are now cut; a crawl that wants exact
+    /// consistency re-fingerprints earlier pages when this changes (it
+    /// settles after a few dozen pages on template-driven sites; see
+    /// docs/fingerprints.md).
+    pub fn version(&self, key: &str) -> u64 {
+        let (site, section) = split_key(key);
+        self.own_version(site) + section.map_or(0, |s| self.own_version(s))
     }
 
-    /// The host's template now, or None when learning is off or the host has
-    /// fewer than `template_min_pages` pages.
-    pub fn template(&self, host: &str) -> Option<HostTemplate> {
-        if !self.enabled {
-            return None;
-        }
-        let shard = self.shard(host).lock();
-        let st = shard.get(host)?;
-        if st.pages < self.min_pages {
-            return None;
-        }
-        Some(self.build(st))
+    fn own_version(&self, key: &str) -> u64 {
+        self.shard(key).lock().get(key).map_or(0, |s| s.version)
     }
 
-    /// The host's template as its counts stand now.
-    fn build(&self, st: &HostStats) -> HostTemplate {
-        let need = st.need(self.min_pages, self.min_fraction);
+    /// The template of pages under `key` now — its site's template blocks
+    /// and, once the section has enough pages, its section's (a section
+    /// asks more of a block: see `SECTION_MIN_FRACTION`) —
+    /// or None when learning is off or the site has fewer than
+    /// `template_min_pages` pages.
+    pub fn template(&self, key: &str) -> Option<HostTemplate> {
+        self.template_shared(key).map(|t| (*t).clone())
+    }
+
+    /// The template of one key as its counts stand now.
+    fn build(&self, st: &HostStats, min_pages: u32, min_fraction: f64) -> HostTemplate {
+        let need = st.need(min_pages, min_fraction);
         let blocks = st
             .candidates
             .iter()
@@ -284,31 +358,64 @@ impl TemplateLearner {
         }
     }
 
-    /// [`TemplateLearner::template`], shared: the snapshot is built once per
-    /// template version (the block set changes only with the version) and
-    /// handed out again until the next change, so its `pages` is the host's
-    /// page count when that version was first asked for. The crawl asks for
-    /// the template of every page it fingerprints; this keeps that O(1).
-    pub fn template_shared(&self, host: &str) -> Option<Arc<HostTemplate>> {
-        if !self.enabled {
-            return None;
-        }
-        let mut shard = self.shard(host).lock();
-        let st = shard.get_mut(host)?;
-        if st.pages < self.min_pages {
+    /// The template of one key (site or section), built once per version
+    /// of it and handed out again until the next change.
+    fn own_template(&self, key: &str, section: bool) -> Option<Arc<HostTemplate>> {
+        let (min_pages, min_fraction) = self.thresholds(section);
+        let mut shard = self.shard(key).lock();
+        let st = shard.get_mut(key)?;
+        if st.pages < min_pages {
             return None;
         }
         if let Some(t) = st.snapshot.as_ref().filter(|t| t.version == st.version) {
             return Some(t.clone());
         }
-        let t = Arc::new(self.build(st));
+        let t = Arc::new(self.build(st, min_pages, min_fraction));
         st.snapshot = Some(t.clone());
         Some(t)
     }
 
-    /// Pages observed for `host`.
-    pub fn pages(&self, host: &str) -> u32 {
-        self.shard(host).lock().get(host).map_or(0, |s| s.pages)
+    /// [`TemplateLearner::template`], shared: each site's and section's
+    /// snapshot is built once per version (the block set changes only with
+    /// the version), and a section's union with its site once per pair of
+    /// versions, and handed out again until the next change, so its `pages`
+    /// is the page count when that version was first asked for. The crawl
+    /// asks for the template of every page it fingerprints; this keeps that
+    /// O(1).
+    pub fn template_shared(&self, key: &str) -> Option<Arc<HostTemplate>> {
+        if !self.enabled {
+            return None;
+        }
+        let (site, section) = split_key(key);
+        let site_t = self.own_template(site, false)?;
+        let Some(section) = section else {
+            return Some(site_t);
+        };
+        let Some(section_t) = self.own_template(section, true) else {
+            return Some(site_t);
+        };
+        let version = site_t.version + section_t.version;
+        let mut shard = self.shard(section).lock();
+        let st = shard.get_mut(section)?;
+        if let Some((sv, t)) = st.merged.as_ref() {
+            if *sv == site_t.version && t.version == version {
+                return Some(t.clone());
+            }
+        }
+        let merged = Arc::new(HostTemplate {
+            blocks: site_t.blocks.union(&section_t.blocks).copied().collect(),
+            weight: self.weight,
+            pages: section_t.pages,
+            version,
+        });
+        st.merged = Some((site_t.version, merged.clone()));
+        Some(merged)
+    }
+
+    /// Pages observed under `key`: its section's when it has one, else its
+    /// site's.
+    pub fn pages(&self, key: &str) -> u32 {
+        self.shard(key).lock().get(key).map_or(0, |s| s.pages)
     }
 }
 
@@ -325,21 +432,85 @@ mod tests {
         assert_eq!(template_key("h:1", "/ca-ES/sect.x.html", None), "h:1|ca-es");
         assert_eq!(template_key("h:1", "/zh_CN/ch01.html", None), "h:1|zh-cn");
         assert_eq!(template_key("h:1", "/fr/", None), "h:1|fr");
-        assert_eq!(template_key("h:1", "/pt-BR/a/b.html", Some("pt")), "h:1|pt");
         assert_eq!(template_key("h:1", "/x.html", Some(" EN-us ")), "h:1|en-us");
-        // Not language sections: a file, other directories, unknown codes.
-        for path in [
-            "/fr",
-            "/fr.html",
-            "/api/x.html",
-            "/std/x.html",
-            "/xx/y.html",
-            "/en-toolong/y.html",
-            "/",
-        ] {
+        // Not language sections: a file, unknown codes, the root.
+        for path in ["/fr", "/fr.html", "/"] {
             assert_eq!(template_key("h:1", path, None), "h:1", "{path}");
         }
         assert!(ISO_639_1.windows(2).all(|w| w[0] < w[1]), "sorted for binary search");
+    }
+
+    #[test]
+    fn template_keys_name_the_first_directory_below_the_site() {
+        assert_eq!(template_key("h:1", "/std/iter/x.html", None), "h:1|/std/");
+        assert_eq!(template_key("h:1", "/api/x.html", None), "h:1|/api/");
+        assert_eq!(template_key("h:1", "/xx/y.html", None), "h:1|/xx/");
+        assert_eq!(template_key("h:1", "/en-toolong/y.html", None), "h:1|/en-toolong/");
+        assert_eq!(template_key("h:1", "/fr/guide/a.html", None), "h:1|fr|/guide/");
+        assert_eq!(template_key("h:1", "/pt-BR/a/b.html", Some("pt")), "h:1|pt|/a/");
+        assert_eq!(
+            template_key("h:1", "/book/", None),
+            "h:1|/book/",
+            "a directory's index is in it"
+        );
+        assert_eq!(
+            template_key("h:1", "/book", None),
+            "h:1",
+            "a file at the top is the site's"
+        );
+        assert_eq!(split_key("h:1|fr|/guide/"), ("h:1|fr", Some("h:1|fr|/guide/")));
+        assert_eq!(split_key("h:1|fr"), ("h:1|fr", None));
+    }
+
+    fn page(blocks: &[&str]) -> Extracted {
+        Extracted {
+            blocks: blocks
+                .iter()
+                .map(|b| TextBlock {
+                    text: (*b).to_string(),
+                    kind: BlockKind::Body,
+                })
+                .collect(),
+            ..Extracted::default()
+        }
+    }
+
+    /// Chrome repeated on every page of one section, but on too small a
+    /// share of the host to be the host's template, is cut on that
+    /// section's pages only; the host's own template applies everywhere.
+    #[test]
+    fn a_section_adds_its_own_repeated_blocks() {
+        let learner = TemplateLearner::new(&settings());
+        let (book, api) = ("h:1|/book/", "h:1|/api/");
+        for i in 0..80 {
+            learner.observe(api, &page(&["site menu", &format!("api {i}")]));
+        }
+        for i in 0..20 {
+            // "see also" is on half the book's pages: content, not chrome.
+            let also = if i % 2 == 0 { "see also" } else { "other" };
+            learner.observe(book, &page(&["site menu", "book help", also, &format!("chapter {i}")]));
+        }
+        let menu = block_hash("site menu");
+        let help = block_hash("book help");
+        let on_book = learner.template(book).expect("a template");
+        assert!(on_book.blocks.contains(&menu) && on_book.blocks.contains(&help));
+        let on_api = learner.template(api).expect("a template");
+        assert!(on_api.blocks.contains(&menu) && !on_api.blocks.contains(&help));
+        let on_site = learner.template("h:1").expect("a template");
+        assert!(
+            !on_site.blocks.contains(&help),
+            "20 of 100 pages are below the host's share"
+        );
+        assert!(!on_book.blocks.contains(&block_hash("see also")));
+        assert_eq!(learner.pages(book), 20);
+        assert_eq!(learner.pages("h:1"), 100);
+        assert_eq!(
+            learner.version(book),
+            learner.own_version("h:1") + learner.own_version(book)
+        );
+        // The union is shared until either side changes.
+        let again = learner.template_shared(book).expect("a template");
+        assert!(Arc::ptr_eq(&again, &learner.template_shared(book).expect("a template")));
     }
 
     proptest::proptest! {

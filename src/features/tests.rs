@@ -296,3 +296,24 @@ fn extractor_is_send_sync() {
     fn check2<T: Send + Sync>() {}
     check2::<TemplateLearner>();
 }
+
+/// A heading that repeats the page's title is its name, like the title:
+/// not content words. Other headings are.
+#[test]
+fn content_words_leave_out_a_heading_that_repeats_the_title() {
+    let fx = FeatureExtractor::new(&settings()).with_words(true);
+    let words = |title: &str, h1: &str| {
+        let html = format!("<title>{title}</title><h1>{h1}</h1><p>The same text of the page, word for word.</p>");
+        fx.features(&extract_html(&html, 1 << 20), None).words
+    };
+    let alpha = words("Alpha — Foo 2.1 documentation", "Alpha");
+    let beta = words("Beta", "Beta");
+    assert_eq!(alpha, beta);
+    assert_eq!(alpha.len(), 9);
+    let other = words("Beta", "Gamma ray");
+    assert_eq!(other.len(), 11, "a heading that is not the title is content");
+    let longer = words("Beta", "Beta and more");
+    assert_eq!(longer.len(), 12, "a heading longer than the title is content");
+    let marked = words("Beta — Foo", "Beta¶");
+    assert_eq!(marked.len(), 10, "a heading that differs in a character is content");
+}

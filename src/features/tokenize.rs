@@ -126,7 +126,21 @@ pub(super) fn case_fold(w: &str) -> String {
     if w.is_ascii() {
         w.to_ascii_lowercase()
     } else {
-        w.to_lowercase()
+        let mut out = String::with_capacity(w.len());
+        fold_into(&mut out, w);
+        out
+    }
+}
+
+/// Appends the case-folded `w` to `out`, with the typographic apostrophes
+/// (`’` `‘` `ʼ` `＇`) as `'`: "It’s" and "It's" are one word, as they are
+/// to a reader.
+pub(super) fn fold_into(out: &mut String, w: &str) {
+    for c in w.chars() {
+        match c {
+            '\u{2019}' | '\u{2018}' | '\u{02BC}' | '\u{FF07}' => out.push('\''),
+            c => out.extend(c.to_lowercase()),
+        }
     }
 }
 
@@ -135,6 +149,13 @@ mod tests {
     use unicode_segmentation::UnicodeSegmentation;
 
     use super::*;
+
+    #[test]
+    fn typographic_apostrophes_fold_to_ascii() {
+        let mut words = Vec::new();
+        for_each_word_ascii("It’s We‘ll DON'T", |w, _| words.push(case_fold(w)));
+        assert_eq!(words, vec!["it's", "we'll", "don't"]);
+    }
 
     proptest::proptest! {
         #[test]
