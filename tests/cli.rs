@@ -481,7 +481,7 @@ fn bench_commands_run_small_and_reject_bad_input() {
         "{out}"
     );
     let out = ok(simcrawl().args(["bench", "frontier", "--pages", "500"]));
-    assert!(out.contains("frontier over SledStore"), "{out}");
+    assert!(out.contains("frontier over DiskStore"), "{out}");
     let out = ok(simcrawl().args(["bench", "pipeline", "--pages", "40"]));
     assert!(out.contains("whole per-page path"), "{out}");
     let out = ok(simcrawl().args(["bench", "resume", "--pages", "2000"]));

@@ -336,6 +336,8 @@ struct CliCrawl {
     _dir: tempfile::TempDir,
     seeds: std::path::PathBuf,
     out: std::path::PathBuf,
+    /// `--set` arguments of the first run (a resume keeps the crawl's own).
+    sets: Vec<String>,
 }
 
 impl CliCrawl {
@@ -344,7 +346,12 @@ impl CliCrawl {
         let seeds = dir.path().join("seeds.txt");
         std::fs::write(&seeds, server.seeds().join("\n")).unwrap();
         let out = dir.path().join("out");
-        CliCrawl { _dir: dir, seeds, out }
+        CliCrawl {
+            _dir: dir,
+            seeds,
+            out,
+            sets: Vec::new(),
+        }
     }
 
     /// A new crawl from the seeds, or `--resume`; output discarded.
@@ -359,6 +366,9 @@ impl CliCrawl {
             c.arg("--resume");
         } else {
             c.arg("--seeds").arg(&self.seeds);
+            for kv in &self.sets {
+                c.args(["--set", kv]);
+            }
         }
         c.stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
@@ -389,8 +399,27 @@ impl CliCrawl {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resume_after_kill_matches_an_uninterrupted_crawl() {
+    kill_resume_and_compare(&[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_after_kill_on_the_fjall_store_matches_an_uninterrupted_crawl() {
+    let out = kill_resume_and_compare(&["store.engine=fjall"]).await;
+    // The resume opened the store on the engine that wrote it.
+    let store = out.path().join("out").join(simcrawl::model::CrawlDir::STORE_DIR);
+    assert_eq!(
+        simcrawl::store::Engine::of_dir(&store),
+        Some(simcrawl::store::Engine::Fjall)
+    );
+}
+
+/// Kill -9 a crawl started with `sets`, resume it to the end, and compare
+/// its pages and duplicate clusters with an uninterrupted crawl; returns
+/// the killed crawl's directory.
+async fn kill_resume_and_compare(sets: &[&str]) -> tempfile::TempDir {
     let server = start_web().await;
-    let cli = CliCrawl::new(&server);
+    let mut cli = CliCrawl::new(&server);
+    cli.sets = sets.iter().map(|s| s.to_string()).collect();
     // Kill -9 the crawl once it has recorded some pages.
     let mut child = cli.command(false).spawn().unwrap();
     cli.wait_for_records(250).await;
@@ -426,6 +455,7 @@ async fn resume_after_kill_matches_an_uninterrupted_crawl() {
     let (c_resumed, c_full) = (duplicate_clusters(&resumed), duplicate_clusters(&full));
     let differ: Vec<_> = c_resumed.symmetric_difference(&c_full).collect();
     assert!(differ.is_empty(), "clusters differ after the resume: {differ:?}");
+    cli._dir
 }
 
 /// The calendar trap of the test web is cut by the duplicate-chain rule:

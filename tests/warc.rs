@@ -149,10 +149,10 @@ async fn warc_records_match_what_the_test_web_serves() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_store_keeps_where_each_body_is_and_no_body() {
-    use simcrawl::store::{SledStore, Store};
+    use simcrawl::store::{DiskStore, Store};
     let (_web, _port, dir) = crawl_with_warc(&["output.warc_max_bytes=1048576"]).await;
     let warc = CrawlDir::new(dir.path()).warc();
-    let store = SledStore::open(&CrawlDir::new(dir.path()).store()).unwrap();
+    let store = DiskStore::open(&CrawlDir::new(dir.path()).store()).unwrap();
     let (mut read, mut files, mut shared) = (0, HashSet::new(), 0);
     let mut by_hash: HashMap<[u8; 32], simcrawl::model::BodyRef> = HashMap::new();
     for page in store.iter_pages() {

@@ -89,6 +89,23 @@ pub fn disk_usage(path: &Path) -> u64 {
     entries.flatten().map(|e| disk_usage(&e.path())).sum()
 }
 
+/// The bytes of every key and value in the store in `dir` (what it holds,
+/// against what it takes on disk), in all and per key prefix (its first
+/// byte: `q` queue, `s` seen-set, `p` pages, `b` body references, `H`
+/// hosts); `None` when it does not open.
+fn live_store_bytes(dir: &Path) -> Option<(u64, Vec<(char, u64)>)> {
+    use crate::store::Backend;
+    let store = crate::store::DiskStore::open(dir).ok()?;
+    let mut by_prefix = std::collections::BTreeMap::<char, u64>::new();
+    for r in store.backend().scan(&[]) {
+        let (k, v) = r.ok()?;
+        *by_prefix
+            .entry(char::from(k.first().copied().unwrap_or(b'?')))
+            .or_default() += (k.len() + v.len()) as u64;
+    }
+    Some((by_prefix.values().sum(), by_prefix.into_iter().collect()))
+}
+
 fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1u64 << 20) as f64
 }
@@ -287,6 +304,18 @@ pub fn run_crawl_bench(opts: &CrawlBenchOptions, out: &mut dyn Write) -> Result<
     )
     .map_err(io)?;
 
+    if let Some((live, by_prefix)) = live_store_bytes(&crawl_dir.join(crate::model::CrawlDir::STORE_DIR)) {
+        let parts: Vec<String> = by_prefix.iter().map(|(p, n)| format!("{p} {:.1}", mib(*n))).collect();
+        writeln!(
+            out,
+            "store:    {:.1} MiB of keys and values ({} MiB; {:.3} of the bytes fetched); on disk {:.2}x that",
+            mib(live),
+            parts.join(", "),
+            live as f64 / summary.bytes.max(1) as f64,
+            store as f64 / live.max(1) as f64
+        )
+        .map_err(io)?;
+    }
     warc_figures(&crawl_dir, out)?;
 
     match &opts.peer_script {

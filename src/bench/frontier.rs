@@ -15,7 +15,7 @@ use crate::config::Settings;
 use crate::error::{Error, Result};
 use crate::frontier::{Candidate, Frontier, NextUrl};
 use crate::model::{Decision, StoredPage};
-use crate::store::{MemStore, SledStore, Store};
+use crate::store::{DiskStore, MemStore, Store};
 
 const LINKS: u64 = 10;
 const HOSTS: u64 = 200;
@@ -89,7 +89,7 @@ pub fn run_frontier_bench(pages: u64, out: &mut impl Write) -> Result<()> {
     let mem = per_page(Arc::new(MemStore::new()), pages)?;
     let dir = std::env::temp_dir().join(format!("simcrawl-bench-frontier-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let sled = per_page(Arc::new(SledStore::open(&dir)?), pages);
+    let sled = per_page(Arc::new(DiskStore::open(&dir)?), pages);
     let _ = std::fs::remove_dir_all(&dir);
     let sled = sled?;
     let w = |e: std::io::Error| Error::io("stdout", e);
@@ -99,7 +99,7 @@ pub fn run_frontier_bench(pages: u64, out: &mut impl Write) -> Result<()> {
     )
     .map_err(w)?;
     writeln!(out, "baseline (heap + hash set): {:8.2} us/page  1.00x", base * 1e6).map_err(w)?;
-    for (name, t) in [("frontier over MemStore", mem), ("frontier over SledStore", sled)] {
+    for (name, t) in [("frontier over MemStore", mem), ("frontier over DiskStore", sled)] {
         writeln!(
             out,
             "{name:26}  {:8.2} us/page  {:5.1}x  ({:.0} pages/s on one thread)",

@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 pub fn run_resume_bench(pages: u64, out: &mut dyn Write) -> Result<()> {
     use crate::model::Decision;
     use crate::model::{HostStats, QueuedUrl, StoredPage};
-    use crate::store::{Completion, SledStore, Store};
+    use crate::store::{Completion, DiskStore, Store};
 
     let dir = std::env::temp_dir().join(format!("simcrawl-bench-resume-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -61,8 +61,13 @@ pub fn run_resume_bench(pages: u64, out: &mut dyn Write) -> Result<()> {
 
     let started = Instant::now();
     {
-        let store =
-            SledStore::open_cached(&dir, settings.frontier.seen_cache_urls, settings.store.cache_bytes)?.combining();
+        let store = DiskStore::open_cached(
+            &dir,
+            settings.store.engine,
+            settings.frontier.seen_cache_urls,
+            settings.store.cache_bytes,
+        )?
+        .combining();
         store.set_meta("seeds", b"http://h0.test/")?;
         let queued = pages / 4;
         const GROUP: u64 = 1000;
@@ -129,19 +134,30 @@ pub fn run_resume_bench(pages: u64, out: &mut dyn Write) -> Result<()> {
     };
 
     let t = Instant::now();
-    let cached = SledStore::open_cached(&dir, settings.frontier.seen_cache_urls, settings.store.cache_bytes)?;
+    let cached = DiskStore::open_cached(
+        &dir,
+        settings.store.engine,
+        settings.frontier.seen_cache_urls,
+        settings.store.cache_bytes,
+    )?;
     report("open (seen-set cache filled from s)", t, (pages + pages / 4) as usize)?;
     drop(cached);
     // sled's own part of the open (its log recovery), for comparison; the
     // crawl opens once, as the step above did.
     let t = Instant::now();
-    drop(SledStore::open(&dir)?);
+    drop(DiskStore::open(&dir)?);
     report("baseline: reopen without a seen-set cache", t, 0)?;
     // Each step below runs on a freshly reopened store (not timed), so each
     // starts with sled's page cache as cold as a resumed crawl's.
     let reopen = || -> Result<std::sync::Arc<dyn Store>> {
         Ok(std::sync::Arc::new(
-            SledStore::open_cached(&dir, settings.frontier.seen_cache_urls, settings.store.cache_bytes)?.combining(),
+            DiskStore::open_cached(
+                &dir,
+                settings.store.engine,
+                settings.frontier.seen_cache_urls,
+                settings.store.cache_bytes,
+            )?
+            .combining(),
         ))
     };
     let store = reopen()?;

@@ -110,7 +110,7 @@ raw_section!(
 );
 raw_section!(
     /// `[store]` as written.
-    RawStore { cache_mb: i64 }
+    RawStore { engine: String, cache_mb: i64 }
 );
 raw_section!(
     /// `[recrawl]` as written.

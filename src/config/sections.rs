@@ -275,7 +275,9 @@ pub struct MirrorSettings {
 /// `[store]`: the crawl store.
 #[derive(Debug, Clone)]
 pub struct StoreSettings {
-    /// Bytes of sled's page cache.
+    /// The engine of a new store (an existing one keeps its own).
+    pub engine: crate::store::Engine,
+    /// Bytes of the engine's cache.
     pub cache_bytes: u64,
 }
 

@@ -209,6 +209,15 @@ fn request_headers_proxy_and_cookies() {
 }
 
 #[test]
+fn store_engine_is_sled_or_fjall() {
+    use crate::store::Engine;
+    assert_eq!(Settings::default().store.engine, Engine::Sled);
+    assert_eq!(set(&["store.engine=\"fjall\""]).unwrap().store.engine, Engine::Fjall);
+    let e = set(&["store.engine=\"rocks\""]).unwrap_err().to_string();
+    assert!(e.contains("store.engine") && e.contains("fjall"), "{e}");
+}
+
+#[test]
 fn store_cache_is_bounded_in_mib() {
     assert_eq!(Settings::default().store.cache_bytes, 64 << 20);
     assert_eq!(set(&["store.cache_mb=128"]).unwrap().store.cache_bytes, 128 << 20);

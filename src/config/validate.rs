@@ -119,6 +119,14 @@ impl RawConfig {
         let sitemaps = sitemap_settings(&c, sitemaps)?;
         let hosts = hosts_settings(&c, hosts)?;
         let store = StoreSettings {
+            engine: c.choice(
+                "store.engine",
+                &store.engine,
+                &[
+                    ("fjall", crate::store::Engine::Fjall),
+                    ("sled", crate::store::Engine::Sled),
+                ],
+            )?,
             cache_bytes: c.uint::<u64>("store.cache_mb", store.cache_mb, 16, 65_536)? << 20,
         };
 

@@ -69,7 +69,7 @@ use crate::report::{self, CrawlStats, ReportPaths};
 use crate::simhash;
 use crate::sketch::minhash::MinHasher;
 use crate::sketch::{ContentSketch, Sketch, SketchIndex};
-use crate::store::{SledStore, Store};
+use crate::store::{DiskStore, Store};
 use crate::warc::{WarcOptions, WarcThread, WarcWriter};
 
 mod analyze;

@@ -111,7 +111,13 @@ pub(super) fn open_crawl(
 ) -> Result<Opened> {
     // Combining: queue updates go to the store with the next group commit.
     let store: Arc<dyn Store> = Arc::new(
-        SledStore::open_cached(store_dir, settings.frontier.seen_cache_urls, settings.store.cache_bytes)?.combining(),
+        DiskStore::open_cached(
+            store_dir,
+            settings.store.engine,
+            settings.frontier.seen_cache_urls,
+            settings.store.cache_bytes,
+        )?
+        .combining(),
     );
     if opts.resume {
         check_flush_mark(store_dir, store.pages_recorded()?)?;

@@ -195,7 +195,7 @@ pub fn eval_crawl(crawl: &Path, out_dir: &Path, settings: &Settings) -> crate::R
             crawl.display()
         )));
     }
-    let store = crate::store::SledStore::open(&dir.store())?;
+    let store = crate::store::DiskStore::open(&dir.store())?;
     let mut docs = Vec::new();
     for page in store.iter_pages() {
         let page = page?;

@@ -1,6 +1,8 @@
-//! The ordered key-value layer under [`KvStore`](super::KvStore): sled 0.34
-//! (two trees, `meta` and `crawl`) or a `BTreeMap` in memory. Only what the key
-//! layout needs: point reads, atomic batches, prefix scans in key order.
+//! The ordered key-value layer under [`KvStore`](super::KvStore): the
+//! [`Backend`] trait, sled 0.34 (two trees, `meta` and `crawl`) and a
+//! `BTreeMap` in memory (fjall and the choice between the engines on disk
+//! are in `fjall_kv.rs` and `disk.rs`). Only what the key layout needs:
+//! point reads, atomic batches, prefix scans in key order.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -46,7 +48,7 @@ fn backend(e: sled::Error) -> StoreError {
 /// Runs `f`, turning a panic of the storage engine (sled panics on some
 /// damaged files instead of returning an error) into
 /// [`StoreError::Damaged`] naming `dir`.
-fn guarded<T>(dir: &Path, f: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
+pub(super) fn guarded<T>(dir: &Path, f: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
     quiet_engine_panics();
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(r) => r,
@@ -83,10 +85,20 @@ fn quiet_engine_panics() {
 }
 
 /// A scan whose items are read under [`guarded`]; it ends after an error.
-struct GuardedIter<'a> {
+pub(super) struct GuardedIter<'a> {
     dir: &'a Path,
     inner: RawIter<'a>,
     done: bool,
+}
+
+impl<'a> GuardedIter<'a> {
+    pub(super) fn new(dir: &'a Path, inner: RawIter<'a>) -> Self {
+        GuardedIter {
+            dir,
+            inner,
+            done: false,
+        }
+    }
 }
 
 impl Iterator for GuardedIter<'_> {
@@ -202,11 +214,7 @@ impl Backend for SledBackend {
             Ok(it) => it,
             Err(e) => return Box::new(std::iter::once(Err(e))),
         };
-        Box::new(GuardedIter {
-            dir: &self.dir,
-            inner,
-            done: false,
-        })
+        Box::new(GuardedIter::new(&self.dir, inner))
     }
 
     fn last(&self, prefix: &[u8]) -> Result<Option<Entry>, StoreError> {

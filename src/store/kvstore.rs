@@ -13,7 +13,7 @@ use codec::Enc;
 pub type BatchOp = (Vec<u8>, Option<Vec<u8>>);
 
 /// The [`Store`] implementation over an ordered key-value [`Backend`]: the key
-/// layout of this module. [`SledStore`] and [`MemStore`] are its instances.
+/// layout of this module. [`DiskStore`] and [`MemStore`] are its instances.
 pub struct KvStore<K: Backend> {
     pub(super) kv: K,
     next_page_id: std::sync::atomic::AtomicU64,
@@ -70,24 +70,36 @@ const PENDING_MAX: usize = 4096;
 /// URLs a [`MemStore`]'s seen-set cache holds (tests: always complete).
 const MEM_SEEN_CACHE: usize = 1 << 20;
 
-/// The embedded sled store (`DIR/store/`).
-pub type SledStore = KvStore<SledBackend>;
+/// The store on disk (`DIR/store/`), on fjall or sled ([`Engine`]).
+pub type DiskStore = KvStore<DiskBackend>;
 /// An in-memory store for tests.
 pub type MemStore = KvStore<MemBackend>;
 
-impl SledStore {
-    /// Open (or create) the store in `dir`, checking its format version
-    /// (no seen-set cache: for tools that look up a few URLs).
+impl DiskStore {
+    /// Open the store in `dir` on the engine that wrote it (a new one on the
+    /// default engine), checking its format version (no seen-set cache: for
+    /// tools that look up a few URLs).
     pub fn open(dir: &std::path::Path) -> Result<Self, StoreError> {
-        KvStore::over(SledBackend::open(dir)?)
+        KvStore::over(DiskBackend::open(dir, Engine::default(), None)?)
     }
 
-    /// [`SledStore::open`] for a crawl: a seen-set cache of at most
+    /// [`DiskStore::open`], creating a new store on `engine`.
+    pub fn open_with(dir: &std::path::Path, engine: Engine) -> Result<Self, StoreError> {
+        KvStore::over(DiskBackend::open(dir, engine, None)?)
+    }
+
+    /// [`DiskStore::open`] for a crawl: a new store on `engine` (`[store]
+    /// engine`; an existing one keeps its own), a seen-set cache of at most
     /// `seen_cache` URLs (`[frontier] seen_cache_urls`), loaded from the
-    /// store, and sled's page cache bounded to `cache_bytes`
-    /// (`[store] cache_mb`).
-    pub fn open_cached(dir: &std::path::Path, seen_cache: usize, cache_bytes: u64) -> Result<Self, StoreError> {
-        KvStore::over_cached(SledBackend::open_with_cache(dir, Some(cache_bytes))?, seen_cache)
+    /// store, and the engine's cache bounded to `cache_bytes` (`[store]
+    /// cache_mb`).
+    pub fn open_cached(
+        dir: &std::path::Path,
+        engine: Engine,
+        seen_cache: usize,
+        cache_bytes: u64,
+    ) -> Result<Self, StoreError> {
+        KvStore::over_cached(DiskBackend::open(dir, engine, Some(cache_bytes))?, seen_cache)
     }
 }
 

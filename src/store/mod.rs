@@ -1,8 +1,8 @@
 //! Storage (pipeline: the sink of every stage, and the source of a resumed
 //! crawl): the [`Store`] trait, the seam behind which a distributed store
 //! (such as Redis Cluster) can later sit, and its two implementations:
-//! [`SledStore`] (embedded sled 0.34, the default, in `DIR/store/`) and
-//! [`MemStore`] (in memory, for tests). Both are [`KvStore`] over a small
+//! [`DiskStore`] (embedded, in `DIR/store/`: sled 0.34 by default or fjall 3,
+//! `[store] engine`; see [`Engine`]) and [`MemStore`] (in memory, for tests). Both are [`KvStore`] over a small
 //! ordered key-value [`Backend`]; one test suite (`store_suite!`, in `test_suite.rs`) runs
 //! against every implementation.
 //!
@@ -55,7 +55,9 @@
 //! sled writes its log every 500 ms by itself and recovers a consistent prefix
 //! of it after a crash: a kill may lose the last few hundred milliseconds of
 //! pages, which are then re-queued by resume (never recorded twice, never
-//! lost). [`Store::flush`] forces everything to disk (at shutdown, after seeding).
+//! lost). fjall writes each batch to its journal and hands it to the
+//! operating system before the commit returns. [`Store::flush`] forces
+//! everything to disk (at shutdown, after seeding).
 //!
 //! The crawl opens its store **combining** ([`KvStore::combining`]): queue
 //! updates wait in memory and go into the batch of the next page commit, so
@@ -76,6 +78,8 @@
 //! - `test_suite.rs`: the shared test suite; `tests.rs`: backend-specific tests.
 
 mod codec;
+mod disk;
+mod fjall_kv;
 mod keys;
 mod kv;
 mod kvstore;
@@ -88,8 +92,10 @@ pub(crate) mod test_suite;
 mod tests;
 mod types;
 
+pub use disk::{DiskBackend, Engine};
+pub use fjall_kv::FjallBackend;
 pub use kv::{Backend, Entry, MemBackend, RawIter, SledBackend};
-pub use kvstore::{BatchOp, KvStore, MemStore, SledStore};
+pub use kvstore::{BatchOp, DiskStore, KvStore, MemStore};
 pub use types::{Completion, PageHashes};
 
 use crate::model::{BodyRef, HostStats, PageId, QueueKey, QueuedUrl, StoredPage, UrlState};

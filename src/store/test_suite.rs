@@ -5,7 +5,7 @@
 /// The shared [`Store`] test suite: `store_suite!(module_name, make_store())`
 /// (any expression that dereferences to a store) expands to a test module running every case against the store the
 /// expression makes (one fresh store per case). Used for [`MemStore`] and
-/// [`SledStore`]; a future implementation adds one line.
+/// [`DiskStore`]; a future implementation adds one line.
 macro_rules! store_suite {
     ($name:ident, $make:expr) => {
         mod $name {

@@ -1,4 +1,4 @@
-//! Tests of the store: the shared suite over [`MemStore`] and [`SledStore`],
+//! Tests of the store: the shared suite over [`MemStore`] and [`DiskStore`],
 //! format versions, corruption, combining and the seen-set cache.
 
 use super::keys::{id_key, queue_key, B, P};
@@ -7,27 +7,48 @@ use crate::model::priority_rank;
 use crate::model::Decision;
 
 /// A sled store in a temporary directory removed on drop.
-struct TempSled(SledStore, #[allow(dead_code)] tempfile::TempDir);
+struct TempSled(DiskStore, #[allow(dead_code)] tempfile::TempDir);
 impl std::ops::Deref for TempSled {
-    type Target = SledStore;
-    fn deref(&self) -> &SledStore {
+    type Target = DiskStore;
+    fn deref(&self) -> &DiskStore {
         &self.0
     }
 }
 fn temp_sled() -> TempSled {
     let dir = tempfile::tempdir().unwrap();
-    TempSled(SledStore::open(&dir.path().join("store")).unwrap(), dir)
+    TempSled(DiskStore::open(&dir.path().join("store")).unwrap(), dir)
 }
 
 fn temp_sled_cached() -> TempSled {
     let dir = tempfile::tempdir().unwrap();
     TempSled(
-        SledStore::open_cached(&dir.path().join("store"), 1 << 10, 64 << 20).unwrap(),
+        DiskStore::open_cached(&dir.path().join("store"), Engine::default(), 1 << 10, 64 << 20).unwrap(),
+        dir,
+    )
+}
+
+/// A fjall store in a temporary directory (with a seen-set cache).
+fn temp_fjall() -> TempSled {
+    let dir = tempfile::tempdir().unwrap();
+    TempSled(
+        DiskStore::open_cached(&dir.path().join("store"), Engine::Fjall, 1 << 10, 16 << 20).unwrap(),
         dir,
     )
 }
 
 store_suite!(mem, Box::new(MemStore::new()));
+store_suite!(fjall_store, temp_fjall());
+store_suite!(fjall_uncached, {
+    let dir = tempfile::tempdir().unwrap();
+    TempSled(
+        DiskStore::open_with(&dir.path().join("store"), Engine::Fjall).unwrap(),
+        dir,
+    )
+});
+store_suite!(fjall_combining, {
+    let t = temp_fjall();
+    TempSled(t.0.combining(), t.1)
+});
 store_suite!(mem_uncached, Box::new(MemStore::over(MemBackend::default()).unwrap()));
 store_suite!(sled_store, temp_sled());
 store_suite!(sled_cached, temp_sled_cached());
@@ -139,10 +160,12 @@ fn combining_store_writes_held_updates_when_dropped() {
     let dir = tempfile::tempdir().unwrap();
     let a = test_suite::qurl("a.test", "a", 1.0, 1);
     {
-        let s = SledStore::open_cached(dir.path(), 16, 64 << 20).unwrap().combining();
+        let s = DiskStore::open_cached(dir.path(), Engine::default(), 16, 64 << 20)
+            .unwrap()
+            .combining();
         s.enqueue(std::slice::from_ref(&a)).unwrap();
     }
-    let s = SledStore::open(dir.path()).unwrap();
+    let s = DiskStore::open(dir.path()).unwrap();
     assert_eq!(s.queued("a.test", a.key()).unwrap(), Some(a.clone()));
     assert_eq!(s.url_state(&a.canonical).unwrap(), Some(UrlState::Queued(a.key())));
 }
@@ -158,7 +181,7 @@ fn seen_cache_is_loaded_on_reopen() {
     );
     let id;
     {
-        let s = SledStore::open_cached(dir.path(), 16, 64 << 20).unwrap();
+        let s = DiskStore::open_cached(dir.path(), Engine::default(), 16, 64 << 20).unwrap();
         s.enqueue(&[a.clone(), b.clone()]).unwrap();
         let p = test_suite::page(&s, &a, Decision::New);
         id = p.id;
@@ -167,7 +190,7 @@ fn seen_cache_is_loaded_on_reopen() {
         s.flush().unwrap();
     }
     for max in [0, 1, 16] {
-        let s = SledStore::open_cached(dir.path(), max, 64 << 20).unwrap();
+        let s = DiskStore::open_cached(dir.path(), Engine::default(), max, 64 << 20).unwrap();
         assert_eq!(s.url_state(&a.canonical).unwrap(), Some(UrlState::Done(id)), "{max}");
         assert_eq!(
             s.url_state(&b.canonical).unwrap(),
@@ -199,7 +222,7 @@ fn sled_reopen_keeps_state_and_next_id() {
     let u = test_suite::qurl("a.test", "x", 1.0, 1);
     let id;
     {
-        let s = SledStore::open(dir.path()).unwrap();
+        let s = DiskStore::open(dir.path()).unwrap();
         s.enqueue(std::slice::from_ref(&u)).unwrap();
         s.claim(&u).unwrap();
         let p = test_suite::page(&s, &u, Decision::New);
@@ -207,7 +230,7 @@ fn sled_reopen_keeps_state_and_next_id() {
         s.complete(&u, &p, None, &HostStats::default()).unwrap();
         s.flush().unwrap();
     }
-    let s = SledStore::open(dir.path()).unwrap();
+    let s = DiskStore::open(dir.path()).unwrap();
     assert_eq!(s.url_state(&u.canonical).unwrap(), Some(UrlState::Done(id)));
     assert!(s.allocate_page_id() > id);
 }
@@ -219,7 +242,7 @@ fn version_2_to_4_stores_are_read_and_relabelled() {
         let u = test_suite::qurl("a.test", "x", 1.0, 1);
         let (id, fp);
         {
-            let s = SledStore::open(dir.path()).unwrap();
+            let s = DiskStore::open(dir.path()).unwrap();
             s.enqueue(std::slice::from_ref(&u)).unwrap();
             let p = test_suite::page(&s, &u, Decision::New);
             (id, fp) = (p.id, p.simhash.unwrap());
@@ -243,7 +266,7 @@ fn version_2_to_4_stores_are_read_and_relabelled() {
             s.backend().meta_set("format_version", &version.to_be_bytes()).unwrap();
             s.flush().unwrap();
         }
-        let s = SledStore::open(dir.path()).unwrap();
+        let s = DiskStore::open(dir.path()).unwrap();
         assert_eq!(
             s.meta("format_version").unwrap().as_deref(),
             Some(&FORMAT_VERSION.to_be_bytes()[..])
@@ -267,7 +290,7 @@ fn older_queue_entries_read_with_no_sitemap_component() {
     let mut r = test_suite::qurl("a.test", "r", 1.0, 2);
     r.revisit = Some(9);
     {
-        let s = SledStore::open(dir.path()).unwrap();
+        let s = DiskStore::open(dir.path()).unwrap();
         s.enqueue(&[u.clone(), r.clone()]).unwrap();
         // What a version-4 build wrote: the entry without the trailer
         // (9 bytes: component and an empty option, then 17 bytes of later
@@ -287,7 +310,7 @@ fn older_queue_entries_read_with_no_sitemap_component() {
         s.backend().meta_set("format_version", &5u32.to_be_bytes()).unwrap();
         s.flush().unwrap();
     }
-    let s = SledStore::open(dir.path()).unwrap();
+    let s = DiskStore::open(dir.path()).unwrap();
     assert_eq!(
         s.meta("format_version").unwrap().as_deref(),
         Some(&FORMAT_VERSION.to_be_bytes()[..])
@@ -377,11 +400,11 @@ fn version_mismatch_is_a_clear_error() {
     for old in [1u32, FORMAT_VERSION + 1] {
         let dir = tempfile::tempdir().unwrap();
         {
-            let s = SledStore::open(dir.path()).unwrap();
+            let s = DiskStore::open(dir.path()).unwrap();
             s.backend().meta_set("format_version", &old.to_be_bytes()).unwrap();
             s.flush().unwrap();
         }
-        let e = SledStore::open(dir.path()).err().unwrap();
+        let e = DiskStore::open(dir.path()).err().unwrap();
         assert!(
             matches!(e, StoreError::Version { expected: FORMAT_VERSION, got } if got == old),
             "{e}"
@@ -408,4 +431,109 @@ fn corrupt_value_names_the_key() {
     assert!(s.page(5).is_err());
     assert!(s.iter_pages().next().unwrap().is_err());
     assert!(KvStore::over(std::mem::take(&mut s.kv)).is_ok());
+}
+
+#[test]
+fn a_store_reopens_on_the_engine_that_wrote_it() {
+    for (made, asked) in [(Engine::Sled, Engine::Fjall), (Engine::Fjall, Engine::Sled)] {
+        let dir = tempfile::tempdir().unwrap();
+        let q = crate::store::test_suite::qurl("a.test", "/x", 1.0, 0);
+        {
+            let s = DiskStore::open_with(dir.path(), made).unwrap();
+            assert_eq!(s.backend().engine(), made);
+            s.enqueue(std::slice::from_ref(&q)).unwrap();
+            s.flush().unwrap();
+        }
+        assert_eq!(Engine::of_dir(dir.path()), Some(made));
+        let s = DiskStore::open_cached(dir.path(), asked, 16, 16 << 20).unwrap();
+        assert_eq!(s.backend().engine(), made, "{made:?} store opened as {asked:?}");
+        assert_eq!(s.url_state(&q.canonical).unwrap(), Some(UrlState::Queued(q.key())));
+        assert_eq!(s.scan_queue("a.test", 10).unwrap(), vec![q.clone()]);
+    }
+    assert_eq!(Engine::of_dir(tempfile::tempdir().unwrap().path()), None);
+}
+
+#[test]
+fn fjall_batches_keep_the_last_write_of_a_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = DiskBackend::open(dir.path(), Engine::Fjall, None).unwrap();
+    b.apply(vec![
+        (b"k1".to_vec(), Some(b"a".to_vec())),
+        (b"k1".to_vec(), Some(b"b".to_vec())),
+        (b"k2".to_vec(), Some(b"x".to_vec())),
+        (b"k2".to_vec(), None),
+        (b"k3".to_vec(), None),
+        (b"k3".to_vec(), Some(b"z".to_vec())),
+    ])
+    .unwrap();
+    assert_eq!(b.get(b"k1").unwrap(), Some(b"b".to_vec()));
+    assert_eq!(b.get(b"k2").unwrap(), None);
+    assert_eq!(b.get(b"k3").unwrap(), Some(b"z".to_vec()));
+    assert_eq!(b.last(b"k").unwrap(), Some((b"k3".to_vec(), b"z".to_vec())));
+    let from: Vec<_> = b.scan_from(b"k", b"k2").map(|r| r.unwrap().0).collect();
+    assert_eq!(from, vec![b"k3".to_vec()]);
+}
+
+#[test]
+fn fjall_reopen_without_a_flush_keeps_what_was_committed() {
+    let dir = tempfile::tempdir().unwrap();
+    let u = test_suite::qurl("a.test", "x", 1.0, 1);
+    let id;
+    {
+        let s = DiskStore::open_with(dir.path(), Engine::Fjall).unwrap().combining();
+        s.enqueue(std::slice::from_ref(&u)).unwrap();
+        let p = test_suite::page(&s, &u, Decision::New);
+        id = p.id;
+        s.complete(&u, &p, None, &HostStats::default()).unwrap();
+        // Dropped without `flush`: the commit's batch is in the journal.
+    }
+    let s = DiskStore::open(dir.path()).unwrap();
+    assert_eq!(s.backend().engine(), Engine::Fjall);
+    assert_eq!(s.url_state(&u.canonical).unwrap(), Some(UrlState::Done(id)));
+    assert_eq!(s.pages_recorded().unwrap(), 1);
+    assert!(s.page(id).unwrap().is_some());
+    assert!(s.scan_queue("a.test", 10).unwrap().is_empty());
+    assert!(s.allocate_page_id() > id);
+}
+
+#[test]
+fn a_garbled_fjall_journal_keeps_the_batches_before_the_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let ids: Vec<u64> = {
+        let s = DiskStore::open_with(dir.path(), Engine::Fjall).unwrap();
+        (0..200)
+            .map(|i| {
+                let u = test_suite::qurl("a.test", &format!("p{i}"), 1.0, i);
+                s.enqueue(std::slice::from_ref(&u)).unwrap();
+                let p = test_suite::page(&s, &u, Decision::New);
+                s.complete(&u, &p, None, &HostStats::default()).unwrap();
+                p.id
+            })
+            .collect()
+    };
+    let journal = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "jnl"))
+        .unwrap();
+    let mut bytes = std::fs::read(&journal).unwrap();
+    // The journal file may be preallocated: damage the middle of what is written.
+    let written = bytes.iter().rposition(|&b| b != 0).unwrap() + 1;
+    let mid = written / 2;
+    for b in &mut bytes[mid..mid + 64] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(&journal, &bytes).unwrap();
+    let s = DiskStore::open(dir.path()).unwrap();
+    let kept: Vec<u64> = s.iter_pages().map(|p| p.unwrap().id).collect();
+    // A prefix of the batches, the pages recorded before the damage: what a
+    // crash leaves (resume queues the rest again).
+    assert!(
+        !kept.is_empty() && kept.len() < ids.len(),
+        "{} of {} kept",
+        kept.len(),
+        ids.len()
+    );
+    assert_eq!(kept, ids[..kept.len()]);
+    assert_eq!(s.pages_recorded().unwrap(), kept.len() as u64);
 }

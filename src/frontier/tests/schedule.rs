@@ -6,7 +6,7 @@ use std::time::Duration;
 use proptest::prelude::*;
 
 use super::*;
-use crate::store::SledStore;
+use crate::store::DiskStore;
 
 // ---------------------------------------------------------------------------
 // Seen-set, window refill, scheduling.
@@ -39,7 +39,7 @@ fn window_refills_from_store_in_priority_order() {
     let mut s = settings(&["crawl.max_urls_per_pattern=0"]);
     s.frontier.memory_window = 16;
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(SledStore::open(dir.path()).unwrap());
+    let store = Arc::new(DiskStore::open(dir.path()).unwrap());
     let f = Frontier::new(store, &s, &[u("http://a.test/")]).unwrap();
     // 10,000 URLs with scrambled relevance, in batches of 100.
     let n = 10_000u64;
@@ -213,7 +213,7 @@ fn resume_requeues_in_flight_urls() {
     let dir = tempfile::tempdir().unwrap();
     let (done, flying);
     {
-        let store: Arc<dyn Store> = Arc::new(SledStore::open(dir.path()).unwrap());
+        let store: Arc<dyn Store> = Arc::new(DiskStore::open(dir.path()).unwrap());
         let f = Frontier::new(store.clone(), &s, &[u("http://a.test/")]).unwrap();
         assert!(matches!(
             Frontier::new(store.clone(), &s, &[u("http://a.test/")]),
@@ -237,7 +237,7 @@ fn resume_requeues_in_flight_urls() {
         flying = b.canonical;
         store.flush().unwrap();
     }
-    let store: Arc<dyn Store> = Arc::new(SledStore::open(dir.path()).unwrap());
+    let store: Arc<dyn Store> = Arc::new(DiskStore::open(dir.path()).unwrap());
     let f = Frontier::resume(store, &s).unwrap();
     assert_eq!(f.len(), 3, "two queued + one re-queued");
     assert_eq!(f.in_flight(), 0);
@@ -260,7 +260,7 @@ fn moved_up_urls_complete_and_resume_under_their_stored_key() {
     let x = "http://a.test/x";
     let stored;
     {
-        let store: Arc<dyn Store> = Arc::new(SledStore::open(dir.path()).unwrap());
+        let store: Arc<dyn Store> = Arc::new(DiskStore::open(dir.path()).unwrap());
         let f = Frontier::new(store.clone(), &s, &[u("http://a.test/")]).unwrap();
         f.offer_many(&[link(x, 1), link("http://a.test/y", 1)]).unwrap();
         let Some(UrlState::Queued(k)) = store.url_state(x).unwrap() else {
@@ -291,7 +291,7 @@ fn moved_up_urls_complete_and_resume_under_their_stored_key() {
         store.flush().unwrap();
         // Killed here, with x in flight.
     }
-    let store: Arc<dyn Store> = Arc::new(SledStore::open(dir.path()).unwrap());
+    let store: Arc<dyn Store> = Arc::new(DiskStore::open(dir.path()).unwrap());
     let f = Frontier::resume(store.clone(), &s).unwrap();
     assert_eq!(f.len(), 2, "y queued, x re-queued");
     let got: Vec<QueuedUrl> = drain(&f);
@@ -346,7 +346,7 @@ fn kill_child() {
     let Ok(dir) = std::env::var("SIMCRAWL_KILL_DIR") else {
         return;
     };
-    let store: Arc<dyn Store> = Arc::new(SledStore::open(std::path::Path::new(&dir)).unwrap());
+    let store: Arc<dyn Store> = Arc::new(DiskStore::open(std::path::Path::new(&dir)).unwrap());
     let f = Frontier::new(
         store,
         &settings(&["crawl.max_urls_per_pattern=0"]),
@@ -374,7 +374,7 @@ fn kill_minus_nine_loses_nothing() {
         .status()
         .unwrap();
     assert!(!status.success(), "the child must die by abort");
-    let store: Arc<dyn Store> = Arc::new(SledStore::open(dir.path()).unwrap());
+    let store: Arc<dyn Store> = Arc::new(DiskStore::open(dir.path()).unwrap());
     let before = store.pages_recorded().unwrap();
     assert!(before >= 100, "flushed pages survive: {before}");
     let f = Frontier::resume(store.clone(), &settings(&["crawl.max_urls_per_pattern=0"])).unwrap();
