@@ -144,10 +144,11 @@ fn bench(c: &mut Criterion) {
         g.bench_with_input(BenchmarkId::new("7_focus", label), &(&doc, &feats), |b, (d, f)| {
             let mut buf = String::new();
             b.iter(|| {
-                let mut sum = focus.page_relevance(black_box(f));
+                let v = focus.vector();
+                let mut sum = focus.page_relevance(&v, black_box(f));
                 let language = fx.language(d);
                 for l in &d.links {
-                    sum += focus.link_relevance(focus.link_text(l, &mut buf), language);
+                    sum += focus.link_relevance(&v, focus.link_text(l, &mut buf), language);
                 }
                 sum
             })

@@ -5,7 +5,8 @@
 #
 # Needs the corpus served (corpus.sh build|start) and the on-topic truth
 # (focus_truth.py extract DATA_DIR, then focus_truth.py topics DATA_DIR).
-# Runs target/release/simcrawl over the seeds of `corpus.sh seeds` (one per
+# Runs $SIMCRAWL (default: release/simcrawl under $CARGO_TARGET_DIR, else
+# under the repo's target/) over the seeds of `corpus.sh seeds` (one per
 # site) with the same settings for every crawl: crawl.concurrency = 4 (fewer
 # connections than hosts, so priorities decide), fixed delays off (local
 # servers), no per-address cap, max_pages = N (default 3000). One crawl
@@ -33,7 +34,7 @@ while [[ $# -gt 0 ]]; do
 done
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-bin=${SIMCRAWL:-$repo/target/release/simcrawl}
+bin=${SIMCRAWL:-${CARGO_TARGET_DIR:-$repo/target}/release/simcrawl}
 [[ -x "$bin" ]] || { echo "missing $bin: cargo build --release" >&2; exit 1; }
 topics=${TOPICS:-$here/topics.tsv}
 py=python3
@@ -57,8 +58,8 @@ run() {  # run DIR ARGS...: one crawl, quietly, with its command line and times 
 }
 run "$out/bfs"
 {
-    echo "| topic | on-topic pages (corpus) | breadth-first harvest | focused harvest | ratio | first half: breadth-first | focused | ratio |"
-    echo "|---|---|---|---|---|---|---|---|"
+    echo "| topic | on-topic pages (corpus) | breadth-first harvest | focused harvest | ratio | first half: breadth-first | focused | ratio | distinct: breadth-first | focused | ratio |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$out/focus.md"
 echo "{" >"$out/focus.json"
 first=1
@@ -81,7 +82,8 @@ n = sum(1 for l in open(truth) if l.strip())
 b, f = j["bfs"], j["focused"]
 r = lambda a, c: f"{a / c:.2f}x" if c else "n/a"
 print(f"| {name} | {n} | {b['harvest_rate']:.3f} | {f['harvest_rate']:.3f} | {r(f['harvest_rate'], b['harvest_rate'])} "
-      f"| {b['first_half_rate']:.3f} | {f['first_half_rate']:.3f} | {r(f['first_half_rate'], b['first_half_rate'])} |")
+      f"| {b['first_half_rate']:.3f} | {f['first_half_rate']:.3f} | {r(f['first_half_rate'], b['first_half_rate'])} "
+      f"| {b['distinct_rate']:.3f} | {f['distinct_rate']:.3f} | {r(f['distinct_rate'], b['distinct_rate'])} |")
 PY
 done <"$topics"
 echo "}" >>"$out/focus.json"

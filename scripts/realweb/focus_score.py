@@ -9,7 +9,10 @@ order; robots.txt fetches are not records) are its pages. A page is
 on-topic when its URL, canonical URL or final URL is in the truth file.
 Prints, per crawl: the harvest rate over the N pages, over the first half,
 the on-topic pages found, and the cumulative harvest curve at tenths of N;
-then the ratio of each crawl's rate to the first crawl's.
+then the ratio of each crawl's rate to the first crawl's. The distinct
+harvest rate counts only on-topic records decided `new` (not an exact or
+near duplicate of a page fetched before): the truth lists every copy of a
+mirrored page, and a crawl that skips copies on purpose finds fewer.
 """
 
 import argparse
@@ -23,7 +26,7 @@ def load_truth(path):
 
 
 def harvest(crawl, truth, n):
-    hits = []
+    hits, distinct = [], 0
     with open(os.path.join(crawl, "pages.jsonl"), encoding="utf-8") as f:
         for line in f:
             if len(hits) >= n:
@@ -31,6 +34,7 @@ def harvest(crawl, truth, n):
             r = json.loads(line)
             urls = {r.get("url"), r.get("canonical"), r.get("final_url")}
             hits.append(1 if urls & truth else 0)
+            distinct += hits[-1] if r.get("decision") == "new" else 0
     pages = len(hits)
     half = (pages + 1) // 2
     curve = []
@@ -42,6 +46,7 @@ def harvest(crawl, truth, n):
         "on_topic": sum(hits),
         "harvest_rate": sum(hits) / pages if pages else 0.0,
         "first_half_rate": sum(hits[:half]) / half if half else 0.0,
+        "distinct_rate": distinct / pages if pages else 0.0,
         "curve": curve,
     }
 
@@ -66,7 +71,7 @@ def main():
     for label, h in rows:
         curve = " ".join(f"{r:.3f}" for _, r in h["curve"])
         print(f"  {label:<10} pages {h['pages']:>5}  on-topic {h['on_topic']:>5}  harvest {h['harvest_rate']:.3f}"
-              f"  first half {h['first_half_rate']:.3f}  ratio {h['harvest_rate'] / base:.2f}x  curve {curve}")
+              f"  first half {h['first_half_rate']:.3f}  distinct {h['distinct_rate']:.3f}  ratio {h['harvest_rate'] / base:.2f}x  curve {curve}")
 
 
 if __name__ == "__main__":

@@ -255,10 +255,20 @@ pub struct FocusSettings {
     pub examples: Vec<PathBuf>,
     /// A page is on-topic when its relevance is at least this (tunnelling, harvest rate).
     pub on_topic: f64,
+    /// ... or at least this quantile of the relevance of the pages seen so
+    /// far, when that is lower ([`crate::focus::Evidence::threshold`];
+    /// 0 = `on_topic` only).
+    pub on_topic_quantile: f64,
     pub min_relevance: f64,
     pub tunnel_distance: u32,
     pub parent_weight: f64,
     pub anchor_weight: f64,
+    /// Priority points by which a ready URL may trail the best URL of a
+    /// host that waits only for its response or its page's decision before
+    /// the fetch slot waits for that host instead (see [`crate::frontier`]).
+    pub hold_margin: f64,
+    /// How long a fetch slot waits so at most (0 = never).
+    pub hold: std::time::Duration,
 }
 
 /// `[mirror]`: online mirror detection.

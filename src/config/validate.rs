@@ -515,10 +515,13 @@ fn focus_settings(c: &Check, focus: RawFocus) -> Result<FocusSettings, ConfigErr
     let focus = FocusSettings {
         enabled: focus.enabled,
         on_topic: c.float("focus.on_topic", focus.on_topic, 0.0, 1.0)?,
+        on_topic_quantile: c.float("focus.on_topic_quantile", focus.on_topic_quantile, 0.0, 1.0)?,
         min_relevance: c.float("focus.min_relevance", focus.min_relevance, 0.0, 1.0)?,
         tunnel_distance: c.uint("focus.tunnel_distance", focus.tunnel_distance, 0, 100)?,
         parent_weight: c.float("focus.parent_weight", focus.parent_weight, 0.0, 100.0)?,
         anchor_weight: c.float("focus.anchor_weight", focus.anchor_weight, 0.0, 100.0)?,
+        hold_margin: c.float("focus.hold_margin", focus.hold_margin, 0.0, 1000.0)?,
+        hold: c.ms("focus.hold_ms", focus.hold_ms, 0, 60_000)?,
         examples: focus.examples.iter().map(PathBuf::from).collect(),
         keywords: focus.keywords,
     };

@@ -31,11 +31,17 @@ pub(super) fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analys
     } else {
         None
     };
+    // The topic's weights as they are now, for the page and its links.
+    let topic = shared.focus.as_ref().map(|f| f.vector());
     let (fp, relevance, sketch) = match known {
         Some(fp) => (fp, None, None),
         None => {
             let features = shared.fx.features_hashed(&doc, &blocks, template.as_deref());
-            let relevance = shared.focus.as_ref().map(|f| f.page_relevance(&features));
+            let relevance = shared
+                .focus
+                .as_ref()
+                .zip(topic.as_ref())
+                .map(|(f, v)| f.page_relevance(v, &features));
             let sketch = page_sketch(&shared.fx, shared.verifier.as_ref(), &doc, &features);
             (simhash::simhash(&features), relevance, sketch)
         }
@@ -57,10 +63,9 @@ pub(super) fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analys
         }
         if let Ok(u) = shared.canon.resolve(&base, &l.href) {
             if seen.first_time(&links, &u) {
-                let rel = shared
-                    .focus
-                    .as_ref()
-                    .map_or(0.0, |f| f.link_relevance(f.link_text(l, &mut link_text), language));
+                let rel = shared.focus.as_ref().zip(topic.as_ref()).map_or(0.0, |(f, v)| {
+                    f.link_relevance(v, f.link_text(l, &mut link_text), language)
+                });
                 links.push((u, canon::redacted_href(&base, &l.href), rel));
             }
         }

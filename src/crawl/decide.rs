@@ -321,7 +321,10 @@ impl Decider {
         let mut redirects = HashMap::new();
         let mut dup_chains = DupChains::default();
         let mut logged = LogCounts::default();
-        let mut evidence = s.focus.enabled.then(|| focus::Evidence::new(s.focus.on_topic));
+        let mut evidence = s
+            .focus
+            .enabled
+            .then(|| focus::Evidence::new(s.focus.on_topic, s.focus.on_topic_quantile));
         for r in previous {
             logged.add(r);
             if let (Some(e), Some(rel)) = (evidence.as_mut(), r.relevance) {
@@ -421,11 +424,12 @@ impl Decider {
         Ok(Decided {
             index: self.dedup.into_index(),
             mirror_demoted: self.mirror_demoted,
-            focus: self
-                .shared
-                .focus
-                .is_some()
-                .then_some((self.shared.settings.focus.on_topic, self.focus_cut)),
+            focus: self.shared.focus.is_some().then_some((
+                self.evidence
+                    .as_ref()
+                    .map_or(self.shared.settings.focus.on_topic, |e| e.threshold()),
+                self.focus_cut,
+            )),
             dropped: self.dropped,
             demoted: self.demoted,
             reused: self.reused,
@@ -516,6 +520,12 @@ impl Decider {
                 }
             }
         }
+        // A focused crawl chooses the host's next URL now, with this page's
+        // links in, rather than after the group's commit (up to GROUP_WAIT).
+        if shared.focus.is_some() {
+            frontier.decided(&f.q)?;
+            shared.wake.notify_one();
+        }
         // Log first (buffered), then commit with the group: see the module
         // docs on crash safety.
         self.log
@@ -583,9 +593,12 @@ impl Decider {
         rec.text_hash = Some(a.hashes.text_hex());
         rec.relevance = a.relevance;
         if let (Some(e), Some(rel)) = (self.evidence.as_mut(), a.relevance) {
+            // By the frontier's host key (`a.host` is the template key,
+            // which may name a language section of the host).
             if let Ok(u) = Url::parse(&rec.final_url) {
-                e.observe(&u, &a.host, rel);
-                shared.frontier.set_host_relevance(&a.host, e.host_relevance(&a.host))?;
+                let host = host_key(&u);
+                e.observe(&u, &host, rel);
+                shared.frontier.set_host_relevance(&host, e.host_relevance(&host))?;
             }
         }
         stored.content_hash = Some(a.hashes.body);
@@ -655,11 +668,13 @@ impl Decider {
         };
         match follow {
             Some(pd) => {
+                let relevance = a.relevance.unwrap_or(0.0);
                 let parent = focus::Parent {
-                    relevance: a.relevance.unwrap_or(0.0),
+                    relevance,
                     component: q.components.relevance,
                     tunnel: q.tunnel,
                     duplicate: decision.is_duplicate(),
+                    on_topic: self.evidence.as_ref().is_some_and(|e| e.on_topic(relevance)),
                 };
                 self.offer_links(q, pd, parent, a.links, offers);
             }

@@ -7,22 +7,30 @@
 //!
 //! # Units
 //!
-//! A page's evidence is its *calibrated* relevance
-//! `c = min(1, relevance / on_topic)`: 1 for an on-topic page, and a share
-//! of that for pages below the threshold, so that a host of near misses
-//! still ranks above a host of unrelated pages.
+//! A page's evidence is whether it is on-topic: 1 or 0. It is on-topic when
+//! its relevance is above 0 and at least the crawl's threshold
+//! ([`Evidence::threshold`]): `focus.on_topic`, or, once
+//! [`MIN_QUANTILE_PAGES`] pages were seen, the `focus.on_topic_quantile`
+//! quantile of the relevance of all pages seen so far when that is lower.
+//! Cosine values depend on the topic's words and the sites (a profile of
+//! common words scores every page higher), so a fixed threshold calls few
+//! pages of one topic on-topic and many of another; the quantile adapts it
+//! to the crawl. The relevance histogram has [`BINS`] bins over
+//! `sqrt(relevance)`, fine where most pages are.
 //!
 //! # Host relevance
 //!
-//! The mean `c` of the host's pages, shrunk towards the mean of all pages
-//! so far by [`HOST_PRIOR_PAGES`] pseudo-pages:
+//! The share `c` of on-topic pages among the host's pages, shrunk towards
+//! the share among all pages so far by [`HOST_PRIOR_PAGES`] pseudo-pages:
 //!
 //! ```text
 //! host_relevance(h) = (Σ c over h's pages + m × ḡ) / (pages of h + m)      m = HOST_PRIOR_PAGES, ḡ = mean c of all pages
 //! ```
 //!
 //! A host nothing was fetched from yet scores ḡ; one that yielded only
-//! on-topic pages tends to 1. This is the share of its budget a site has
+//! on-topic pages tends to 1. It is the host's *yield*: with
+//! `focus.hold_margin` the crawl spends its fetches on the hosts that
+//! yield, and leaves a host as its yield drops. This is the share of its budget a site has
 //! earned: a site with many on-topic pages gets more of the crawl than a
 //! site with none, whatever its link structure.
 //!
@@ -70,7 +78,7 @@ const STOP_WORDS: &[&str] = &[
     "html", "htm", "xhtml", "php", "asp", "aspx", "jsp", "cgi", "shtml", "index", "www", "en", "us",
 ];
 
-/// A running sum of calibrated relevance and a page count.
+/// A running count of on-topic pages (as a sum) and of pages.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct Tally {
     sum: f64,
@@ -88,10 +96,22 @@ impl Tally {
     }
 }
 
-/// Online host and URL-word relevance of a focused crawl (see the module docs).
+/// Bins of the relevance histogram (over `sqrt(relevance)`, so that the
+/// low relevances most pages have are finely resolved).
+const BINS: usize = 1024;
+/// Pages seen before the quantile threshold applies.
+pub const MIN_QUANTILE_PAGES: u32 = 20;
+
+/// Online host and URL-word relevance of a focused crawl, and its on-topic
+/// threshold (see the module docs).
 #[derive(Debug, Clone)]
 pub struct Evidence {
     on_topic: f64,
+    quantile: f64,
+    /// Pages per relevance bin ([`BINS`]).
+    hist: Vec<u32>,
+    /// The threshold as of the last page observed ([`Evidence::threshold`]).
+    threshold: f64,
     all: Tally,
     hosts: HashMap<String, Tally>,
     words: HashMap<u64, Tally>,
@@ -115,30 +135,69 @@ fn path_words(url: &Url, out: &mut Vec<u64>) {
     }
 }
 
+fn bin(relevance: f64) -> usize {
+    ((relevance.clamp(0.0, 1.0).sqrt() * BINS as f64) as usize).min(BINS - 1)
+}
+
 impl Evidence {
-    /// No evidence yet; pages are calibrated against `on_topic` (the
-    /// `focus.on_topic` threshold, > 0).
-    pub fn new(on_topic: f64) -> Evidence {
+    /// No evidence yet; pages are judged against `on_topic` (the
+    /// `focus.on_topic` threshold, > 0) and, with `quantile` in 0..1
+    /// (`focus.on_topic_quantile`), against that quantile of the relevance
+    /// of the pages seen so far (module docs).
+    pub fn new(on_topic: f64, quantile: f64) -> Evidence {
+        let on_topic = if on_topic > 0.0 { on_topic } else { 1.0 };
         Evidence {
-            on_topic: if on_topic > 0.0 { on_topic } else { 1.0 },
+            on_topic,
+            quantile: if quantile.is_finite() {
+                quantile.clamp(0.0, 1.0)
+            } else {
+                0.0
+            },
+            hist: vec![0; BINS],
+            threshold: on_topic,
             all: Tally::default(),
             hosts: HashMap::new(),
             words: HashMap::new(),
         }
     }
 
-    /// The calibrated relevance of a page: `min(1, relevance / on_topic)`.
-    pub fn calibrate(&self, relevance: f64) -> f64 {
-        if relevance.is_finite() {
-            (relevance / self.on_topic).clamp(0.0, 1.0)
-        } else {
-            0.0
+    /// The relevance at which a page counts as on-topic now: `on_topic`, or
+    /// the lower bound of the relevance bin of the `quantile` of the pages
+    /// seen so far when that is lower and above 0 (and at least
+    /// [`MIN_QUANTILE_PAGES`] were seen).
+    pub fn threshold(&self) -> f64 {
+        self.threshold
+    }
+
+    fn update_threshold(&mut self) {
+        self.threshold = self.on_topic;
+        if self.quantile <= 0.0 || self.all.pages < MIN_QUANTILE_PAGES {
+            return;
         }
+        let rank = (self.quantile * f64::from(self.all.pages)).ceil() as u64;
+        let mut seen = 0u64;
+        for (i, &n) in self.hist.iter().enumerate() {
+            seen += u64::from(n);
+            if seen >= rank {
+                let low = (i as f64 / BINS as f64).powi(2);
+                if low > 0.0 && low < self.on_topic {
+                    self.threshold = low;
+                }
+                return;
+            }
+        }
+    }
+
+    /// Whether a page of this relevance is on-topic ([`Evidence::threshold`]).
+    pub fn on_topic(&self, relevance: f64) -> bool {
+        relevance > 0.0 && relevance >= self.threshold
     }
 
     /// Learn from one parsed page of `host` at `url` with this relevance.
     pub fn observe(&mut self, url: &Url, host: &str, relevance: f64) {
-        let c = self.calibrate(relevance);
+        let relevance = if relevance.is_finite() { relevance } else { 0.0 };
+        self.hist[bin(relevance)] += 1;
+        let c = if self.on_topic(relevance) { 1.0 } else { 0.0 };
         self.all.add(c);
         match self.hosts.get_mut(host) {
             Some(t) => t.add(c),
@@ -159,9 +218,10 @@ impl Evidence {
                 self.words.insert(w, t);
             }
         }
+        self.update_threshold();
     }
 
-    /// Mean calibrated relevance of every page observed (0 before the first).
+    /// The share of on-topic pages among all pages observed (0 before the first).
     pub fn mean(&self) -> f64 {
         if self.all.pages == 0 {
             0.0
@@ -223,11 +283,9 @@ mod tests {
 
     #[test]
     fn host_relevance_is_a_shrunk_mean() {
-        let mut e = Evidence::new(0.1);
+        let mut e = Evidence::new(0.1, 0.0);
         assert_eq!(e.host_relevance("a"), 0.0, "no evidence: 0");
-        assert_eq!(e.calibrate(0.05), 0.5);
-        assert_eq!(e.calibrate(0.3), 1.0);
-        assert_eq!(e.calibrate(f64::NAN), 0.0);
+        assert!(e.on_topic(0.1) && !e.on_topic(0.05) && !e.on_topic(f64::NAN));
         for i in 0..8 {
             e.observe(&u(&format!("http://a/p{i}")), "a", 0.2);
             e.observe(&u(&format!("http://b/p{i}")), "b", 0.0);
@@ -245,7 +303,7 @@ mod tests {
 
     #[test]
     fn url_words_rank_siblings_of_on_topic_pages() {
-        let mut e = Evidence::new(0.1);
+        let mut e = Evidence::new(0.1, 0.0);
         let mut buf = Vec::new();
         e.observe(&u("http://h/api/str/replace.html"), "h", 0.3);
         e.observe(&u("http://h/api/str/contains.html"), "h", 0.3);
@@ -259,5 +317,38 @@ mod tests {
         assert!((sibling - 0.75).abs() < 1e-12, "{sibling}");
         assert!((other - 0.5).abs() < 1e-12, "{other}");
         assert_eq!(unknown, g, "words seen on fewer than MIN_WORD_PAGES pages say nothing");
+    }
+
+    #[test]
+    fn threshold_follows_the_quantile_below_on_topic() {
+        let mut e = Evidence::new(0.15, 0.9);
+        let h = |i: u32| u(&format!("http://h/p{i}"));
+        // 19 pages: too few for the quantile.
+        for i in 0..19 {
+            e.observe(&h(i), "h", 0.01 * f64::from(i % 10));
+        }
+        assert_eq!(e.threshold(), 0.15);
+        // 100 pages, relevance 0.00..0.09 (ten each): the 0.9 quantile is
+        // the 90th page, relevance 0.08 (the bin's lower bound, within 1%).
+        for i in 19..100 {
+            e.observe(&h(i), "h", 0.01 * f64::from(i % 10));
+        }
+        assert!((e.threshold() - 0.08).abs() < 0.001, "{}", e.threshold());
+        assert!(e.on_topic(0.085) && !e.on_topic(0.07));
+        // Host relevance is the share of on-topic pages: 2 in 10 since the
+        // quantile applies.
+        assert!(e.mean() > 0.1 && e.mean() <= 0.2, "{}", e.mean());
+        // Never above on_topic, and relevance 0 is never on-topic.
+        let mut e = Evidence::new(0.05, 0.9);
+        for i in 0..100 {
+            e.observe(&h(i), "h", 0.5);
+        }
+        assert_eq!(e.threshold(), 0.05);
+        let mut z = Evidence::new(0.05, 0.9);
+        for i in 0..100 {
+            z.observe(&h(i), "h", 0.0);
+        }
+        assert_eq!(z.threshold(), 0.05);
+        assert!(!z.on_topic(0.0));
     }
 }

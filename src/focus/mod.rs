@@ -19,15 +19,26 @@
 //!
 //! # Relevance
 //!
+//! Both are cosines to the profile weighted by inverse document frequency
+//! ([`Focus::vector`], taken once per page): each profile feature's weight
+//! times `ln(1 + N / (1 + df))`, with N the pages scored so far and df those
+//! holding the feature, normalized again. A keyword word that most crawled
+//! pages hold ("expression" of "regular expression" on a programming site)
+//! then weighs little against one that few hold. Before the first page the
+//! keywords' own weights apply.
+//!
 //! - **page relevance**: cosine similarity of the page's features (the ones
-//!   its simhash is made of) to the profile, in 0..1;
+//!   its simhash is made of) to the topic vector, in 0..1; the page is
+//!   counted in the document frequencies;
 //! - **link relevance**: cosine similarity of the features of the anchor
 //!   text followed by its context window ([`crate::extract::Link::context`])
-//!   to the profile. URL tokens are never used.
+//!   to the topic vector. URL tokens are never used.
 //!
 //! # Out-link priority ([`Focus::out_link`])
 //!
-//! A page is *on-topic* when its relevance is at least `on_topic`. Each
+//! A page is *on-topic* when its relevance reaches the crawl's threshold
+//! ([`Evidence::threshold`]: `on_topic`, or the `on_topic_quantile` of the
+//! relevance seen so far when that is lower). Each
 //! queued URL carries `tunnel`: off-topic pages on its path since the last
 //! on-topic one. An out-link of page P gets the relevance component
 //!
@@ -46,6 +57,7 @@
 //! because a copy of an on-topic page is no reason to crawl more copies.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 mod evidence;
 
@@ -62,13 +74,23 @@ use crate::features::{FeatureExtractor, Features};
 pub struct FocusError(String);
 
 /// The topic profile and the relevance rules of a focused crawl.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Focus {
     fx: FeatureExtractor,
     /// `(feature hash, weight)`, sorted by hash, unit L2 norm.
     profile: Vec<(u64, f32)>,
+    /// Pages scored so far that hold each profile feature (its document
+    /// frequency, for the IDF weights of [`Focus::vector`]).
+    df: Vec<AtomicU32>,
+    /// Pages scored so far.
+    docs: AtomicU32,
     settings: FocusSettings,
 }
+
+/// The topic profile as it is weighted now ([`Focus::vector`]): sorted by
+/// hash, unit L2 norm.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopicVector(Vec<(u64, f32)>);
 
 /// What the out-link rule needs to know about the page a link was found on.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -81,6 +103,8 @@ pub struct Parent {
     pub tunnel: u32,
     /// The page is an exact or near duplicate.
     pub duplicate: bool,
+    /// The page is on-topic ([`Evidence::on_topic`]).
+    pub on_topic: bool,
 }
 
 /// An out-link's relevance component and tunnelling counter.
@@ -185,6 +209,8 @@ impl Focus {
         normalize(&mut profile);
         Ok(Focus {
             fx,
+            df: profile.iter().map(|_| AtomicU32::new(0)).collect(),
+            docs: AtomicU32::new(0),
             profile,
             settings: f.clone(),
         })
@@ -195,19 +221,53 @@ impl Focus {
         self.profile.len()
     }
 
-    /// Cosine similarity of a page's features to the profile, 0..1.
-    pub fn page_relevance(&self, features: &Features) -> f64 {
-        cosine_to_unit(&features.items, &self.profile)
+    /// The profile weighted by each feature's inverse document frequency
+    /// among the pages scored so far (module docs), unit norm: one per page,
+    /// for its page and link relevance.
+    pub fn vector(&self) -> TopicVector {
+        let n = f64::from(self.docs.load(Ordering::Relaxed));
+        let mut v: Vec<(u64, f32)> = self
+            .profile
+            .iter()
+            .zip(&self.df)
+            .map(|(&(h, w), df)| {
+                let idf = (1.0 + n / (1.0 + f64::from(df.load(Ordering::Relaxed)))).ln();
+                (h, (f64::from(w) * idf) as f32)
+            })
+            .collect();
+        normalize(&mut v);
+        if v.iter().all(|&(_, w)| w == 0.0) {
+            v.clone_from(&self.profile);
+        }
+        TopicVector(v)
+    }
+
+    /// Cosine similarity of a page's features to the topic vector `v`
+    /// (from [`Focus::vector`]), 0..1. The page is counted in the document
+    /// frequencies of the profile features it holds.
+    pub fn page_relevance(&self, v: &TopicVector, features: &Features) -> f64 {
+        let mut j = 0;
+        for &(h, _) in &features.items {
+            while j < self.profile.len() && self.profile[j].0 < h {
+                j += 1;
+            }
+            if j < self.profile.len() && self.profile[j].0 == h {
+                self.df[j].fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        self.docs.fetch_add(1, Ordering::Relaxed);
+        cosine_to_unit(&features.items, &v.0)
     }
 
     /// Relevance of a link: cosine similarity of the features of `text` (its
     /// anchor text and context window, see [`Focus::link_text`]) to the
-    /// profile, stemmed as `language` (the page's, [`FeatureExtractor::language`]).
-    pub fn link_relevance(&self, text: &str, language: &str) -> f64 {
+    /// topic vector `v`, stemmed as `language` (the page's,
+    /// [`FeatureExtractor::language`]).
+    pub fn link_relevance(&self, v: &TopicVector, text: &str, language: &str) -> f64 {
         if text.trim().is_empty() {
             return 0.0;
         }
-        cosine_to_unit(&self.fx.text_features_in(text, language).items, &self.profile)
+        cosine_to_unit(&self.fx.text_features_in(text, language).items, &v.0)
     }
 
     /// The text [`Focus::link_relevance`] scores for `link`, written into
@@ -222,17 +282,12 @@ impl Focus {
         buf
     }
 
-    /// Whether a page of this relevance is on-topic (`focus.on_topic`).
-    pub fn on_topic(&self, relevance: f64) -> bool {
-        relevance >= self.settings.on_topic
-    }
-
     /// The relevance component and tunnelling counter of an out-link of
     /// `parent` whose link relevance is `anchor` (see the module docs); None
     /// when `min_relevance` says the link is not to be enqueued.
     pub fn out_link(&self, parent: Parent, anchor: f64) -> Option<LinkScore> {
         let s = &self.settings;
-        let on = self.on_topic(parent.relevance);
+        let on = parent.on_topic;
         let tunnel = if on { 0 } else { parent.tunnel.saturating_add(1) };
         if s.min_relevance > 0.0 && parent.relevance < s.min_relevance && tunnel > s.tunnel_distance {
             return None;
@@ -322,13 +377,51 @@ mod tests {
     #[test]
     fn on_topic_text_scores_higher_and_stems_match() {
         let f = focus(&["telescope", "galaxies", "planet orbit"], &[]);
-        let astro = f.link_relevance("New telescopes find a galaxy with a planet in orbit", "en");
-        let cook = f.link_relevance("Slow roasted garlic and a simple tomato sauce", "en");
+        let v = f.vector();
+        let astro = f.link_relevance(&v, "New telescopes find a galaxy with a planet in orbit", "en");
+        let cook = f.link_relevance(&v, "Slow roasted garlic and a simple tomato sauce", "en");
         assert!(astro > 0.3 && cook == 0.0, "{astro} {cook}");
-        assert_eq!(f.link_relevance("   ", "en"), 0.0);
+        assert_eq!(f.link_relevance(&v, "   ", "en"), 0.0);
         let fx = FeatureExtractor::new(&Settings::default().features);
         let page = fx.text_features("the galaxy and the telescope");
-        assert!(f.page_relevance(&page) > f.page_relevance(&fx.text_features("a recipe for bread")));
+        assert!(f.page_relevance(&v, &page) > f.page_relevance(&v, &fx.text_features("a recipe for bread")));
+    }
+
+    #[test]
+    fn common_profile_words_weigh_less_as_pages_are_scored() {
+        let f = focus(&["regular expression", "regex"], &[]);
+        let fx = FeatureExtractor::new(&Settings::default().features);
+        let before = f.vector();
+        assert_eq!(
+            before,
+            TopicVector(f.profile.clone()),
+            "no page yet: the keywords' own weights"
+        );
+        // "expression" is on every page, "regex" on one in ten.
+        for i in 0..50 {
+            let text = if i % 10 == 0 {
+                "an expression and a regex"
+            } else {
+                "an expression of time"
+            };
+            f.page_relevance(&f.vector(), &fx.text_features(text));
+        }
+        let after = f.vector();
+        let weight = |v: &TopicVector, word: &str| {
+            let h = fx.text_features(word).items[0].0;
+            v.0.iter().find(|&&(k, _)| k == h).map_or(0.0, |&(_, w)| w)
+        };
+        let ratio = |v: &TopicVector| weight(v, "regex") / weight(v, "expression");
+        assert!(
+            ratio(&after) > 2.0 * ratio(&before),
+            "{} {}",
+            ratio(&before),
+            ratio(&after)
+        );
+        // A page of the common word only now scores lower than before.
+        let common = fx.text_features("an expression");
+        assert!(f.link_relevance(&after, "an expression", "en") < f.link_relevance(&before, "an expression", "en"));
+        assert!(f.page_relevance(&after, &common) < f.page_relevance(&before, &common));
     }
 
     #[test]
@@ -339,6 +432,7 @@ mod tests {
             component: 0.1,
             tunnel: 3,
             duplicate: false,
+            on_topic: true,
         };
         let s = f.out_link(on, 0.1).unwrap();
         assert_eq!(s.tunnel, 0, "an on-topic parent resets the counter");
@@ -349,6 +443,7 @@ mod tests {
             component: 0.6,
             tunnel: 0,
             duplicate: false,
+            on_topic: false,
         };
         let one = f.out_link(p, 0.0).unwrap();
         assert_eq!(one.tunnel, 1);
@@ -370,7 +465,16 @@ mod tests {
         assert!(hard.out_link(p, 0.0).is_some());
         p.tunnel = 1;
         assert!(hard.out_link(p, 0.9).is_none());
-        assert!(hard.out_link(Parent { relevance: 0.5, ..p }, 0.0).is_some());
+        assert!(hard
+            .out_link(
+                Parent {
+                    relevance: 0.5,
+                    on_topic: true,
+                    ..p
+                },
+                0.0
+            )
+            .is_some());
     }
 
     #[test]
@@ -386,6 +490,6 @@ mod tests {
         std::fs::write(&p, "Stars and galaxies seen through a telescope.").unwrap();
         s.focus.examples = vec![p];
         let f = Focus::new(&s).unwrap();
-        assert!(f.profile_len() > 3 && f.link_relevance("telescope", "en") > 0.1);
+        assert!(f.profile_len() > 3 && f.link_relevance(&f.vector(), "telescope", "en") > 0.1);
     }
 }

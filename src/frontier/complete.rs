@@ -106,7 +106,9 @@ impl Frontier {
                 key: url.key(),
                 stored,
                 requesting: false,
+                decided: true,
             });
+            inner.busy.insert(id);
             inner.in_flight += 1;
         }
     }

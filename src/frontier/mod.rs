@@ -30,7 +30,20 @@
 //! [`Frontier::next`] until its response is in ([`Frontier::fetched`]), and
 //! at most `AHEAD_OF_DECISIONS` (0) more of its pages may wait for their
 //! decision, so that its next URL is chosen with its last page's links in.
+//! A page waits for its decision until it is recorded
+//! ([`Frontier::complete`]), or, in a focused crawl, until the decider
+//! reports it decided ([`Frontier::decided`], before its group's commit).
 //! New hosts are ready at once.
+//!
+//! A focused crawl (`focus.hold_ms > 0`) also holds fetch slots back: when
+//! the best ready URL's priority trails by more than `focus.hold_margin` the
+//! best URL of a *busy* host — one whose request is under way or whose last
+//! page awaits its decision, not one waiting for a politeness delay —
+//! [`Frontier::next`] answers [`NextUrl::Wait`] for up to `hold_ms`, so that
+//! the slot goes to that host once it is free. With delays off hosts
+//! otherwise take turns (whichever is free when a slot is), and a focused
+//! crawl's priorities would decide little. Busy hosts are those with URLs
+//! in flight (a set of at most the in-flight count), so the check is cheap.
 //!
 //! # Crash safety
 //!
@@ -57,7 +70,7 @@ mod schedule;
 pub mod scope;
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -262,6 +275,10 @@ struct InFlight {
     /// limit until [`Frontier::fetched`] (its page may still be analysed
     /// and decided after that).
     requesting: bool,
+    /// Its page is decided and its out-links offered
+    /// ([`Frontier::decided`]); it waits only for its record to be
+    /// committed, and no longer holds its host back.
+    decided: bool,
 }
 
 struct HostState {
@@ -319,8 +336,21 @@ struct HostLimits {
     max_pages: u64,
 }
 
+/// Focused crawls: how long and for how much better a URL a fetch slot
+/// waits (`focus.hold_margin`, `focus.hold_ms`; see [`Frontier::next`]).
+#[derive(Debug, Clone, Copy)]
+struct Hold {
+    margin: f64,
+    wait: std::time::Duration,
+}
+
 struct Inner {
     limits: HostLimits,
+    /// Hosts with URLs in flight (focused crawls: where a better URL may
+    /// become ready within milliseconds).
+    busy: HashSet<u32>,
+    /// Since when fetch slots are held back for a busy host ([`Hold`]).
+    hold_since: Option<Instant>,
     hosts: Vec<HostState>,
     host_ids: HashMap<String, u32>,
     waiting: BinaryHeap<Reverse<(Instant, u64, u32)>>,
@@ -345,6 +375,7 @@ pub struct Frontier {
     mirror_penalty: f64,
     window: usize,
     max_urls_per_pattern: u64,
+    hold: Option<Hold>,
     inner: Mutex<Inner>,
     /// Entries in all hosts' `disk_bumps` (bounded by [`MAX_DISK_BUMPS`];
     /// changed only under the `inner` lock).
@@ -367,7 +398,13 @@ impl Frontier {
             mirror_penalty: settings.mirror.penalty,
             window: settings.frontier.memory_window.max(1),
             max_urls_per_pattern: settings.crawl.max_urls_per_pattern,
+            hold: (settings.focus.enabled && !settings.focus.hold.is_zero()).then_some(Hold {
+                margin: settings.focus.hold_margin,
+                wait: settings.focus.hold,
+            }),
             inner: Mutex::new(Inner {
+                busy: HashSet::new(),
+                hold_since: None,
                 limits: HostLimits {
                     rules: settings.hosts.clone(),
                     max_in_flight: settings.politeness.max_in_flight_per_host.max(1),

@@ -3,6 +3,8 @@
 //! ready host.
 
 use super::*;
+use std::time::Duration;
+
 use crate::model::priority_rank;
 
 /// Pages of a host that may be fetched while its earlier pages still wait
@@ -82,8 +84,9 @@ impl Frontier {
     pub(super) fn reschedule(&self, inner: &mut Inner, id: u32) -> Result<(), StoreError> {
         let h = &mut inner.hosts[id as usize];
         let requesting = h.in_flight.iter().filter(|f| f.requesting).count();
+        let undecided = h.in_flight.iter().filter(|f| !f.decided).count();
         let eligible =
-            h.queued() > 0 && requesting < h.max_in_flight && h.in_flight.len() < h.max_in_flight + AHEAD_OF_DECISIONS;
+            h.queued() > 0 && requesting < h.max_in_flight && undecided < h.max_in_flight + AHEAD_OF_DECISIONS;
         let want = match (eligible, h.ready_at, h.slot) {
             (false, _, _) | (_, None, _) => Slot::None,
             (true, Some(_), Slot::Ready(_)) => {
@@ -133,6 +136,11 @@ impl Frontier {
                 None => h.slot = Slot::None,
             }
         }
+        if self.holds(inner, now) {
+            if let Some(since) = inner.hold_since {
+                return Ok(NextUrl::Wait(since + self.hold.map_or(Duration::ZERO, |h| h.wait)));
+            }
+        }
         while let Some(Reverse((_, gen, id))) = inner.ready.pop() {
             let h = &mut inner.hosts[id as usize];
             if h.gen != gen {
@@ -158,8 +166,11 @@ impl Frontier {
                 key: q.key(),
                 stored: w.stored,
                 requesting: true,
+                decided: false,
             });
             h.ready_at = None;
+            inner.busy.insert(id);
+            inner.hold_since = None;
             inner.queued -= 1;
             inner.in_flight += 1;
             self.reschedule(inner, id)?;
@@ -176,6 +187,45 @@ impl Frontier {
         } else {
             NextUrl::Empty
         })
+    }
+
+    /// Focused crawls ([`Hold`]): whether the best ready URL trails the best
+    /// URL of a busy host — one whose request is under way or whose last
+    /// page awaits its decision, not one waiting for a politeness delay —
+    /// by more than the margin, and the slot has not waited for it for the
+    /// hold time yet (then `hold_since` says since when it waits).
+    fn holds(&self, inner: &mut Inner, now: Instant) -> bool {
+        let Some(hold) = self.hold else { return false };
+        while let Some(&Reverse((_, gen, id))) = inner.ready.peek() {
+            if inner.hosts[id as usize].gen == gen {
+                break;
+            }
+            inner.ready.pop();
+        }
+        let Some(ready) = inner
+            .ready
+            .peek()
+            .and_then(|&Reverse((_, _, id))| current_priority(&inner.hosts[id as usize], &self.weights))
+        else {
+            return false;
+        };
+        let soon = inner
+            .busy
+            .iter()
+            .map(|&id| &inner.hosts[id as usize])
+            .filter(|h| h.slot == Slot::None && h.ready_at.is_none_or(|t| t <= now))
+            .filter_map(|h| current_priority(h, &self.weights))
+            .fold(f64::NEG_INFINITY, f64::max);
+        if soon - ready <= hold.margin {
+            inner.hold_since = None;
+            return false;
+        }
+        let since = *inner.hold_since.get_or_insert(now);
+        if now.saturating_duration_since(since) >= hold.wait {
+            inner.hold_since = None;
+            return false;
+        }
+        true
     }
 
     /// A host's position in the ready heap: its best URL's key, with the
@@ -257,6 +307,24 @@ impl Frontier {
         Ok(())
     }
 
+    /// `url`'s page is decided and its out-links are offered (focused
+    /// crawls): its host's next URL may be chosen now, before the page's
+    /// record is committed ([`Frontier::complete`]).
+    pub fn decided(&self, url: &QueuedUrl) -> Result<(), FrontierError> {
+        let mut g = self.inner.lock();
+        let inner = &mut *g;
+        let Some(&id) = inner.host_ids.get(url.host.as_str()) else {
+            return Ok(());
+        };
+        let h = &mut inner.hosts[id as usize];
+        if let Some(f) = h.in_flight.iter_mut().find(|f| f.key == url.key()) {
+            f.decided = true;
+            f.requesting = false;
+        }
+        self.reschedule(inner, id)?;
+        Ok(())
+    }
+
     /// Take `url` off its host's in-flight list: its host id and the key of
     /// its store entry.
     pub(super) fn take_in_flight(&self, inner: &mut Inner, url: &QueuedUrl) -> Result<(u32, QueueKey), FrontierError> {
@@ -271,7 +339,22 @@ impl Frontier {
             .position(|f| f.key == url.key())
             .ok_or_else(|| FrontierError::NotInFlight(url.canonical.clone()))?;
         let stored = h.in_flight.swap_remove(pos).stored;
+        if h.in_flight.is_empty() {
+            inner.busy.remove(&id);
+        }
         inner.in_flight -= 1;
         Ok((id, stored))
     }
+}
+
+/// The priority of a host's best URL in memory, with its host-relevance
+/// component as the host's relevance is now (None: nothing in memory).
+fn current_priority(h: &HostState, w: &FrontierSettings) -> Option<f64> {
+    let (_, b) = h.window.first_key_value()?;
+    let delta = w.host_relevance_weight * (h.relevance - b.q.components.host_relevance);
+    Some(if delta.is_finite() {
+        b.q.priority + delta
+    } else {
+        b.q.priority
+    })
 }

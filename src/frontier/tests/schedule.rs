@@ -450,3 +450,111 @@ fn repeated_links_in_one_batch_count_each_in_link() {
         .unwrap();
     assert_eq!(x.inlinks, 3);
 }
+
+/// A frontier with two hosts, each with its seed taken and done: host
+/// `a.test` then gets two links of relevance 0.5, `b.test` one of 0.
+fn two_hosts(overrides: &[&str]) -> Frontier {
+    let s = settings(overrides);
+    let f = frontier_with(&s, &["http://a.test/", "http://b.test/"]);
+    let t0 = Instant::now();
+    for _ in 0..2 {
+        let NextUrl::Ready(q) = f.next(t0).unwrap() else {
+            panic!()
+        };
+        f.complete(&q, &page_for(&f, &q, Decision::New), None).unwrap();
+        f.set_host_ready(&q.host, t0).unwrap();
+    }
+    let rel = |url: &str, r: f64| Candidate {
+        relevance: r,
+        ..link(url, 1)
+    };
+    f.offer_many(&[
+        rel("http://a.test/1", 0.5),
+        rel("http://a.test/2", 0.5),
+        rel("http://b.test/1", 0.0),
+    ])
+    .unwrap();
+    f
+}
+
+const FOCUSED: &[&str] = &[
+    "focus.enabled=true",
+    r#"focus.keywords=["star"]"#,
+    "focus.hold_margin=1.0",
+];
+
+#[test]
+fn a_focused_crawl_holds_a_slot_for_a_better_host_until_its_page_is_decided() {
+    let mut o = FOCUSED.to_vec();
+    o.push("focus.hold_ms=60000");
+    let f = two_hosts(&o);
+    let t = Instant::now();
+    let NextUrl::Ready(a1) = f.next(t).unwrap() else {
+        panic!()
+    };
+    assert_eq!(a1.host, "a.test");
+    // b.test/1 trails a.test/2 by 5 points: the slot waits for a.test.
+    let NextUrl::Wait(until) = f.next(t).unwrap() else {
+        panic!("held")
+    };
+    assert!(until >= t + Duration::from_secs(59));
+    f.fetched(&a1, t).unwrap();
+    assert!(
+        matches!(f.next(t).unwrap(), NextUrl::Wait(_)),
+        "fetched, not decided yet"
+    );
+    f.decided(&a1).unwrap();
+    let NextUrl::Ready(a2) = f.next(t).unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        a2.canonical, "http://a.test/2",
+        "decided: a.test's next URL, before the commit"
+    );
+    // a.test has nothing left: b.test is the best there is.
+    let NextUrl::Ready(b1) = f.next(t).unwrap() else {
+        panic!()
+    };
+    assert_eq!(b1.canonical, "http://b.test/1");
+    f.complete(&a1, &page_for(&f, &a1, Decision::New), None).unwrap();
+    assert_eq!(f.in_flight(), 2);
+}
+
+#[test]
+fn a_hold_ends_after_hold_ms_and_never_without_focus() {
+    let mut o = FOCUSED.to_vec();
+    o.push("focus.hold_ms=10");
+    let f = two_hosts(&o);
+    let t = Instant::now();
+    assert!(matches!(f.next(t).unwrap(), NextUrl::Ready(_)));
+    let NextUrl::Wait(until) = f.next(t).unwrap() else {
+        panic!("held")
+    };
+    assert_eq!(until, t + Duration::from_millis(10));
+    let NextUrl::Ready(b1) = f.next(until).unwrap() else {
+        panic!("hold over")
+    };
+    assert_eq!(b1.host, "b.test");
+    // A host waiting for its politeness delay holds nothing.
+    let f = two_hosts(&[
+        "focus.enabled=true",
+        r#"focus.keywords=["star"]"#,
+        "focus.hold_ms=60000",
+    ]);
+    let t = Instant::now();
+    let NextUrl::Ready(a1) = f.next(t).unwrap() else {
+        panic!()
+    };
+    f.fetched(&a1, t + Duration::from_secs(5)).unwrap();
+    f.decided(&a1).unwrap();
+    assert!(matches!(f.next(t).unwrap(), NextUrl::Ready(q) if q.host == "b.test"));
+    // Breadth-first (focus off): no hold, and a host waits for its commit.
+    let f = two_hosts(&["focus.hold_ms=60000"]);
+    let t = Instant::now();
+    let NextUrl::Ready(a1) = f.next(t).unwrap() else {
+        panic!()
+    };
+    assert!(matches!(f.next(t).unwrap(), NextUrl::Ready(q) if q.host == "b.test"));
+    f.fetched(&a1, t).unwrap();
+    assert_eq!(f.next(t).unwrap(), NextUrl::Busy, "a.test waits for its page's record");
+}
