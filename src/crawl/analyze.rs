@@ -87,7 +87,6 @@ pub(super) fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analys
     });
     Analysis {
         young,
-        host,
         template: template_key,
         template_version,
         hashes,

@@ -319,8 +319,6 @@ const PROVISIONAL_MAX: usize = 20_000;
 
 /// The CPU work's result for one page.
 struct Analysis {
-    /// The page's host ([`crate::host::host_key`]).
-    host: String,
     /// The page's template-learning key ([`crate::features::template_key`]).
     template: String,
     /// The parsed page, while its host is young (its template may change),
