@@ -110,7 +110,7 @@ raw_section!(
 );
 raw_section!(
     /// `[store]` as written.
-    RawStore { cache_mb: i64 }
+    RawStore { backend: String, cache_mb: i64, crawl_name: String, redis_nodes: Vec<String> }
 );
 raw_section!(
     /// `[recrawl]` as written.

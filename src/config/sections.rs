@@ -275,8 +275,23 @@ pub struct MirrorSettings {
 /// `[store]`: the crawl store.
 #[derive(Debug, Clone)]
 pub struct StoreSettings {
+    /// Where the crawl keeps its state.
+    pub backend: StoreBackend,
     /// Bytes of sled's page cache.
     pub cache_bytes: u64,
+    /// The crawl's key namespace in Redis (`""`: the crawl directory's name).
+    pub crawl_name: String,
+    /// Redis Cluster nodes to connect to first (`host:port`).
+    pub redis_nodes: Vec<String>,
+}
+
+/// `[store] backend`: which [`crate::store::Store`] a crawl opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreBackend {
+    /// The embedded sled store in `DIR/store/`.
+    Sled,
+    /// A Redis Cluster (`crate::store::RedisStore`).
+    Redis,
 }
 
 /// `[recrawl]`: revisits of recorded pages and their adaptive intervals

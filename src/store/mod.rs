@@ -1,10 +1,11 @@
 //! Storage (pipeline: the sink of every stage, and the source of a resumed
-//! crawl): the [`Store`] trait, the seam behind which a distributed store
-//! (such as Redis Cluster) can later sit, and its two implementations:
-//! [`SledStore`] (embedded sled 0.34, the default, in `DIR/store/`) and
-//! [`MemStore`] (in memory, for tests). Both are [`KvStore`] over a small
-//! ordered key-value [`Backend`]; one test suite (`store_suite!`, in `test_suite.rs`) runs
-//! against every implementation.
+//! crawl): the [`Store`] trait and its implementations: [`SledStore`]
+//! (embedded sled 0.34, the default, in `DIR/store/`), [`MemStore`] (in
+//! memory, for tests), both [`KvStore`] over a small ordered key-value
+//! [`Backend`], and [`RedisStore`] (a Redis Cluster, `[store] backend =
+//! "redis"`; its key layout and consistency are in `redis.rs`). One test
+//! suite (`store_suite!`, in `test_suite.rs`) runs against every
+//! implementation.
 //!
 //! # What is stored
 //!
@@ -73,13 +74,20 @@
 //!   `codec.rs`: their primitives;
 //! - `kvstore.rs`: [`KvStore`], the trait over a [`Backend`]; `kv.rs`: the
 //!   sled and in-memory backends; `seen.rs`: the seen-set cache;
-//! - `test_suite.rs`: the shared test suite; `tests.rs`: backend-specific tests.
+//! - `redis.rs`: [`RedisStore`]; `redis_keys.rs`: its key layout and Lua
+//!   scripts;
+//! - `test_suite.rs`: the shared test suite; `tests.rs`: backend-specific
+//!   tests; `redis_local.rs`: the local Redis Cluster the tests use.
 
 mod codec;
 mod keys;
 mod kv;
 mod kvstore;
 mod records;
+mod redis;
+mod redis_keys;
+#[doc(hidden)]
+pub mod redis_local;
 mod seen;
 #[cfg(test)]
 #[macro_use]
@@ -90,6 +98,7 @@ mod types;
 
 pub use kv::{Backend, Entry, MemBackend, RawIter, SledBackend};
 pub use kvstore::{BatchOp, KvStore, MemStore, SledStore};
+pub use redis::RedisStore;
 pub use types::{Completion, PageHashes};
 
 use crate::model::{BodyRef, HostStats, PageId, QueueKey, QueuedUrl, StoredPage, UrlState};
