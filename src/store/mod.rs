@@ -98,7 +98,7 @@ mod types;
 
 pub use kv::{Backend, Entry, MemBackend, RawIter, SledBackend};
 pub use kvstore::{BatchOp, KvStore, MemStore, SledStore};
-pub use redis::RedisStore;
+pub use redis::{RedisMarker, RedisStore};
 pub use types::{Completion, PageHashes};
 
 use crate::model::{BodyRef, HostStats, PageId, QueueKey, QueuedUrl, StoredPage, UrlState};
@@ -183,6 +183,16 @@ pub enum StoreError {
     #[error("store: {0}")]
     Backend(String),
 }
+/// The store of the crawl directory whose store directory is `dir`
+/// (`DIR/store/`): the crawl's Redis store when `dir` holds a
+/// [`RedisMarker`], else its sled store (tools that read a finished crawl).
+pub fn open_crawl_store(dir: &std::path::Path) -> Result<Box<dyn Store>, StoreError> {
+    match RedisMarker::read(dir)? {
+        Some(m) => Ok(Box::new(RedisStore::open(&m.nodes, &m.name)?)),
+        None => Ok(Box::new(SledStore::open(dir)?)),
+    }
+}
+
 /// A boxed iterator of store items.
 pub type StoreIter<'a, T> = Box<dyn Iterator<Item = Result<T, StoreError>> + 'a>;
 

@@ -64,6 +64,65 @@ use ::redis::Value;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// What a crawl directory records about its Redis store, in
+/// `DIR/store/redis-crawl`: the crawl name on the first line, the nodes
+/// (comma-separated `host:port`) on the second. The sled store refuses a
+/// directory that holds it, and `--resume` and the report tools find the
+/// crawl's keys through it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RedisMarker {
+    /// The crawl name (the key namespace).
+    pub name: String,
+    /// The nodes the crawl connected to.
+    pub nodes: Vec<String>,
+}
+
+impl RedisMarker {
+    /// The marker's file name in the store directory.
+    pub const FILE: &'static str = "redis-crawl";
+
+    /// The marker in store directory `dir`, if any.
+    pub fn read(dir: &std::path::Path) -> Result<Option<RedisMarker>, StoreError> {
+        let path = dir.join(Self::FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => {
+                return Err(StoreError::Open {
+                    path,
+                    message: e.to_string(),
+                })
+            }
+        };
+        let mut lines = text.lines();
+        let name = lines.next().unwrap_or("").trim().to_string();
+        let nodes: Vec<String> = lines
+            .next()
+            .unwrap_or("")
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+        if name.is_empty() || nodes.is_empty() {
+            return Err(StoreError::Corrupt {
+                key: path.display().to_string(),
+                reason: "expected the crawl name, then the nodes, one line each".into(),
+            });
+        }
+        Ok(Some(RedisMarker { name, nodes }))
+    }
+
+    /// Write the marker into store directory `dir` (created when missing).
+    pub fn write(&self, dir: &std::path::Path) -> Result<(), StoreError> {
+        let io = |e: std::io::Error| StoreError::Open {
+            path: dir.to_path_buf(),
+            message: e.to_string(),
+        };
+        std::fs::create_dir_all(dir).map_err(io)?;
+        std::fs::write(dir.join(Self::FILE), format!("{}\n{}\n", self.name, self.nodes.join(","))).map_err(io)
+    }
+}
+
 /// Page ids a process takes from `{N}:ids` at a time.
 const ID_BLOCK: u64 = 64;
 /// Queue entries and seen-set fields read per round trip by the iterators.
@@ -113,7 +172,8 @@ fn check_done(c: &Completion<'_>, state: Option<&UrlState>) -> Result<bool, Stor
 impl RedisStore {
     /// Connect to the cluster at `nodes` (`host:port`) and open the crawl
     /// `name` in it: check its `format_version`, or write it when the
-    /// namespace is empty ([`RedisStore::fresh`] tells which).
+    /// namespace is empty ([`RedisStore::fresh`] tells whether it holds a
+    /// crawl).
     pub fn open(nodes: &[String], name: &str) -> Result<Self, StoreError> {
         let at = || PathBuf::from(format!("redis://{}/{name}", nodes.first().map_or("", |n| n.as_str())));
         let open_err = |message: String| StoreError::Open { path: at(), message };
@@ -159,14 +219,25 @@ impl RedisStore {
                         got: 0,
                     });
                 }
-                store.fresh = true;
                 store.set_meta("format_version", &REDIS_FORMAT_VERSION.to_be_bytes())?;
             }
         }
+        // Nothing but the version: no crawl was seeded or recorded here (a
+        // crawl that failed to start before its seeds counts as none).
+        let (named, ids): (u64, bool) = store.with(|c| {
+            cluster_pipe()
+                .cmd("HLEN")
+                .arg(&meta)
+                .cmd("EXISTS")
+                .arg(store.keys.ids())
+                .query(c)
+        })?;
+        store.fresh = named <= 1 && !ids;
         Ok(store)
     }
 
-    /// The namespace held no crawl when [`RedisStore::open`] opened it.
+    /// The namespace held no crawl when [`RedisStore::open`] opened it: no
+    /// named value but the format version, and no page id handed out.
     pub fn fresh(&self) -> bool {
         self.fresh
     }
