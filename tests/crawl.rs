@@ -25,7 +25,11 @@ pub(crate) async fn start_web() -> RunningTestWeb {
         .unwrap()
 }
 
-pub(crate) async fn crawl_web(server: &RunningTestWeb, dir: &Path, overrides: &[&str]) -> (crawl::CrawlSummary, Vec<PageRecord>) {
+pub(crate) async fn crawl_web(
+    server: &RunningTestWeb,
+    dir: &Path,
+    overrides: &[&str],
+) -> (crawl::CrawlSummary, Vec<PageRecord>) {
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
     let settings = Settings::test_web(&overrides).unwrap();
     let summary = crawl::run(settings, CrawlOptions::new(dir, server.seeds()), std::future::pending())

@@ -62,13 +62,21 @@ async fn redis_crawl_matches_sled_crawl() {
     // the fetch order) and the same duplicate clusters.
     let (a, b) = (canonical_set(&records), canonical_set(&sled));
     assert_trap_bounded(&a);
-    let differ: Vec<_> = a.symmetric_difference(&b).filter(|u| !u.contains("/calendar/")).collect();
+    let differ: Vec<_> = a
+        .symmetric_difference(&b)
+        .filter(|u| !u.contains("/calendar/"))
+        .collect();
     assert!(differ.is_empty(), "redis and sled crawls differ: {differ:?}");
     let (c_redis, c_sled) = (duplicate_clusters(&records), duplicate_clusters(&sled));
     let differ: Vec<_> = c_redis.symmetric_difference(&c_sled).collect();
     assert!(differ.is_empty(), "duplicate clusters differ: {differ:?}");
     let (n_redis, n_sled) = (counts(&records), counts(&sled));
-    for d in [Decision::ExactDuplicate, Decision::Disallowed, Decision::Error, Decision::Redirect] {
+    for d in [
+        Decision::ExactDuplicate,
+        Decision::Disallowed,
+        Decision::Error,
+        Decision::Redirect,
+    ] {
         assert_eq!(n_redis.get(&d), n_sled.get(&d), "{d:?}");
     }
 
@@ -91,7 +99,10 @@ async fn redis_crawl_matches_sled_crawl() {
     assert_eq!(store.pages_recorded().unwrap(), records.len() as u64);
     assert_eq!(store.iter_pages().count(), records.len());
     assert!(store.iter_queue().next().is_none(), "the queue is empty at the end");
-    let err = simcrawl::store::SledStore::open(&store_dir).err().expect("sled refuses it").to_string();
+    let err = simcrawl::store::SledStore::open(&store_dir)
+        .err()
+        .expect("sled refuses it")
+        .to_string();
     assert!(err.contains("keeps its store in Redis"), "{err}");
 }
 
@@ -138,7 +149,10 @@ async fn redis_crawl_stops_and_resumes_from_redis() {
     assert_once(&records);
     assert!(records.len() > before + 100, "{before} then {}", records.len());
     assert_trap_bounded(&canonical_set(&records));
-    let exact = records.iter().filter(|r| r.decision == Decision::ExactDuplicate).count();
+    let exact = records
+        .iter()
+        .filter(|r| r.decision == Decision::ExactDuplicate)
+        .count();
     let full_dir = tempfile::tempdir().unwrap();
     let (_, full) = crawl_web(&server, full_dir.path(), &[]).await;
     let full_exact = full.iter().filter(|r| r.decision == Decision::ExactDuplicate).count();

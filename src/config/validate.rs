@@ -617,12 +617,14 @@ fn store_settings(c: &Check, store: RawStore) -> Result<StoreSettings, ConfigErr
     }
     for node in &store.redis_nodes {
         let ok = node.rsplit_once(':').is_some_and(|(host, port)| {
-            !host.is_empty()
-                && !host.contains(['/', '@', ' '])
-                && port.parse::<u16>().is_ok_and(|p| p > 0)
+            !host.is_empty() && !host.contains(['/', '@', ' ']) && port.parse::<u16>().is_ok_and(|p| p > 0)
         });
         if !ok {
-            return Err(c.err("store.redis_nodes", format!("{node:?}"), "\"host:port\" (port 1..=65535)"));
+            return Err(c.err(
+                "store.redis_nodes",
+                format!("{node:?}"),
+                "\"host:port\" (port 1..=65535)",
+            ));
         }
     }
     Ok(StoreSettings {

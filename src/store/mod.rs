@@ -75,9 +75,11 @@
 //! - `kvstore.rs`: [`KvStore`], the trait over a [`Backend`]; `kv.rs`: the
 //!   sled and in-memory backends; `seen.rs`: the seen-set cache;
 //! - `redis.rs`: [`RedisStore`]; `redis_keys.rs`: its key layout and Lua
-//!   scripts;
+//!   scripts; `redis_marker.rs`: [`RedisMarker`], the crawl directory's
+//!   pointer to its keys;
 //! - `test_suite.rs`: the shared test suite; `tests.rs`: backend-specific
-//!   tests; `redis_local.rs`: the local Redis Cluster the tests use.
+//!   tests, `redis_tests.rs` those of the Redis store; `redis_local.rs`: the
+//!   local Redis Cluster the tests use.
 
 mod codec;
 mod keys;
@@ -88,17 +90,21 @@ mod redis;
 mod redis_keys;
 #[doc(hidden)]
 pub mod redis_local;
+mod redis_marker;
 mod seen;
 #[cfg(test)]
 #[macro_use]
 pub(crate) mod test_suite;
+#[cfg(test)]
+mod redis_tests;
 #[cfg(test)]
 mod tests;
 mod types;
 
 pub use kv::{Backend, Entry, MemBackend, RawIter, SledBackend};
 pub use kvstore::{BatchOp, KvStore, MemStore, SledStore};
-pub use redis::{RedisMarker, RedisStore};
+pub use redis::RedisStore;
+pub use redis_marker::RedisMarker;
 pub use types::{Completion, PageHashes};
 
 use crate::model::{BodyRef, HostStats, PageId, QueueKey, QueuedUrl, StoredPage, UrlState};

@@ -58,70 +58,11 @@ use super::keys::decode;
 use super::records::*;
 use super::redis_keys::*;
 use super::*;
-use parking_lot::Mutex;
 use ::redis::cluster::{cluster_pipe, ClusterClient, ClusterConnection};
-use ::redis::Value;
+use parking_lot::Mutex;
+
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// What a crawl directory records about its Redis store, in
-/// `DIR/store/redis-crawl`: the crawl name on the first line, the nodes
-/// (comma-separated `host:port`) on the second. The sled store refuses a
-/// directory that holds it, and `--resume` and the report tools find the
-/// crawl's keys through it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RedisMarker {
-    /// The crawl name (the key namespace).
-    pub name: String,
-    /// The nodes the crawl connected to.
-    pub nodes: Vec<String>,
-}
-
-impl RedisMarker {
-    /// The marker's file name in the store directory.
-    pub const FILE: &'static str = "redis-crawl";
-
-    /// The marker in store directory `dir`, if any.
-    pub fn read(dir: &std::path::Path) -> Result<Option<RedisMarker>, StoreError> {
-        let path = dir.join(Self::FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => {
-                return Err(StoreError::Open {
-                    path,
-                    message: e.to_string(),
-                })
-            }
-        };
-        let mut lines = text.lines();
-        let name = lines.next().unwrap_or("").trim().to_string();
-        let nodes: Vec<String> = lines
-            .next()
-            .unwrap_or("")
-            .split(',')
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .collect();
-        if name.is_empty() || nodes.is_empty() {
-            return Err(StoreError::Corrupt {
-                key: path.display().to_string(),
-                reason: "expected the crawl name, then the nodes, one line each".into(),
-            });
-        }
-        Ok(Some(RedisMarker { name, nodes }))
-    }
-
-    /// Write the marker into store directory `dir` (created when missing).
-    pub fn write(&self, dir: &std::path::Path) -> Result<(), StoreError> {
-        let io = |e: std::io::Error| StoreError::Open {
-            path: dir.to_path_buf(),
-            message: e.to_string(),
-        };
-        std::fs::create_dir_all(dir).map_err(io)?;
-        std::fs::write(dir.join(Self::FILE), format!("{}\n{}\n", self.name, self.nodes.join(","))).map_err(io)
-    }
-}
 
 /// Page ids a process takes from `{N}:ids` at a time.
 const ID_BLOCK: u64 = 64;
@@ -133,7 +74,7 @@ pub struct RedisStore {
     client: ClusterClient,
     /// Idle connections (a `ClusterConnection` serves one call at a time).
     pool: Mutex<Vec<ClusterConnection>>,
-    keys: Keys,
+    pub(super) keys: Keys,
     name: String,
     /// Page ids taken from `{N}:ids` and not handed out yet: `next..end`.
     ids: Mutex<(PageId, PageId)>,
@@ -148,25 +89,6 @@ pub struct RedisStore {
 
 fn backend(e: ::redis::RedisError) -> StoreError {
     StoreError::Backend(format!("redis: {e}"))
-}
-
-/// A recorded state that refuses recording `c`: `Ok(true)` when `c` is
-/// already recorded by an earlier attempt of the same commit.
-fn check_done(c: &Completion<'_>, state: Option<&UrlState>) -> Result<bool, StoreError> {
-    let (url, page) = (c.url, c.page);
-    match state {
-        Some(UrlState::Done(id)) if *id == page.id => Ok(url.revisit.is_none()),
-        Some(UrlState::Done(id)) => Err(StoreError::AlreadyDone {
-            url: url.canonical.clone(),
-            page: *id,
-        }),
-        _ if url.revisit.is_some() => Err(corrupt_at(
-            "url",
-            url.canonical.as_bytes(),
-            "a revisit of a URL the seen-set does not have as done",
-        )),
-        _ => Ok(false),
-    }
 }
 
 impl RedisStore {
@@ -249,7 +171,10 @@ impl RedisStore {
 
     /// Run `f` on an idle connection (a new one when none is idle). A
     /// connection whose error may have left it unusable is dropped.
-    fn with<T>(&self, f: impl FnOnce(&mut ClusterConnection) -> ::redis::RedisResult<T>) -> Result<T, StoreError> {
+    pub(super) fn with<T>(
+        &self,
+        f: impl FnOnce(&mut ClusterConnection) -> ::redis::RedisResult<T>,
+    ) -> Result<T, StoreError> {
         let pooled = self.pool.lock().pop();
         let mut con = match pooled {
             Some(c) => c,
@@ -286,7 +211,10 @@ impl RedisStore {
         }
         let mut p = cluster_pipe();
         for h in &new {
-            p.cmd("SADD").arg(self.keys.host_shard(Keys::shard_of(h))).arg(*h).ignore();
+            p.cmd("SADD")
+                .arg(self.keys.host_shard(Keys::shard_of(h)))
+                .arg(*h)
+                .ignore();
         }
         self.with(|c| p.exec(c))?;
         self.registered.lock().extend(new.into_iter().map(str::to_string));
@@ -351,7 +279,8 @@ impl RedisStore {
         })?;
         let mut out = Vec::with_capacity(members.len());
         for chunk in members.chunks(CHUNK) {
-            let values: Vec<Option<Vec<u8>>> = self.with(|c| ::redis::cmd("HMGET").arg(&hk.values).arg(chunk).query(c))?;
+            let values: Vec<Option<Vec<u8>>> =
+                self.with(|c| ::redis::cmd("HMGET").arg(&hk.values).arg(chunk).query(c))?;
             for (m, v) in chunk.iter().zip(values) {
                 // Removed between the two reads: no longer queued.
                 if let Some(v) = v {
@@ -388,14 +317,10 @@ impl RedisStore {
             Err(e) => return Box::new(std::iter::once(Err(e))),
         };
         let buckets = (from / PAGE_BUCKET)..=(last / PAGE_BUCKET);
-        Box::new(
-            buckets
-                .map(move |b| self.bucket_pages(b, from))
-                .flat_map(|r| match r {
-                    Ok(pages) => pages.into_iter().map(Ok).collect::<Vec<_>>(),
-                    Err(e) => vec![Err(e)],
-                }),
-        )
+        Box::new(buckets.map(move |b| self.bucket_pages(b, from)).flat_map(|r| match r {
+            Ok(pages) => pages.into_iter().map(Ok).collect::<Vec<_>>(),
+            Err(e) => vec![Err(e)],
+        }))
     }
 
     /// The page records of one index bucket with an id of at least `from`.
@@ -428,7 +353,7 @@ impl RedisStore {
     }
 
     /// One host's part of [`Store::complete_many`]: the `EVAL` of [`COMPLETE`].
-    fn complete_eval(&self, host: &str, items: &[&Completion<'_>]) -> ::redis::Cmd {
+    pub(super) fn complete_eval(&self, host: &str, items: &[&Completion<'_>]) -> ::redis::Cmd {
         let hk = self.keys.host(host);
         let mut c = ::redis::cmd("EVAL");
         c.arg(COMPLETE)
@@ -456,40 +381,6 @@ impl RedisStore {
     fn take_ids(&self) -> Result<u64, StoreError> {
         let ids = self.keys.ids();
         self.with(|c| ::redis::cmd("INCRBY").arg(&ids).arg(ID_BLOCK).query(c))
-    }
-}
-
-/// The result of one [`COMPLETE`] script: `Ok(first fetches recorded)`.
-fn complete_result(v: Value, items: &[&Completion<'_>]) -> Result<u64, StoreError> {
-    let bad = || StoreError::Backend(format!("redis: unexpected script result {v:?}"));
-    let Value::Array(parts) = &v else { return Err(bad()) };
-    let int = |i: usize| match parts.get(i) {
-        Some(Value::Int(n)) => Some(*n),
-        _ => None,
-    };
-    match int(0) {
-        Some(n) if n >= 0 => Ok(n as u64),
-        Some(-1) => {
-            let j = int(1).and_then(|j| usize::try_from(j).ok()).ok_or_else(bad)?;
-            let it = items.get(j).ok_or_else(bad)?;
-            let page = match parts.get(2) {
-                Some(Value::BulkString(s)) => match decode(it.url.canonical.as_bytes(), s, dec_state)? {
-                    UrlState::Done(id) => id,
-                    _ => return Err(bad()),
-                },
-                _ => return Err(bad()),
-            };
-            Err(StoreError::AlreadyDone {
-                url: it.url.canonical.clone(),
-                page,
-            })
-        }
-        Some(-2) => {
-            let j = int(1).and_then(|j| usize::try_from(j).ok()).ok_or_else(bad)?;
-            let it = items.get(j).ok_or_else(bad)?;
-            check_done(it, None).map(|_| 0)
-        }
-        _ => Err(bad()),
     }
 }
 
@@ -532,7 +423,11 @@ impl Store for RedisStore {
             let sh = seen_host(&u.canonical);
             let g = groups.entry(sh.to_string()).or_default();
             let s = g.key(&self.keys.host(sh).seen);
-            g.ops.push(Op::HSet(s, u.canonical.clone().into_bytes(), enc_state(&queued_state(u))));
+            g.ops.push(Op::HSet(
+                s,
+                u.canonical.clone().into_bytes(),
+                enc_state(&queued_state(u)),
+            ));
         };
         for u in new {
             put(u, None);
@@ -610,7 +505,7 @@ impl Store for RedisStore {
         for (host, items) in &by_host {
             p.add_command(self.complete_eval(host, items));
         }
-        let results: Vec<Value> = self.with(|con| p.query(con))?;
+        let results: Vec<::redis::Value> = self.with(|con| p.query(con))?;
         let mut added = 0;
         let mut refused = None;
         for (v, items) in results.into_iter().zip(by_host.values()) {

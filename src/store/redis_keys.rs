@@ -3,7 +3,11 @@
 //! groups, and the Lua scripts that apply one group atomically.
 
 use super::codec::show_key;
-use super::{PageId, QueueKey, StoreError};
+use super::keys::decode;
+use super::records::dec_state;
+use super::types::Completion;
+use super::{PageId, QueueKey, StoreError, UrlState};
+use ::redis::Value;
 use std::collections::BTreeMap;
 
 /// The layout version a [`super::RedisStore`] writes into its `meta` hash
@@ -235,6 +239,59 @@ redis.call('SET', KEYS[4], ARGV[1])
 return {added}
 "#;
 
+/// A recorded state that refuses recording `c`: `Ok(true)` when `c` is
+/// already recorded by an earlier attempt of the same commit.
+pub(super) fn check_done(c: &Completion<'_>, state: Option<&UrlState>) -> Result<bool, StoreError> {
+    let (url, page) = (c.url, c.page);
+    match state {
+        Some(UrlState::Done(id)) if *id == page.id => Ok(url.revisit.is_none()),
+        Some(UrlState::Done(id)) => Err(StoreError::AlreadyDone {
+            url: url.canonical.clone(),
+            page: *id,
+        }),
+        _ if url.revisit.is_some() => Err(corrupt_at(
+            "url",
+            url.canonical.as_bytes(),
+            "a revisit of a URL the seen-set does not have as done",
+        )),
+        _ => Ok(false),
+    }
+}
+
+/// The result of one [`COMPLETE`] script: `Ok(first fetches recorded)`.
+pub(super) fn complete_result(v: Value, items: &[&Completion<'_>]) -> Result<u64, StoreError> {
+    let bad = || StoreError::Backend(format!("redis: unexpected script result {v:?}"));
+    let Value::Array(parts) = &v else { return Err(bad()) };
+    let int = |i: usize| match parts.get(i) {
+        Some(Value::Int(n)) => Some(*n),
+        _ => None,
+    };
+    match int(0) {
+        Some(n) if n >= 0 => Ok(n as u64),
+        Some(-1) => {
+            let j = int(1).and_then(|j| usize::try_from(j).ok()).ok_or_else(bad)?;
+            let it = items.get(j).ok_or_else(bad)?;
+            let page = match parts.get(2) {
+                Some(Value::BulkString(s)) => match decode(it.url.canonical.as_bytes(), s, dec_state)? {
+                    UrlState::Done(id) => id,
+                    _ => return Err(bad()),
+                },
+                _ => return Err(bad()),
+            };
+            Err(StoreError::AlreadyDone {
+                url: it.url.canonical.clone(),
+                page,
+            })
+        }
+        Some(-2) => {
+            let j = int(1).and_then(|j| usize::try_from(j).ok()).ok_or_else(bad)?;
+            let it = items.get(j).ok_or_else(bad)?;
+            check_done(it, None).map(|_| 0)
+        }
+        _ => Err(bad()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,10 +302,7 @@ mod tests {
             QueueKey { rank: 1, seq: 9 },
             QueueKey { rank: 1, seq: 10 },
             QueueKey { rank: 2, seq: 0 },
-            QueueKey {
-                rank: u64::MAX,
-                seq: 1,
-            },
+            QueueKey { rank: u64::MAX, seq: 1 },
         ];
         for w in keys.windows(2) {
             assert!(member(w[0]) < member(w[1]));

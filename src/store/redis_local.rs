@@ -33,7 +33,11 @@ pub fn unique_crawl_name(prefix: &str) -> String {
 
 fn start() -> Result<Vec<String>, String> {
     if let Ok(v) = std::env::var("SIMCRAWL_REDIS_NODES") {
-        let nodes: Vec<String> = v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+        let nodes: Vec<String> = v
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
         return if nodes.is_empty() {
             Err("SIMCRAWL_REDIS_NODES is set but names no node".into())
         } else {
