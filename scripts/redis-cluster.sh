@@ -43,6 +43,12 @@ cluster_ok() {
     # Three masters, each with a replica.
     [ "$(redis-cli -p "$BASE" cluster nodes 2>/dev/null | grep -c master)" = 3 ] || return 1
     [ "$(redis-cli -p "$BASE" cluster nodes 2>/dev/null | grep -c slave)" = 3 ] || return 1
+    # Every replica in sync with its master (it can take over only then).
+    for p in $PORTS; do
+        if redis-cli -p "$p" info replication 2>/dev/null | grep -q '^role:slave'; then
+            redis-cli -p "$p" info replication | grep -q '^master_link_status:up' || return 1
+        fi
+    done
 }
 
 stop_nodes() {
@@ -121,7 +127,8 @@ for p in $PORTS; do
     redis-server --port "$p" --bind 127.0.0.1 --daemonize yes \
         --dir "$DIR/$p" --pidfile "$DIR/$p/redis.pid" --logfile "$DIR/$p/redis.log" \
         --cluster-enabled yes --cluster-config-file "$DIR/$p/nodes.conf" \
-        --cluster-node-timeout 2000 --save "" --appendonly no \
+        --cluster-node-timeout 2000 --cluster-replica-validity-factor 0 \
+        --repl-diskless-sync-delay 0 --save "" --appendonly no \
         9>&- </dev/null >/dev/null 2>&1 \
         || { log "redis-server on port $p did not start (see $DIR/$p/redis.log)"; stop_nodes; exit 1; }
 done

@@ -1,7 +1,8 @@
 //! Crawls of the built-in test web with `[store] backend = "redis"` on the
 //! local Redis Cluster (`scripts/redis-cluster.sh`, started once per test
 //! binary): the same pages and duplicate decisions as the sled store, and a
-//! stop and resume from the keys in Redis. Skipped with a message when no
+//! stop and resume from the keys in Redis; and a store that outlives a
+//! master killed under it (on a cluster of its own, 7100-7105). Skipped with a message when no
 //! cluster can be started (a failure with `SIMCRAWL_REQUIRE_REDIS`).
 
 use std::collections::HashMap;
@@ -159,4 +160,144 @@ async fn redis_crawl_stops_and_resumes_from_redis() {
     assert_eq!(exact, full_exact);
     let store = simcrawl::store::open_crawl_store(&CrawlDir::new(dir.path()).store()).unwrap();
     assert_eq!(store.pages_recorded().unwrap(), records.len() as u64);
+}
+
+/// A cluster of its own (ports 7100-7105), stopped when dropped.
+struct OwnCluster(std::path::PathBuf);
+
+impl OwnCluster {
+    const BASE: u16 = 7100;
+
+    fn start() -> Option<OwnCluster> {
+        // Only where the shared cluster runs (redis-server is installed),
+        // and not against a cluster named by SIMCRAWL_REDIS_NODES.
+        if std::env::var_os("SIMCRAWL_REDIS_NODES").is_some() {
+            eprintln!("SKIP: failover test: it starts a cluster of its own, not the one in SIMCRAWL_REDIS_NODES");
+            return None;
+        }
+        redis_local::local_cluster().ok()?;
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/redis-cluster.sh");
+        let ok = std::process::Command::new("bash")
+            .arg(&script)
+            .args(["start", &Self::BASE.to_string()])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "redis-cluster.sh start {}", Self::BASE);
+        Some(OwnCluster(script))
+    }
+
+    fn nodes(&self) -> Vec<String> {
+        (Self::BASE..Self::BASE + 6).map(|p| format!("127.0.0.1:{p}")).collect()
+    }
+
+    fn cli(&self, port: u16, args: &[&str]) -> String {
+        let out = std::process::Command::new("redis-cli")
+            .arg("-p")
+            .arg(port.to_string())
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+impl Drop for OwnCluster {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("bash")
+            .arg(&self.0)
+            .args(["stop", &Self::BASE.to_string()])
+            .status();
+    }
+}
+
+#[test]
+fn redis_store_survives_a_master_failover() {
+    use simcrawl::model::{HostStats, QueuedUrl, StoredPage};
+    use simcrawl::store::{RedisStore, Store};
+    let Some(cluster) = OwnCluster::start() else {
+        // Prints why (or fails with SIMCRAWL_REQUIRE_REDIS).
+        let _ = redis_overrides("unused");
+        return;
+    };
+    let store = RedisStore::open(&cluster.nodes(), &redis_local::unique_crawl_name("failover")).unwrap();
+    let url = |h: usize, i: u64| {
+        let canonical = format!("http://h{h}.test/p{i}");
+        QueuedUrl {
+            url: canonical.clone(),
+            canonical,
+            host: format!("h{h}.test"),
+            depth: 1,
+            parent: None,
+            components: Default::default(),
+            priority: 1.0,
+            seq: i,
+            retries: 0,
+            inlinks: 0,
+            tunnel: 0,
+            revisit: None,
+        }
+    };
+    // 40 hosts: spread over the three masters' slots.
+    let hosts = 40;
+    let record = |store: &RedisStore, h: usize, i: u64| {
+        let u = url(h, i);
+        let p = StoredPage {
+            id: store.allocate_page_id(),
+            canonical: u.canonical.clone(),
+            final_url: u.canonical.clone(),
+            status: 200,
+            depth: 1,
+            decision: Decision::New,
+            simhash: Some(i),
+            ..Default::default()
+        };
+        let mut hs = HostStats::default();
+        hs.record(&p);
+        store.complete(&u, &p, None, &hs).unwrap();
+    };
+    for h in 0..hosts {
+        store.enqueue(&[url(h, 1), url(h, 2)]).unwrap();
+        record(&store, h, 1);
+    }
+    // Replication is asynchronous: let the replicas catch up, then kill
+    // the master on the first port.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(cluster.cli(OwnCluster::BASE, &["role"]).starts_with("master"));
+    let pid_file = std::env::temp_dir()
+        .join(format!("simcrawl-redis-cluster-{}", OwnCluster::BASE))
+        .join(OwnCluster::BASE.to_string())
+        .join("redis.pid");
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    assert!(std::process::Command::new("kill")
+        .args(["-9", pid.trim()])
+        .status()
+        .unwrap()
+        .success());
+    // Its replica takes over (node timeout 2 s).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let info = cluster.cli(OwnCluster::BASE + 1, &["cluster", "info"]);
+        let nodes = cluster.cli(OwnCluster::BASE + 1, &["cluster", "nodes"]);
+        if nodes.contains("master,fail") && info.contains("cluster_state:ok") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no failover: {info}\n{nodes}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    // Nothing is lost, and the crawl goes on with the same store handle
+    // (its calls retry while the cluster fails over).
+    for h in 0..hosts {
+        assert!(
+            matches!(
+                store.url_state(&url(h, 1).canonical).unwrap(),
+                Some(simcrawl::model::UrlState::Done(_))
+            ),
+            "host {h}: its recorded page is lost"
+        );
+        record(&store, h, 2);
+    }
+    assert_eq!(store.pages_recorded().unwrap(), 2 * hosts as u64);
+    assert_eq!(store.iter_pages().count(), 2 * hosts);
+    assert!(store.iter_queue().next().is_none());
 }

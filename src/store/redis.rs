@@ -46,6 +46,12 @@
 //!   a new id). A page-index entry may point to a host that has no page
 //!   under that id: readers skip it. `{N}:pages` may miss the pages of the
 //!   last commit. Page ids handed out and never recorded leave gaps.
+//! - A call whose connection drops, or that meets a cluster failing over,
+//!   is sent again on a new connection for up to 30 s. Every write is
+//!   idempotent (a retried script finds its work done) except the
+//!   `INCRBY`s: a retried page-id block leaves a gap, and a retried
+//!   `{N}:pages` increment whose first attempt was applied counts a commit
+//!   twice.
 //! - Durability is the cluster's: with the persistence of
 //!   `scripts/redis-cluster.sh` (none), a replica keeps the data when its
 //!   master dies; a crawl's flush mark (`DIR/store/simcrawl-flushed`)
@@ -59,11 +65,16 @@ use super::records::*;
 use super::redis_keys::*;
 use super::*;
 use ::redis::cluster::{cluster_pipe, ClusterClient, ClusterConnection};
+use ::redis::RetryMethod;
 use parking_lot::Mutex;
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// How long a call retries while the cluster is unreachable or failing over
+/// (a replica takes over a dead master after the node timeout, 2 s with
+/// `scripts/redis-cluster.sh`).
+const RETRY_FOR: std::time::Duration = std::time::Duration::from_secs(30);
 /// Page ids a process takes from `{N}:ids` at a time.
 const ID_BLOCK: u64 = 64;
 /// Queue entries and seen-set fields read per round trip by the iterators.
@@ -169,23 +180,42 @@ impl RedisStore {
         &self.name
     }
 
-    /// Run `f` on an idle connection (a new one when none is idle). A
-    /// connection whose error may have left it unusable is dropped.
+    /// Run `f` on an idle connection (a new one when none is idle). An
+    /// error the client says is worth retrying (a dropped or refused
+    /// connection, a cluster that is failing over) drops the connection and
+    /// runs `f` again on a new one, for up to [`RETRY_FOR`]; every call
+    /// `f` makes is idempotent but the `INCRBY`s (see the module docs).
     pub(super) fn with<T>(
         &self,
-        f: impl FnOnce(&mut ClusterConnection) -> ::redis::RedisResult<T>,
+        mut f: impl FnMut(&mut ClusterConnection) -> ::redis::RedisResult<T>,
     ) -> Result<T, StoreError> {
-        let pooled = self.pool.lock().pop();
-        let mut con = match pooled {
-            Some(c) => c,
-            None => self.client.get_connection().map_err(backend)?,
-        };
-        let r = f(&mut con);
-        match &r {
-            Err(e) if e.is_unrecoverable_error() || e.is_connection_dropped() || e.is_io_error() => {}
-            _ => self.pool.lock().push(con),
+        let started = std::time::Instant::now();
+        let mut wait = std::time::Duration::from_millis(50);
+        loop {
+            let pooled = self.pool.lock().pop();
+            let r = match pooled {
+                Some(c) => Ok(c),
+                None => self.client.get_connection(),
+            }
+            .and_then(|mut con| {
+                let r = f(&mut con);
+                if r.is_ok() || matches!(r.as_ref().map_err(|e| e.retry_method()), Err(RetryMethod::NoRetry)) {
+                    self.pool.lock().push(con);
+                }
+                r
+            });
+            match r {
+                Ok(v) => return Ok(v),
+                Err(e) if matches!(e.retry_method(), RetryMethod::NoRetry) || started.elapsed() >= RETRY_FOR => {
+                    return Err(backend(e));
+                }
+                Err(e) => {
+                    tracing::debug!("store: redis: {e}; retrying");
+                    std::thread::sleep(wait);
+                    wait = (wait * 2).min(std::time::Duration::from_secs(2));
+                }
+            }
         }
-        r.map_err(backend)
     }
 
     fn usable(&self) -> Result<(), StoreError> {
@@ -269,7 +299,7 @@ impl RedisStore {
         let members: Vec<Vec<u8>> = self.with(|c| {
             ::redis::cmd("ZRANGE")
                 .arg(&hk.queue)
-                .arg(min)
+                .arg(&min)
                 .arg("+")
                 .arg("BYLEX")
                 .arg("LIMIT")
@@ -443,7 +473,7 @@ impl Store for RedisStore {
         self.usable()?;
         let seen = self.keys.host(seen_host(&url.canonical)).seen;
         let state = enc_state(&UrlState::InFlight(url.key()));
-        self.with(|c| ::redis::cmd("HSET").arg(&seen).arg(&url.canonical).arg(state).exec(c))
+        self.with(|c| ::redis::cmd("HSET").arg(&seen).arg(&url.canonical).arg(&state).exec(c))
     }
 
     fn queued(&self, host: &str, key: QueueKey) -> Result<Option<QueuedUrl>, StoreError> {
@@ -530,7 +560,7 @@ impl Store for RedisStore {
         let seen = self.keys.host(host).seen;
         let state = enc_state(&UrlState::AliasOf(canonical.to_string()));
         // Set only when absent: one command, so atomic.
-        self.with(|c| ::redis::cmd("HSETNX").arg(&seen).arg(alias).arg(state).query(c))
+        self.with(|c| ::redis::cmd("HSETNX").arg(&seen).arg(alias).arg(&state).query(c))
     }
 
     fn allocate_page_id(&self) -> PageId {
