@@ -15,7 +15,7 @@ use simcrawl::model::Decision;
 use simcrawl::testweb::{RunningTestWeb, TestWeb, TestWebOptions};
 use simcrawl::Settings;
 
-async fn start_web() -> RunningTestWeb {
+pub(crate) async fn start_web() -> RunningTestWeb {
     let web = Arc::new(TestWeb::new(TestWebOptions {
         slow_ms: 300,
         ..Default::default()
@@ -25,7 +25,11 @@ async fn start_web() -> RunningTestWeb {
         .unwrap()
 }
 
-async fn crawl_web(server: &RunningTestWeb, dir: &Path, overrides: &[&str]) -> (crawl::CrawlSummary, Vec<PageRecord>) {
+pub(crate) async fn crawl_web(
+    server: &RunningTestWeb,
+    dir: &Path,
+    overrides: &[&str],
+) -> (crawl::CrawlSummary, Vec<PageRecord>) {
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
     let settings = Settings::test_web(&overrides).unwrap();
     let summary = crawl::run(settings, CrawlOptions::new(dir, server.seeds()), std::future::pending())
@@ -35,11 +39,11 @@ async fn crawl_web(server: &RunningTestWeb, dir: &Path, overrides: &[&str]) -> (
     (summary, records)
 }
 
-fn canonical_set(records: &[PageRecord]) -> HashSet<String> {
+pub(crate) fn canonical_set(records: &[PageRecord]) -> HashSet<String> {
     records.iter().map(|r| r.canonical.clone()).collect()
 }
 
-fn assert_once(records: &[PageRecord]) {
+pub(crate) fn assert_once(records: &[PageRecord]) {
     let mut counts: HashMap<&str, usize> = HashMap::new();
     for r in records {
         *counts.entry(&r.canonical).or_default() += 1;
@@ -460,14 +464,14 @@ async fn kill_resume_and_compare(sets: &[&str]) -> tempfile::TempDir {
 
 /// The calendar trap of the test web is cut by the duplicate-chain rule:
 /// a few dozen of its endless months are fetched, not `max_depth` levels.
-fn assert_trap_bounded(urls: &HashSet<String>) {
+pub(crate) fn assert_trap_bounded(urls: &HashSet<String>) {
     let trap = urls.iter().filter(|u| u.contains("/calendar/")).count();
     assert!((8..=60).contains(&trap), "{trap} calendar pages fetched");
 }
 
 /// The duplicate clusters of a crawl (pages joined by their `dup_of`
 /// links), each as its sorted URLs; calendar-trap pages left out.
-fn duplicate_clusters(records: &[PageRecord]) -> HashSet<Vec<String>> {
+pub(crate) fn duplicate_clusters(records: &[PageRecord]) -> HashSet<Vec<String>> {
     let mut parent: HashMap<String, String> = HashMap::new();
     fn root(parent: &HashMap<String, String>, mut u: String) -> String {
         while let Some(p) = parent.get(&u) {

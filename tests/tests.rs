@@ -17,6 +17,7 @@ mod near_eval;
 mod parsers;
 mod politeness;
 mod recrawl;
+mod redis_backend;
 mod reports;
 mod requests;
 mod robots;

@@ -43,7 +43,7 @@ pub use raw::{
 pub use sections::{
     CanonProfile, CanonSettings, CrawlSettings, DedupPolicy, DedupSettings, FeatureSettings, FetchSettings,
     FocusSettings, FrontierSettings, IndexDesign, IndexSettings, MirrorSettings, OutputSettings, PolitenessSettings,
-    RecrawlSettings, Scope, SimhashSettings, SitemapSettings, SketchSettings, StoreSettings, Verify,
+    RecrawlSettings, Scope, SimhashSettings, SitemapSettings, SketchSettings, StoreBackend, StoreSettings, Verify,
 };
 
 /// The top-level key of the per-host rules (`[[hosts]]`).

@@ -285,10 +285,25 @@ pub struct MirrorSettings {
 /// `[store]`: the crawl store.
 #[derive(Debug, Clone)]
 pub struct StoreSettings {
-    /// The engine of a new store (an existing one keeps its own).
+    /// Where the crawl keeps its state.
+    pub backend: StoreBackend,
+    /// The engine of a new disk store (an existing one keeps its own).
     pub engine: crate::store::Engine,
-    /// Bytes of the engine's cache.
+    /// Bytes of the disk engine's cache.
     pub cache_bytes: u64,
+    /// The crawl's key namespace in Redis (`""`: the crawl directory's name).
+    pub crawl_name: String,
+    /// Redis Cluster nodes to connect to first (`host:port`).
+    pub redis_nodes: Vec<String>,
+}
+
+/// `[store] backend`: which [`crate::store::Store`] a crawl opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreBackend {
+    /// The embedded store in `DIR/store/` (engine `[store] engine`).
+    Disk,
+    /// A Redis Cluster (`crate::store::RedisStore`).
+    Redis,
 }
 
 /// `[recrawl]`: revisits of recorded pages and their adaptive intervals

@@ -227,6 +227,36 @@ fn store_cache_is_bounded_in_mib() {
     }
 }
 
+#[test]
+fn store_backend_and_redis_nodes_are_checked() {
+    let d = Settings::default();
+    assert_eq!(d.store.backend, StoreBackend::Disk);
+    assert_eq!(d.store.crawl_name, "");
+    assert_eq!(d.store.redis_nodes.len(), 3);
+    let s = set(&[
+        "store.backend=\"redis\"",
+        "store.crawl_name=\"big-1.a_b\"",
+        "store.redis_nodes=[\"10.0.0.1:7000\", \"redis.internal:6379\"]",
+    ])
+    .unwrap();
+    assert_eq!(s.store.backend, StoreBackend::Redis);
+    assert_eq!(s.store.crawl_name, "big-1.a_b");
+    assert_eq!(s.store.redis_nodes, ["10.0.0.1:7000", "redis.internal:6379"]);
+    for (bad, key) in [
+        ("store.backend=\"mongo\"", "store.backend"),
+        ("store.crawl_name=\"a b\"", "store.crawl_name"),
+        ("store.crawl_name=\"{x}\"", "store.crawl_name"),
+        ("store.redis_nodes=[]", "store.redis_nodes"),
+        ("store.redis_nodes=[\"127.0.0.1\"]", "store.redis_nodes"),
+        ("store.redis_nodes=[\"127.0.0.1:0\"]", "store.redis_nodes"),
+        ("store.redis_nodes=[\"redis://x:1\"]", "store.redis_nodes"),
+        ("store.redis_nodes=[\":7000\"]", "store.redis_nodes"),
+    ] {
+        let e = set(&[bad]).unwrap_err().to_string();
+        assert!(e.contains(key), "{bad}: {e}");
+    }
+}
+
 const HOST_RULES: &str = r#"
 [politeness]
 min_delay_ms = 100

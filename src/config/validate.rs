@@ -118,17 +118,7 @@ impl RawConfig {
         let output = output_settings(&c, output)?;
         let sitemaps = sitemap_settings(&c, sitemaps)?;
         let hosts = hosts_settings(&c, hosts)?;
-        let store = StoreSettings {
-            engine: c.choice(
-                "store.engine",
-                &store.engine,
-                &[
-                    ("fjall", crate::store::Engine::Fjall),
-                    ("sled", crate::store::Engine::Sled),
-                ],
-            )?,
-            cache_bytes: c.uint::<u64>("store.cache_mb", store.cache_mb, 16, 65_536)? << 20,
-        };
+        let store = store_settings(&c, store)?;
 
         let recrawl = recrawl_settings(&c, recrawl)?;
 
@@ -599,6 +589,61 @@ fn output_settings(c: &Check, output: RawOutput) -> Result<OutputSettings, Confi
         warc: output.warc,
         warc_max_bytes: c.uint("output.warc_max_bytes", output.warc_max_bytes, 1 << 20, 1 << 40)?,
         reports: output.reports,
+    })
+}
+
+/// The `[store]` section, checked and typed.
+fn store_settings(c: &Check, store: RawStore) -> Result<StoreSettings, ConfigError> {
+    let backend = c.choice(
+        "store.backend",
+        &store.backend,
+        &[("disk", StoreBackend::Disk), ("redis", StoreBackend::Redis)],
+    )?;
+    let engine = c.choice(
+        "store.engine",
+        &store.engine,
+        &[
+            ("fjall", crate::store::Engine::Fjall),
+            ("sled", crate::store::Engine::Sled),
+        ],
+    )?;
+    let name_ok = store.crawl_name.len() <= 100
+        && store
+            .crawl_name
+            .chars()
+            .all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '-' | '_' | '.'));
+    if !name_ok {
+        return Err(c.err(
+            "store.crawl_name",
+            format!("{:?}", store.crawl_name),
+            "at most 100 characters of A-Z a-z 0-9 - _ . (\"\": the crawl directory's name)",
+        ));
+    }
+    if store.redis_nodes.is_empty() || store.redis_nodes.len() > 64 {
+        return Err(c.err(
+            "store.redis_nodes",
+            format!("{} nodes", store.redis_nodes.len()),
+            "1..=64 nodes, each \"host:port\"",
+        ));
+    }
+    for node in &store.redis_nodes {
+        let ok = node.rsplit_once(':').is_some_and(|(host, port)| {
+            !host.is_empty() && !host.contains(['/', '@', ' ']) && port.parse::<u16>().is_ok_and(|p| p > 0)
+        });
+        if !ok {
+            return Err(c.err(
+                "store.redis_nodes",
+                format!("{node:?}"),
+                "\"host:port\" (port 1..=65535)",
+            ));
+        }
+    }
+    Ok(StoreSettings {
+        backend,
+        engine,
+        cache_bytes: c.uint::<u64>("store.cache_mb", store.cache_mb, 16, 65_536)? << 20,
+        crawl_name: store.crawl_name,
+        redis_nodes: store.redis_nodes,
     })
 }
 

@@ -49,7 +49,7 @@ use tokio::sync::{mpsc, Notify, Semaphore};
 use url::Url;
 
 use crate::canon::{self, Canonicalizer};
-use crate::config::{DedupPolicy, Settings};
+use crate::config::{DedupPolicy, Settings, StoreBackend};
 use crate::crawllog::{self, CrawlLogWriter, PageRecord};
 use crate::dedup::{self, ContentHashes, DedupPolicyEngine, Deduper, ExactIndex};
 use crate::error::{Error, Result};
@@ -69,7 +69,7 @@ use crate::report::{self, CrawlStats, ReportPaths};
 use crate::simhash;
 use crate::sketch::minhash::MinHasher;
 use crate::sketch::{ContentSketch, Sketch, SketchIndex};
-use crate::store::{DiskStore, Store};
+use crate::store::{DiskStore, RedisMarker, RedisStore, Store};
 use crate::warc::{WarcOptions, WarcThread, WarcWriter};
 
 mod analyze;

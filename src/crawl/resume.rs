@@ -109,16 +109,19 @@ pub(super) fn open_crawl(
     snapshot: &Path,
     seeds: &[Url],
 ) -> Result<Opened> {
-    // Combining: queue updates go to the store with the next group commit.
-    let store: Arc<dyn Store> = Arc::new(
-        DiskStore::open_cached(
-            store_dir,
-            settings.store.engine,
-            settings.frontier.seen_cache_urls,
-            settings.store.cache_bytes,
-        )?
-        .combining(),
-    );
+    let store: Arc<dyn Store> = match settings.store.backend {
+        // Combining: queue updates go to the store with the next group commit.
+        StoreBackend::Disk => Arc::new(
+            DiskStore::open_cached(
+                store_dir,
+                settings.store.engine,
+                settings.frontier.seen_cache_urls,
+                settings.store.cache_bytes,
+            )?
+            .combining(),
+        ),
+        StoreBackend::Redis => Arc::new(open_redis(settings, opts, store_dir)?),
+    };
     if opts.resume {
         check_flush_mark(store_dir, store.pages_recorded()?)?;
     } else {
@@ -157,6 +160,69 @@ pub(super) fn open_crawl(
         Vec::new()
     };
     Ok((store, frontier, previous, dedup_state, crawl_tag))
+}
+
+/// The crawl's Redis store ([`RedisStore`]): a new crawl takes the name
+/// `[store] crawl_name` (or the crawl directory's name), refuses one that
+/// already holds a crawl and records it in `DIR/store/` ([`RedisMarker`]);
+/// `--resume` reopens the crawl the marker names.
+fn open_redis(settings: &Settings, opts: &CrawlOptions, store_dir: &Path) -> Result<RedisStore> {
+    let configured = &settings.store.crawl_name;
+    if opts.resume {
+        let Some(marker) = RedisMarker::read(store_dir)? else {
+            return Err(Error::InvalidInput(format!(
+                "{}: this crawl's store is not in Redis (no {}); resume it with [store] backend = \"sled\"",
+                store_dir.display(),
+                RedisMarker::FILE
+            )));
+        };
+        if !configured.is_empty() && *configured != marker.name {
+            return Err(Error::InvalidInput(format!(
+                "[store] crawl_name is {configured:?} but this crawl is {:?} in Redis",
+                marker.name
+            )));
+        }
+        let store = RedisStore::open(&settings.store.redis_nodes, &marker.name)?;
+        if store.fresh() {
+            return Err(Error::InvalidInput(format!(
+                "Redis holds no crawl named {:?} (removed, or lost with a node without persistence); start a new crawl",
+                marker.name
+            )));
+        }
+        return Ok(store);
+    }
+    let name = if configured.is_empty() {
+        let dir_name = std::fs::canonicalize(&opts.out)
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_default();
+        let ok = !dir_name.is_empty()
+            && dir_name.len() <= 100
+            && dir_name
+                .chars()
+                .all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '-' | '_' | '.'));
+        if !ok {
+            return Err(Error::InvalidInput(format!(
+                "{}: the directory's name {dir_name:?} is not a valid crawl name; set [store] crawl_name",
+                opts.out.display()
+            )));
+        }
+        dir_name
+    } else {
+        configured.clone()
+    };
+    let store = RedisStore::open(&settings.store.redis_nodes, &name)?;
+    if !store.fresh() {
+        return Err(Error::InvalidInput(format!(
+            "Redis already holds a crawl named {name:?}; pass --resume to continue it (from its directory) or set another [store] crawl_name"
+        )));
+    }
+    RedisMarker {
+        name,
+        nodes: settings.store.redis_nodes.clone(),
+    }
+    .write(store_dir)?;
+    Ok(store)
 }
 
 /// The seeds, canonicalized (at least one).

@@ -187,7 +187,6 @@ pub fn eval_documents(docs: &[(String, Extracted)], out_dir: &Path, settings: &S
 /// the same pipeline as the crawl, named by canonical URL.
 pub fn eval_crawl(crawl: &Path, out_dir: &Path, settings: &Settings) -> crate::Result<Evaluation> {
     use crate::model::Decision;
-    use crate::store::Store;
     let dir = crate::model::CrawlDir::new(crawl);
     if !dir.log().is_file() {
         return Err(crate::Error::InvalidInput(format!(
@@ -195,7 +194,7 @@ pub fn eval_crawl(crawl: &Path, out_dir: &Path, settings: &Settings) -> crate::R
             crawl.display()
         )));
     }
-    let store = crate::store::DiskStore::open(&dir.store())?;
+    let store = crate::store::open_crawl_store(&dir.store())?;
     let mut docs = Vec::new();
     for page in store.iter_pages() {
         let page = page?;

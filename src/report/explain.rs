@@ -13,7 +13,6 @@ use crate::error::{Error, Result};
 use crate::model::Decision;
 use crate::model::ScoreComponents;
 use crate::model::UrlState;
-use crate::store::{DiskStore, Store};
 
 fn components(out: &mut String, c: &ScoreComponents, priority: f64, settings: &Settings) {
     let _ = writeln!(
@@ -174,7 +173,7 @@ pub fn explain(dir: &Path, url: &str, settings: &Settings) -> Result<String> {
     }
     // Not fetched: ask the store.
     let store_dir = crate::model::CrawlDir::new(dir).store();
-    let store = DiskStore::open(&store_dir)?;
+    let store = crate::store::open_crawl_store(&store_dir)?;
     match store.url_state(&canonical)? {
         Some(UrlState::AliasOf(of)) => {
             let _ = writeln!(

@@ -141,6 +141,15 @@ impl SledBackend {
     /// [`SledBackend::open`] with sled's page cache bounded to
     /// `cache_bytes` (sled's own default, 1 GiB, when `None`).
     pub fn open_with_cache(dir: &Path, cache_bytes: Option<u64>) -> Result<Self, StoreError> {
+        if let Some(m) = super::RedisMarker::read(dir)? {
+            return Err(StoreError::Open {
+                path: dir.to_path_buf(),
+                message: format!(
+                    "this crawl keeps its store in Redis (crawl name {:?}, [store] backend = \"redis\"), not in sled",
+                    m.name
+                ),
+            });
+        }
         guarded(dir, || Self::open_unguarded(dir, cache_bytes))
     }
 

@@ -1,10 +1,11 @@
 //! Storage (pipeline: the sink of every stage, and the source of a resumed
-//! crawl): the [`Store`] trait, the seam behind which a distributed store
-//! (such as Redis Cluster) can later sit, and its two implementations:
-//! [`DiskStore`] (embedded, in `DIR/store/`: sled 0.34 by default or fjall 3,
-//! `[store] engine`; see [`Engine`]) and [`MemStore`] (in memory, for tests). Both are [`KvStore`] over a small
-//! ordered key-value [`Backend`]; one test suite (`store_suite!`, in `test_suite.rs`) runs
-//! against every implementation.
+//! crawl): the [`Store`] trait and its implementations: [`DiskStore`]
+//! (embedded, in `DIR/store/`: sled 0.34 by default or fjall 3, `[store]
+//! engine`; see [`Engine`]), [`MemStore`] (in memory, for tests), both
+//! [`KvStore`] over a small ordered key-value [`Backend`], and
+//! [`RedisStore`] (a Redis Cluster, `[store] backend = "redis"`; its key
+//! layout and consistency are in `redis.rs`). One test suite
+//! (`store_suite!`, in `test_suite.rs`) runs against every implementation.
 //!
 //! # What is stored
 //!
@@ -75,7 +76,12 @@
 //!   `codec.rs`: their primitives;
 //! - `kvstore.rs`: [`KvStore`], the trait over a [`Backend`]; `kv.rs`: the
 //!   sled and in-memory backends; `seen.rs`: the seen-set cache;
-//! - `test_suite.rs`: the shared test suite; `tests.rs`: backend-specific tests.
+//! - `redis.rs`: [`RedisStore`]; `redis_keys.rs`: its key layout and Lua
+//!   scripts; `redis_marker.rs`: [`RedisMarker`], the crawl directory's
+//!   pointer to its keys;
+//! - `test_suite.rs`: the shared test suite; `tests.rs`: backend-specific
+//!   tests, `redis_tests.rs` those of the Redis store; `redis_local.rs`: the
+//!   local Redis Cluster the tests use.
 
 mod codec;
 mod disk;
@@ -84,10 +90,17 @@ mod keys;
 mod kv;
 mod kvstore;
 mod records;
+mod redis;
+mod redis_keys;
+#[doc(hidden)]
+pub mod redis_local;
+mod redis_marker;
 mod seen;
 #[cfg(test)]
 #[macro_use]
 pub(crate) mod test_suite;
+#[cfg(test)]
+mod redis_tests;
 #[cfg(test)]
 mod tests;
 mod types;
@@ -96,6 +109,8 @@ pub use disk::{DiskBackend, Engine};
 pub use fjall_kv::FjallBackend;
 pub use kv::{Backend, Entry, MemBackend, RawIter, SledBackend};
 pub use kvstore::{BatchOp, DiskStore, KvStore, MemStore};
+pub use redis::RedisStore;
+pub use redis_marker::RedisMarker;
 pub use types::{Completion, PageHashes};
 
 use crate::model::{BodyRef, HostStats, PageId, QueueKey, QueuedUrl, StoredPage, UrlState};
@@ -180,6 +195,16 @@ pub enum StoreError {
     #[error("store: {0}")]
     Backend(String),
 }
+/// The store of the crawl directory whose store directory is `dir`
+/// (`DIR/store/`): the crawl's Redis store when `dir` holds a
+/// [`RedisMarker`], else its sled store (tools that read a finished crawl).
+pub fn open_crawl_store(dir: &std::path::Path) -> Result<Box<dyn Store>, StoreError> {
+    match RedisMarker::read(dir)? {
+        Some(m) => Ok(Box::new(RedisStore::open(&m.nodes, &m.name)?)),
+        None => Ok(Box::new(DiskStore::open(dir)?)),
+    }
+}
+
 /// A boxed iterator of store items.
 pub type StoreIter<'a, T> = Box<dyn Iterator<Item = Result<T, StoreError>> + 'a>;
 

@@ -62,6 +62,28 @@ store_suite!(sled_combining, {
     TempSled(t.0.combining(), t.1)
 });
 
+/// A Redis store in a crawl namespace of its own on the local cluster
+/// (`scripts/redis-cluster.sh`), or `None` with a printed message when no
+/// cluster can be started (a failure instead with `SIMCRAWL_REQUIRE_REDIS`).
+fn redis_store() -> Option<Box<RedisStore>> {
+    let nodes = match redis_local::local_cluster() {
+        Ok(n) => n,
+        Err(why) => {
+            assert!(
+                std::env::var_os("SIMCRAWL_REQUIRE_REDIS").is_none(),
+                "no Redis Cluster: {why}"
+            );
+            eprintln!("SKIP: no Redis Cluster for the redis store tests: {why}");
+            return None;
+        }
+    };
+    let store = RedisStore::open(&nodes, &redis_local::unique_crawl_name("suite")).unwrap();
+    assert!(store.fresh());
+    Some(Box::new(store))
+}
+
+store_suite!(redis_store, optional redis_store());
+
 /// A backend that counts the batches applied to it.
 #[derive(Default)]
 struct Counting(MemBackend, std::sync::atomic::AtomicUsize);

@@ -1,0 +1,185 @@
+//! Tests of [`RedisStore`] beyond the shared suite: reopening a crawl,
+//! retried and refused commits, readers skipping what a crash leaves, and
+//! format and connection errors. On the local cluster
+//! (`scripts/redis-cluster.sh`); skipped with a message without one.
+
+use super::test_suite::{page, qurl};
+use super::*;
+use crate::model::Decision;
+
+/// The local cluster's nodes, or `None` (printed) when there is none.
+fn nodes() -> Option<Vec<String>> {
+    match redis_local::local_cluster() {
+        Ok(n) => Some(n),
+        Err(why) => {
+            assert!(
+                std::env::var_os("SIMCRAWL_REQUIRE_REDIS").is_none(),
+                "no Redis Cluster: {why}"
+            );
+            eprintln!("SKIP: no Redis Cluster for the redis store tests: {why}");
+            None
+        }
+    }
+}
+
+#[test]
+fn reopened_crawl_keeps_its_state_and_ids() {
+    let Some(nodes) = nodes() else { return };
+    let name = redis_local::unique_crawl_name("reopen");
+    let s = RedisStore::open(&nodes, &name).unwrap();
+    assert!(s.fresh());
+    let (u, v) = (qurl("a.test", "x", 1.0, 1), qurl("b.test", "y", 2.0, 2));
+    s.enqueue(&[u.clone(), v.clone()]).unwrap();
+    s.set_meta("seeds", b"http://a.test/").unwrap();
+    let p = page(&s, &u, Decision::New);
+    let mut hs = HostStats::default();
+    hs.record(&p);
+    s.complete(&u, &p, None, &hs).unwrap();
+    drop(s);
+
+    let s = RedisStore::open(&nodes, &name).unwrap();
+    assert!(!s.fresh(), "a seeded crawl is not fresh");
+    assert_eq!(s.url_state(&u.canonical).unwrap(), Some(UrlState::Done(p.id)));
+    assert_eq!(s.url_state(&v.canonical).unwrap(), Some(UrlState::Queued(v.key())));
+    assert_eq!(s.pages_recorded().unwrap(), 1);
+    assert_eq!(s.page(p.id).unwrap(), Some(p.clone()));
+    assert_eq!(s.iter_queue().map(Result::unwrap).collect::<Vec<_>>(), vec![v.clone()]);
+    assert_eq!(s.iter_seen().count(), 2);
+    // Ids of the reopened store come after every id handed out before.
+    assert!(s.next_page_id() > p.id);
+    assert!(s.allocate_page_id() > p.id);
+}
+
+#[test]
+fn retried_commit_records_nothing_twice() {
+    let Some(nodes) = nodes() else { return };
+    let s = RedisStore::open(&nodes, &redis_local::unique_crawl_name("retry")).unwrap();
+    let (u, v) = (qurl("a.test", "x", 1.0, 1), qurl("b.test", "y", 1.0, 2));
+    s.enqueue(&[u.clone(), v.clone()]).unwrap();
+    let (p, q) = (page(&s, &u, Decision::New), page(&s, &v, Decision::New));
+    let (mut ha, mut hb) = (HostStats::default(), HostStats::default());
+    ha.record(&p);
+    hb.record(&q);
+    let group = [
+        Completion {
+            url: &u,
+            key: u.key(),
+            page: &p,
+            body: None,
+            host: &ha,
+        },
+        Completion {
+            url: &v,
+            key: v.key(),
+            page: &q,
+            body: None,
+            host: &hb,
+        },
+    ];
+    s.complete_many(&group).unwrap();
+    // The same commit again (a caller that saw it fail midway): no change.
+    s.complete_many(&group).unwrap();
+    assert_eq!(s.pages_recorded().unwrap(), 2);
+    assert_eq!(s.iter_pages().count(), 2);
+    assert_eq!(s.host_stats("a.test").unwrap(), Some(ha));
+    // The same URL as another page is still refused.
+    let again = page(&s, &u, Decision::New);
+    let hs = HostStats::default();
+    assert!(matches!(
+        s.complete(&u, &again, None, &hs),
+        Err(StoreError::AlreadyDone { page, .. }) if page == p.id
+    ));
+}
+
+#[test]
+fn host_script_refuses_its_part_whole() {
+    let Some(nodes) = nodes() else { return };
+    let s = RedisStore::open(&nodes, &redis_local::unique_crawl_name("script")).unwrap();
+    let (u, v) = (qurl("a.test", "x", 1.0, 1), qurl("a.test", "y", 1.0, 2));
+    s.enqueue(&[u.clone(), v.clone()]).unwrap();
+    let (p, q) = (page(&s, &u, Decision::New), page(&s, &v, Decision::New));
+    // `v` is recorded as page 999 behind the check's back (another writer).
+    let seen = s.keys.host("a.test").seen;
+    let other = records::enc_state(&UrlState::Done(999));
+    s.with(|c| ::redis::cmd("HSET").arg(&seen).arg(&v.canonical).arg(&other).exec(c))
+        .unwrap();
+    let hs = HostStats::default();
+    let items = [
+        Completion {
+            url: &u,
+            key: u.key(),
+            page: &p,
+            body: None,
+            host: &hs,
+        },
+        Completion {
+            url: &v,
+            key: v.key(),
+            page: &q,
+            body: None,
+            host: &hs,
+        },
+    ];
+    let refs: Vec<&Completion<'_>> = items.iter().collect();
+    let result: ::redis::Value = s.with(|c| s.complete_eval("a.test", &refs).query(c)).unwrap();
+    let err = redis_keys::complete_result(result, &refs).unwrap_err();
+    assert!(matches!(err, StoreError::AlreadyDone { page: 999, .. }), "{err}");
+    // Nothing of the host's part was written: `u` is still queued.
+    assert_eq!(s.url_state(&u.canonical).unwrap(), Some(UrlState::Queued(u.key())));
+    assert_eq!(s.scan_queue("a.test", 10).unwrap().len(), 2);
+    assert_eq!(s.page(p.id).unwrap(), None);
+}
+
+#[test]
+fn dangling_page_index_entries_are_skipped() {
+    let Some(nodes) = nodes() else { return };
+    let s = RedisStore::open(&nodes, &redis_local::unique_crawl_name("dangling")).unwrap();
+    let u = qurl("a.test", "x", 1.0, 1);
+    s.enqueue(std::slice::from_ref(&u)).unwrap();
+    let lost = s.allocate_page_id();
+    let p = page(&s, &u, Decision::New);
+    s.complete(&u, &p, None, &HostStats::default()).unwrap();
+    // A crash after the index entry of page `lost`, before its host's script.
+    let index = s.keys.page_index(lost);
+    s.with(|c| {
+        ::redis::cmd("HSET")
+            .arg(&index)
+            .arg(&lost.to_be_bytes())
+            .arg("a.test")
+            .exec(c)
+    })
+    .unwrap();
+    assert_eq!(s.page(lost).unwrap(), None);
+    let ids: Vec<PageId> = s.iter_pages().map(|r| r.unwrap().id).collect();
+    assert_eq!(ids, vec![p.id]);
+    assert_eq!(s.iter_fingerprints().count(), 1);
+}
+
+#[test]
+fn other_format_version_and_bad_names_are_refused() {
+    let Some(nodes) = nodes() else { return };
+    let name = redis_local::unique_crawl_name("version");
+    let s = RedisStore::open(&nodes, &name).unwrap();
+    s.set_meta("format_version", &99u32.to_be_bytes()).unwrap();
+    drop(s);
+    assert!(matches!(
+        RedisStore::open(&nodes, &name),
+        Err(StoreError::Version { got: 99, .. })
+    ));
+    for bad in ["", "a{b", "a}b"] {
+        assert!(
+            matches!(RedisStore::open(&nodes, bad), Err(StoreError::Open { .. })),
+            "{bad:?}"
+        );
+    }
+}
+
+#[test]
+fn unreachable_cluster_is_an_open_error() {
+    // Port 1 on loopback: nothing listens (connection refused at once).
+    let err = RedisStore::open(&["127.0.0.1:1".to_string()], "x")
+        .err()
+        .expect("refused");
+    assert!(matches!(err, StoreError::Open { .. }), "{err}");
+    assert!(err.to_string().contains("redis://127.0.0.1:1/x"), "{err}");
+}
