@@ -260,10 +260,33 @@ fn redis_store_survives_a_master_failover() {
         store.enqueue(&[url(h, 1), url(h, 2)]).unwrap();
         record(&store, h, 1);
     }
-    // Replication is asynchronous: let the replicas catch up, then kill
-    // the master on the first port.
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // Replication is asynchronous (a write the master acknowledged can be
+    // lost with it): wait until its replica has everything, then kill the
+    // master on the first port.
     assert!(cluster.cli(OwnCluster::BASE, &["role"]).starts_with("master"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let info = cluster.cli(OwnCluster::BASE, &["info", "replication"]);
+        let field = |line: &str, key: &str| -> Option<u64> {
+            line.split([',', ':'])
+                .find_map(|kv| kv.trim().strip_prefix(key)?.strip_prefix('=')?.parse().ok())
+        };
+        let master = info
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("master_repl_offset:")?.parse::<u64>().ok());
+        let replica = info
+            .lines()
+            .filter(|l| l.starts_with("slave"))
+            .find_map(|l| field(l, "offset"));
+        if master.is_some() && master == replica {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the replica never caught up: {info}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
     let pid_file = std::env::temp_dir()
         .join(format!("simcrawl-redis-cluster-{}", OwnCluster::BASE))
         .join(OwnCluster::BASE.to_string())
