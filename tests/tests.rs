@@ -22,6 +22,7 @@ mod reports;
 mod requests;
 mod robots;
 mod scope_domains;
+mod sections;
 mod sitemaps;
 mod support;
 mod testweb;
