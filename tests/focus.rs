@@ -278,18 +278,9 @@ fn hub_on_topic(path: &str) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn focused_crawl_finds_on_topic_pages_behind_an_off_topic_hub() {
-    use axum::http::{header, StatusCode, Uri};
-    use axum::response::IntoResponse;
-    let app = axum::Router::new().fallback(|uri: Uri| async move {
-        match hub_site(uri.path()) {
-            Some(html) => ([(header::CONTENT_TYPE, "text/html")], html).into_response(),
-            None => (StatusCode::NOT_FOUND, "").into_response(),
-        }
-    });
-    let port = crate::support::serve(app).await;
+    let port = crate::support::serve_site(hub_site).await;
     const N: usize = 40;
     let run = |focus: bool| async move {
-        let dir = tempfile::tempdir().unwrap();
         let o: Vec<String> = vec![
             format!("crawl.max_pages={N}"),
             "crawl.concurrency=1".into(),
@@ -299,16 +290,7 @@ async fn focused_crawl_finds_on_topic_pages_behind_an_off_topic_hub() {
             r#"focus.keywords=["astronomy", "telescope", "galaxy", "planet", "comet", "star", "orbit", "nebula"]"#
                 .into(),
         ];
-        let settings = Settings::from_layers(&[], &o).unwrap();
-        crawl::run(
-            settings,
-            CrawlOptions::new(dir.path(), vec![format!("http://127.0.0.1:{port}/")]),
-            std::future::pending(),
-        )
-        .await
-        .unwrap();
-        let records = read_log(&dir.path().join(simcrawl::model::CrawlDir::LOG_FILE)).unwrap();
-        (dir, records)
+        crate::support::crawl_port(port, &o).await
     };
     let (_b, bfs) = run(false).await;
     let (dir, focused) = run(true).await;

@@ -5,10 +5,8 @@
 //! host to be the host's template, so only the `/book/` section's template
 //! can cut it; then each old chapter is a near duplicate of its new one.
 
-use simcrawl::crawl::{self, CrawlOptions};
-use simcrawl::crawllog::{read_log, PageRecord};
+use simcrawl::crawllog::PageRecord;
 use simcrawl::model::Decision;
-use simcrawl::Settings;
 
 const CHAPTERS: usize = 20;
 const API_PAGES: usize = 60;
@@ -102,16 +100,7 @@ fn site(path: &str) -> Option<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_section_template_finds_a_book_copied_without_its_chrome() {
-    use axum::http::{header, StatusCode, Uri};
-    use axum::response::IntoResponse;
-    let app = axum::Router::new().fallback(|uri: Uri| async move {
-        match site(uri.path()) {
-            Some(html) => ([(header::CONTENT_TYPE, "text/html")], html).into_response(),
-            None => (StatusCode::NOT_FOUND, "").into_response(),
-        }
-    });
-    let port = crate::support::serve(app).await;
-    let dir = tempfile::tempdir().unwrap();
+    let port = crate::support::serve_site(site).await;
     let o: Vec<String> = [
         "crawl.max_pages=200",
         "crawl.concurrency=1",
@@ -120,15 +109,7 @@ async fn a_section_template_finds_a_book_copied_without_its_chrome() {
     ]
     .map(String::from)
     .to_vec();
-    let settings = Settings::from_layers(&[], &o).unwrap();
-    crawl::run(
-        settings,
-        CrawlOptions::new(dir.path(), vec![format!("http://127.0.0.1:{port}/")]),
-        std::future::pending(),
-    )
-    .await
-    .unwrap();
-    let records: Vec<PageRecord> = read_log(&dir.path().join(simcrawl::model::CrawlDir::LOG_FILE)).unwrap();
+    let (_dir, records) = crate::support::crawl_port(port, &o).await;
     let in_dir = |r: &PageRecord, d: &str| url::Url::parse(&r.url).unwrap().path().starts_with(d);
     let chapter = |r: &PageRecord| r.url.contains("/ch");
     let fetched = records.iter().filter(|r| chapter(r)).count();

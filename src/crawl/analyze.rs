@@ -2,6 +2,7 @@
 //! template learning, features, simhash, content hashes, content sketch and
 //! out-link resolution.
 
+use super::provisional::in_template;
 use super::*;
 
 /// Parse, learn the host template, fingerprint and resolve links.

@@ -6,6 +6,7 @@
 //! decided, and a group's commit waits for the writer's acknowledgements
 //! and records where each body is ([`BodyRef`]) in the same store batch.
 
+use super::provisional::Provisional;
 use super::*;
 use crate::host::host_key;
 
@@ -150,8 +151,8 @@ pub(super) struct Decider {
     mirrors: OnlineMirrors,
     /// The new pages of young hosts and sections, per site, re-fingerprinted
     /// when their template changes.
-    provisional: HashMap<String, Vec<Provisional>>,
-    provisional_len: usize,
+    pub(super) provisional: HashMap<String, Vec<Provisional>>,
+    pub(super) provisional_len: usize,
     /// Redirect source → target (canonical), and hops leading to a URL.
     redirects: HashMap<String, String>,
     hops: HashMap<String, u32>,
@@ -232,30 +233,6 @@ impl DupChains {
         self.0.insert(Self::key(canonical), n);
         n
     }
-}
-
-/// A new page of a young host or section, kept to be re-fingerprinted.
-pub(super) struct Provisional {
-    id: PageId,
-    /// Its [`template_key`](crate::features::template_key).
-    key: String,
-    doc: Extracted,
-    /// Block hashes of `doc`, and which were template blocks when `fp` was
-    /// computed: a page's features depend on its host's template only
-    /// through these, so a template change that leaves them alone leaves
-    /// `fp` alone.
-    blocks: Vec<u64>,
-    member: Vec<bool>,
-    fp: u64,
-    version: u64,
-}
-
-/// Which of `blocks` (block hashes) are blocks of `template`.
-pub(super) fn in_template(blocks: &[u64], template: Option<&crate::features::HostTemplate>) -> Vec<bool> {
-    blocks
-        .iter()
-        .map(|h| template.is_some_and(|t| t.blocks.contains(h)))
-        .collect()
 }
 
 /// What the decider leaves for the crawl summary.
@@ -806,87 +783,6 @@ impl Decider {
             self.flushed_at = std::time::Instant::now();
         }
         Ok(())
-    }
-
-    /// A page fingerprinted before its host's template was learned carries the
-    /// template's weight; a copy fetched later does not, and would miss it.
-    /// So the new pages of a young host, or of a young section of a host,
-    /// are kept, and when the template they were fingerprinted under (the
-    /// site's and their section's) changes they are fingerprinted again and
-    /// the new fingerprint is indexed under the same page id (the old one
-    /// stays: both name the page). A site's kept pages are looked at when
-    /// any page of the site is decided: its template changes with every
-    /// section's pages.
-    pub(super) fn refresh_provisional(&mut self, key: &str) -> Result<()> {
-        let shared = &self.shared;
-        let site = crate::features::template_site(key);
-        let Some(list) = self.provisional.get_mut(site) else {
-            return Ok(());
-        };
-        // Template version and pages of each key, looked up once per call.
-        let mut keys: HashMap<&str, (u64, usize)> = HashMap::new();
-        for p in list.iter() {
-            keys.entry(p.key.as_str()).or_insert_with(|| {
-                (
-                    shared.templates.version(&p.key),
-                    shared.templates.pages(&p.key) as usize,
-                )
-            });
-        }
-        let keys: HashMap<String, (u64, usize)> = keys.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-        for p in list.iter_mut() {
-            let version = keys.get(&p.key).map_or(0, |k| k.0);
-            if p.version == version {
-                continue;
-            }
-            p.version = version;
-            let template = shared.templates.template_shared(&p.key);
-            let member = in_template(&p.blocks, template.as_deref());
-            if member == p.member {
-                // None of its blocks changed side: same features, same fp.
-                continue;
-            }
-            p.member = member;
-            let features = shared.fx.features_hashed(&p.doc, &p.blocks, template.as_deref());
-            let fp = simhash::simhash(&features);
-            let sketch = page_sketch(&shared.fx, shared.verifier.as_ref(), &p.doc, &features);
-            self.dedup
-                .reindex(p.id, p.fp, fp, sketch)
-                .map_err(|e| Error::io(self.dedup.sketch_path(), e))?;
-            p.fp = fp;
-        }
-        // A site or section past its youth has a settled template: forget
-        // its pages.
-        let before = list.len();
-        list.retain(|p| keys.get(&p.key).map_or(0, |k| k.1) <= 2 * PROVISIONAL_PER_HOST);
-        self.provisional_len -= before - list.len();
-        if list.is_empty() {
-            self.provisional.remove(site);
-        }
-        Ok(())
-    }
-
-    pub(super) fn keep_provisional(&mut self, id: PageId, a: &mut Analysis, decision: Decision) {
-        if decision != Decision::New || self.provisional_len >= PROVISIONAL_MAX {
-            return;
-        }
-        let Some((doc, blocks, member)) = a.young.take() else {
-            return;
-        };
-        let site = crate::features::template_site(&a.template);
-        let list = self.provisional.entry(site.to_string()).or_default();
-        if list.iter().filter(|p| p.key == a.template).count() < PROVISIONAL_PER_HOST {
-            list.push(Provisional {
-                id,
-                key: a.template.clone(),
-                doc,
-                blocks,
-                member,
-                fp: a.simhash,
-                version: a.template_version,
-            });
-            self.provisional_len += 1;
-        }
     }
 
     /// The redirect cycle closed by `from → to`, if any.

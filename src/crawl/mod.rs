@@ -75,6 +75,7 @@ use crate::warc::{WarcOptions, WarcThread, WarcWriter};
 mod analyze;
 mod decide;
 mod progress;
+mod provisional;
 mod resume;
 mod revisit;
 mod sitemaps;
