@@ -19,17 +19,7 @@ use crate::crawl::{assert_once, assert_trap_bounded, canonical_set, crawl_web, d
 /// The `--set` overrides of a Redis crawl named `name`, or `None` (with a
 /// printed message) when no local cluster can be started.
 fn redis_overrides(name: &str) -> Option<Vec<String>> {
-    let nodes = match redis_local::local_cluster() {
-        Ok(n) => n,
-        Err(why) => {
-            assert!(
-                std::env::var_os("SIMCRAWL_REQUIRE_REDIS").is_none(),
-                "no Redis Cluster: {why}"
-            );
-            eprintln!("SKIP: no Redis Cluster for the redis backend tests: {why}");
-            return None;
-        }
-    };
+    let nodes = redis_local::cluster_for_test("the redis backend tests")?;
     let list: Vec<String> = nodes.iter().map(|n| format!("\"{n}\"")).collect();
     Some(vec![
         "store.backend=\"redis\"".into(),

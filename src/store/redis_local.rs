@@ -17,6 +17,24 @@ pub fn local_cluster() -> Result<Vec<String>, String> {
     NODES.get_or_init(start).clone()
 }
 
+/// [`local_cluster`] for a test of `what`: the nodes, or `None` with a
+/// printed `SKIP` line when no cluster can be started, and a panic instead
+/// when `SIMCRAWL_REQUIRE_REDIS` is set (CI starts the cluster, so there a
+/// skip would hide a failure).
+pub fn cluster_for_test(what: &str) -> Option<Vec<String>> {
+    match local_cluster() {
+        Ok(n) => Some(n),
+        Err(why) => {
+            assert!(
+                std::env::var_os("SIMCRAWL_REQUIRE_REDIS").is_none(),
+                "no Redis Cluster: {why}"
+            );
+            eprintln!("SKIP: no Redis Cluster for {what}: {why}");
+            None
+        }
+    }
+}
+
 /// A crawl name no other caller of this process or another uses.
 pub fn unique_crawl_name(prefix: &str) -> String {
     use std::sync::atomic::{AtomicU64, Ordering};

@@ -9,17 +9,7 @@ use crate::model::Decision;
 
 /// The local cluster's nodes, or `None` (printed) when there is none.
 fn nodes() -> Option<Vec<String>> {
-    match redis_local::local_cluster() {
-        Ok(n) => Some(n),
-        Err(why) => {
-            assert!(
-                std::env::var_os("SIMCRAWL_REQUIRE_REDIS").is_none(),
-                "no Redis Cluster: {why}"
-            );
-            eprintln!("SKIP: no Redis Cluster for the redis store tests: {why}");
-            None
-        }
-    }
+    redis_local::cluster_for_test("the redis store tests")
 }
 
 #[test]

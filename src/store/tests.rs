@@ -66,17 +66,7 @@ store_suite!(sled_combining, {
 /// (`scripts/redis-cluster.sh`), or `None` with a printed message when no
 /// cluster can be started (a failure instead with `SIMCRAWL_REQUIRE_REDIS`).
 fn redis_store() -> Option<Box<RedisStore>> {
-    let nodes = match redis_local::local_cluster() {
-        Ok(n) => n,
-        Err(why) => {
-            assert!(
-                std::env::var_os("SIMCRAWL_REQUIRE_REDIS").is_none(),
-                "no Redis Cluster: {why}"
-            );
-            eprintln!("SKIP: no Redis Cluster for the redis store tests: {why}");
-            return None;
-        }
-    };
+    let nodes = redis_local::cluster_for_test("the redis store suite")?;
     let store = RedisStore::open(&nodes, &redis_local::unique_crawl_name("suite")).unwrap();
     assert!(store.fresh());
     Some(Box::new(store))
