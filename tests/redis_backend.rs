@@ -314,3 +314,45 @@ fn redis_store_survives_a_master_failover() {
     assert_eq!(store.iter_pages().count(), 2 * hosts);
     assert!(store.iter_queue().next().is_none());
 }
+
+/// `bench crawl --backend redis` crawls the test web on both stores and
+/// reports what the cluster costs per page; the crawl's keys are removed.
+#[test]
+fn bench_crawl_on_redis_reports_the_cluster_cost_per_page() {
+    let Some(nodes) = redis_local::cluster_for_test("bench crawl --backend redis") else {
+        return;
+    };
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_simcrawl"))
+        .args([
+            "bench",
+            "crawl",
+            "--backend",
+            "redis",
+            "--pages",
+            "300",
+            "--max-pages",
+            "200",
+        ])
+        .env("SIMCRAWL_REDIS_NODES", nodes.join(","))
+        .env("RUST_LOG", "error")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let per_page = |prefix: &str, what: &str| -> f64 {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("{stdout}"));
+        let at = line.find(what).unwrap_or_else(|| panic!("{line}"));
+        line[..at].split_whitespace().last().unwrap().parse().unwrap()
+    };
+    assert!(per_page("cluster:", "commands per page") > 1.0, "{stdout}");
+    assert!(per_page("cluster:", "calls per page") > 0.5, "{stdout}");
+    assert!(stdout.contains("{N|h|host}:p"), "page records are measured: {stdout}");
+    assert!(stdout.contains("redis/disk pages/s"), "{stdout}");
+}

@@ -106,7 +106,7 @@ fn live_store_bytes(dir: &Path) -> Option<(u64, Vec<(char, u64)>)> {
     Some((by_prefix.values().sum(), by_prefix.into_iter().collect()))
 }
 
-fn mib(bytes: u64) -> f64 {
+pub(super) fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1u64 << 20) as f64
 }
 
@@ -133,9 +133,9 @@ impl CrawlFigures {
 }
 
 /// The test web in a child process; killed on drop.
-struct ChildWeb {
+pub(super) struct ChildWeb {
     child: Child,
-    port: u16,
+    pub(super) port: u16,
 }
 
 impl Drop for ChildWeb {
@@ -145,7 +145,7 @@ impl Drop for ChildWeb {
     }
 }
 
-fn start_child_web(pages: usize) -> Result<ChildWeb> {
+pub(super) fn start_child_web(pages: usize) -> Result<ChildWeb> {
     let exe = std::env::current_exe().map_err(|e| Error::io("current executable", e))?;
     let mut child = Command::new(exe)
         .args(["testweb", "--addr", "127.0.0.1:0", "--pages", &pages.to_string()])
@@ -186,7 +186,7 @@ fn start_child_web(pages: usize) -> Result<ChildWeb> {
 
 /// Crawl the test web with simcrawl in this process (on the runtime a
 /// `simcrawl crawl` builds); returns its figures.
-fn crawl_simcrawl(
+pub(super) fn crawl_simcrawl(
     port: u16,
     max_pages: u64,
     overrides: &[String],

@@ -9,6 +9,9 @@
 //!   `benches/index.rs`.
 //! - `crawl`: `bench crawl`, simcrawl against the peer people would pick
 //!   (Scrapy) on the built-in test web.
+//! - `redis`: `bench crawl --backend redis`, the crawl on a Redis Cluster
+//!   against the disk store, with the cluster's commands, round trips, CPU
+//!   and memory per page.
 //! - `pipeline`: `bench pipeline`, the per-page path against BLAKE3.
 //! - `resume`: `bench resume`, what `crawl --resume` reads before its first
 //!   fetch.
@@ -17,9 +20,11 @@ mod crawl;
 mod frontier;
 pub mod index;
 mod pipeline;
+mod redis;
 mod resume;
 
 pub use crawl::{cpu_time, disk_usage, peak_rss, run_crawl_bench, CrawlBenchOptions, CrawlFigures};
 pub use frontier::run_frontier_bench;
 pub use pipeline::run_pipeline_bench;
+pub use redis::{run_redis_bench, RedisBenchOptions};
 pub use resume::run_resume_bench;

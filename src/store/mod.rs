@@ -109,7 +109,7 @@ pub use disk::{DiskBackend, Engine};
 pub use fjall_kv::FjallBackend;
 pub use kv::{Backend, Entry, MemBackend, RawIter, SledBackend};
 pub use kvstore::{BatchOp, DiskStore, KvStore, MemStore};
-pub use redis::RedisStore;
+pub use redis::{calls as redis_calls, RedisStore};
 pub use redis_marker::RedisMarker;
 pub use types::{Completion, PageHashes};
 

@@ -98,6 +98,17 @@ pub struct RedisStore {
     broken: AtomicBool,
 }
 
+/// Calls sent by every [`RedisStore`] of this process (see [`calls`]).
+static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Calls every [`RedisStore`] of this process has sent so far, retries
+/// included: each is one command or one pipeline, which the cluster client
+/// sends as one round trip per node it touches (`simcrawl bench crawl
+/// --backend redis` reports them per page).
+pub fn calls() -> u64 {
+    CALLS.load(Ordering::Relaxed)
+}
+
 fn backend(e: ::redis::RedisError) -> StoreError {
     StoreError::Backend(format!("redis: {e}"))
 }
@@ -192,6 +203,7 @@ impl RedisStore {
         let started = std::time::Instant::now();
         let mut wait = std::time::Duration::from_millis(50);
         loop {
+            CALLS.fetch_add(1, Ordering::Relaxed);
             let pooled = self.pool.lock().pop();
             let r = match pooled {
                 Some(c) => Ok(c),

@@ -354,7 +354,22 @@ pub(crate) enum BenchKind {
         /// removing it, e.g. to compare `pages.jsonl` of two builds.
         #[arg(long, value_name = "DIR")]
         keep: Option<PathBuf>,
+        /// `redis`: crawl on the disk store, then on a Redis Cluster
+        /// (`SIMCRAWL_REDIS_NODES`, or the one `scripts/redis-cluster.sh`
+        /// starts), and print the cluster's commands, round trips, CPU and
+        /// memory per page with the ratios to the disk store (no peer).
+        #[arg(long, value_enum, default_value = "disk")]
+        backend: BenchBackend,
     },
+}
+
+/// The store `bench crawl` measures.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BenchBackend {
+    /// The disk store (against the Scrapy peer).
+    Disk,
+    /// A Redis Cluster, against the disk store.
+    Redis,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]

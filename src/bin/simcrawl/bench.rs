@@ -38,7 +38,20 @@ pub(crate) fn run(which: BenchKind) -> anyhow::Result<ExitCode> {
             no_peer,
             set,
             keep,
+            backend,
         } => {
+            if backend == BenchBackend::Redis {
+                if keep.is_some() {
+                    anyhow::bail!("--keep is for the disk store (--backend disk)");
+                }
+                let opts = simcrawl::bench::RedisBenchOptions {
+                    pages,
+                    max_pages,
+                    overrides: set,
+                };
+                simcrawl::bench::run_redis_bench(&opts, &mut std::io::stdout().lock())?;
+                return Ok(ExitCode::SUCCESS);
+            }
             let opts = simcrawl::bench::CrawlBenchOptions {
                 pages,
                 max_pages,
