@@ -209,9 +209,9 @@ fn request_headers_proxy_and_cookies() {
 }
 
 #[test]
-fn store_engine_is_sled_or_fjall() {
+fn store_engine_is_fjall_or_sled() {
     use crate::store::Engine;
-    assert_eq!(Settings::default().store.engine, Engine::Sled);
+    assert_eq!(Settings::default().store.engine, Engine::Fjall);
     assert_eq!(set(&["store.engine=\"fjall\""]).unwrap().store.engine, Engine::Fjall);
     let e = set(&["store.engine=\"rocks\""]).unwrap_err().to_string();
     assert!(e.contains("store.engine") && e.contains("fjall"), "{e}");
@@ -219,7 +219,7 @@ fn store_engine_is_sled_or_fjall() {
 
 #[test]
 fn store_cache_is_bounded_in_mib() {
-    assert_eq!(Settings::default().store.cache_bytes, 64 << 20);
+    assert_eq!(Settings::default().store.cache_bytes, 16 << 20);
     assert_eq!(set(&["store.cache_mb=128"]).unwrap().store.cache_bytes, 128 << 20);
     for bad in ["store.cache_mb=8", "store.cache_mb=100000"] {
         let e = set(&[bad]).unwrap_err().to_string();

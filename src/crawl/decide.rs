@@ -158,8 +158,9 @@ pub(super) struct Decider {
     hops: HashMap<String, u32>,
     /// New URLs not enqueued because their parent was a duplicate (`drop`).
     dropped: HashSet<String>,
-    /// URLs enqueued with a duplicate penalty (`deprioritize`).
-    demoted: HashSet<String>,
+    /// URLs enqueued with a duplicate penalty (`deprioritize`; a URL is
+    /// enqueued once, so a count).
+    demoted: u64,
     /// URLs demoted because their host is an established mirror.
     mirror_demoted: HashSet<String>,
     /// Out-links not enqueued by `focus.min_relevance`.
@@ -239,7 +240,7 @@ impl DupChains {
 pub(super) struct Decided {
     pub(super) index: LiveIndex,
     dropped: HashSet<String>,
-    demoted: HashSet<String>,
+    demoted: u64,
     mirror_demoted: HashSet<String>,
     /// `focus.on_topic` and the links cut by `min_relevance`, when focused.
     focus: Option<(f64, u64)>,
@@ -268,7 +269,7 @@ impl Decided {
         }
         Ok(CrawlStats {
             dup_links_dropped: Some(dropped),
-            dup_links_demoted: Some(self.demoted.len() as u64),
+            dup_links_demoted: Some(self.demoted),
             mirror_fetches_saved: Some(mirror_saved),
             focus_on_topic: self.focus.map(|f| f.0),
             focus_links_cut: self.focus.map(|f| f.1),
@@ -338,7 +339,7 @@ impl Decider {
             provisional_len: 0,
             hops: HashMap::new(),
             dropped: HashSet::new(),
-            demoted: HashSet::new(),
+            demoted: 0,
             mirror_demoted: HashSet::new(),
             focus_cut: 0,
             evidence,
@@ -493,7 +494,7 @@ impl Decider {
             rec.outlinks = results.iter().filter(|o| **o == Offer::Enqueued).count() as u32;
             for (c, o) in offers.iter().zip(&results) {
                 if *o == Offer::Enqueued && c.parent_dup != ParentDup::None {
-                    self.demoted.insert(c.url.to_string());
+                    self.demoted += 1;
                 }
             }
         }

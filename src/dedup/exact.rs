@@ -4,23 +4,23 @@
 
 use std::collections::HashMap;
 
+use super::owners::{self, OwnerMap};
 use super::{decide, Ruling};
 use crate::model::{PageId, Verdict};
 #[cfg(test)]
 use crate::store::{Store, StoreError};
 
-/// A map keyed by BLAKE3 hashes.
-/// Its hash is the key's first 8 bytes, already uniform (and not steerable
-/// by a page's author without a preimage attack).
-type Blake3Map<V> = HashMap<[u8; 32], V, std::hash::BuildHasherDefault<crate::hash::PreHashed>>;
+/// A map keyed by the first 128 bits of BLAKE3 hashes ([`owners::key`]).
+type KeyMap<V> = HashMap<owners::Key, V, std::hash::BuildHasherDefault<crate::hash::PreHashed>>;
 
 /// Exact-duplicate lookups: body hash → first page and text hash → first
-/// page, in memory, updated online as pages are decided and rebuilt at
-/// start from the hashes in the store's page records ([`Store::iter_hashes`]).
+/// page, in memory (24 bytes per hash, [`OwnerMap`]), updated online as
+/// pages are decided and rebuilt at start from the hashes in the store's
+/// page records ([`Store::iter_hashes`]).
 #[derive(Debug, Default)]
 pub struct ExactIndex {
-    body: Blake3Map<PageId>,
-    text: Blake3Map<PageId>,
+    body: OwnerMap,
+    text: OwnerMap,
 }
 
 /// The simhash of each body and text hash the crawl has decided, readable
@@ -36,7 +36,7 @@ pub struct ExactIndex {
 /// hold only means the full analysis.
 #[derive(Debug)]
 pub struct KnownContent {
-    map: parking_lot::RwLock<Blake3Map<u64>>,
+    map: parking_lot::RwLock<KeyMap<u64>>,
     cap: usize,
 }
 
@@ -44,7 +44,7 @@ impl KnownContent {
     /// An empty cache that holds up to `cap` hashes (two per page).
     pub fn new(cap: usize) -> Self {
         KnownContent {
-            map: parking_lot::RwLock::new(Blake3Map::default()),
+            map: parking_lot::RwLock::new(KeyMap::default()),
             cap,
         }
     }
@@ -52,7 +52,9 @@ impl KnownContent {
     /// The simhash recorded for the page's body, else for its text.
     pub fn simhash_of(&self, h: &ContentHashes) -> Option<u64> {
         let map = self.map.read();
-        map.get(&h.body).or_else(|| map.get(&h.text)).copied()
+        map.get(&owners::key(&h.body))
+            .or_else(|| map.get(&owners::key(&h.text)))
+            .copied()
     }
 
     /// Record the page that now owns `h` and its simhash (the first page
@@ -62,8 +64,8 @@ impl KnownContent {
         if map.len() + 2 > self.cap {
             map.clear();
         }
-        map.entry(h.body).or_insert(simhash);
-        map.entry(h.text).or_insert(simhash);
+        map.entry(owners::key(&h.body)).or_insert(simhash);
+        map.entry(owners::key(&h.text)).or_insert(simhash);
     }
 
     /// Hashes held.
@@ -96,18 +98,18 @@ impl ExactIndex {
     /// The first pages with this body hash and this text hash.
     pub fn lookup(&self, body: Option<&[u8; 32]>, text: Option<&[u8; 32]>) -> (Option<PageId>, Option<PageId>) {
         (
-            body.and_then(|h| self.body.get(h).copied()),
-            text.and_then(|h| self.text.get(h).copied()),
+            body.and_then(|h| self.body.get(owners::key(h))),
+            text.and_then(|h| self.text.get(owners::key(h))),
         )
     }
 
     /// Remember `page` as the owner of its hashes (the first page keeps them).
     pub fn insert(&mut self, body: Option<&[u8; 32]>, text: Option<&[u8; 32]>, page: PageId) {
         if let Some(h) = body {
-            self.body.entry(*h).or_insert(page);
+            self.body.insert_first(owners::key(h), page);
         }
         if let Some(h) = text {
-            self.text.entry(*h).or_insert(page);
+            self.text.insert_first(owners::key(h), page);
         }
     }
 
@@ -116,9 +118,7 @@ impl ExactIndex {
     pub fn remove_owned(&mut self, body: Option<&[u8; 32]>, text: Option<&[u8; 32]>, page: PageId) {
         for (map, h) in [(&mut self.body, body), (&mut self.text, text)] {
             if let Some(h) = h {
-                if map.get(h) == Some(&page) {
-                    map.remove(h);
-                }
+                map.remove_owned(owners::key(h), page);
             }
         }
     }
@@ -283,25 +283,17 @@ mod tests {
     }
 
     #[test]
-    fn blake3_maps_tell_apart_keys_with_the_same_first_bytes() {
-        // The hasher reads 8 bytes; the map still compares whole keys.
+    fn hashes_that_differ_in_their_first_16_bytes_are_told_apart() {
         let mut ix = ExactIndex::new();
         let mut a = [7u8; 32];
         let mut b = [7u8; 32];
-        a[31] = 1;
-        b[31] = 2;
+        a[15] = 1;
+        b[15] = 2;
         ix.insert(Some(&a), None, 10);
         ix.insert(Some(&b), None, 20);
         assert_eq!(ix.lookup(Some(&a), None), (Some(10), None));
         assert_eq!(ix.lookup(Some(&b), None), (Some(20), None));
-        let hash = |k: &[u8; 32]| {
-            use std::hash::BuildHasher;
-            std::hash::BuildHasherDefault::<crate::hash::PreHashed>::default().hash_one(k)
-        };
-        assert_eq!(hash(&a), hash(&b), "same first 8 bytes, same hash");
-        let mut c = a;
-        c[0] = 8;
-        assert_ne!(hash(&a), hash(&c));
+        assert_eq!(ix.lookup(None, Some(&a)), (None, None), "body and text apart");
     }
 
     /// The text hash of a page of these body blocks is the definition's:

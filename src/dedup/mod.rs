@@ -12,6 +12,7 @@
 
 mod exact;
 mod online;
+mod owners;
 
 pub(crate) use exact::hex;
 pub use exact::{ContentHashes, ExactIndex, KnownContent};

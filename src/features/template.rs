@@ -188,6 +188,36 @@ impl HostStats {
     fn need(&self, min_pages: u32, min_fraction: f64) -> u32 {
         ((min_fraction * f64::from(self.pages)).ceil() as u32).max(min_pages)
     }
+
+    /// Past [`MAX_BLOCKS_PER_KEY`] counts, drop the blocks seen on the
+    /// fewest pages (counts 1..=floor, the smallest floor below `need` that
+    /// leaves at most half the cap) so that pruning runs once per many pages.
+    fn prune(&mut self, need: u32) {
+        if self.counts.len() <= MAX_BLOCKS_PER_KEY {
+            return;
+        }
+        // How many blocks have each count below `need` (counts past the
+        // histogram's end are never dropped).
+        let span = need.min(256) as usize;
+        let mut hist = vec![0usize; span];
+        for &c in self.counts.values() {
+            if let Some(n) = hist.get_mut(c as usize) {
+                *n += 1;
+            }
+        }
+        let mut left = self.counts.len();
+        let mut floor = 0;
+        for (c, n) in hist.iter().enumerate().skip(1) {
+            if left <= MAX_BLOCKS_PER_KEY / 2 {
+                break;
+            }
+            left -= n;
+            floor = c as u32;
+        }
+        if floor > 0 {
+            self.counts.retain(|_, c| *c > floor);
+        }
+    }
 }
 
 /// A section's template needs its blocks on this many of its pages at
@@ -199,8 +229,13 @@ const SECTION_MIN_PAGES: u32 = 16;
 /// and go as the crawl proceeds, in another order on a mirror.
 const SECTION_MIN_FRACTION: f64 = 0.6;
 
-/// Blocks remembered per host before those seen on one page only are dropped.
-const MAX_BLOCKS_PER_HOST: usize = 200_000;
+/// Blocks counted per site or section at most: past it the rarest blocks
+/// below the key's `need` are dropped ([`HostStats::prune`]), so a key's
+/// counts take at most a few hundred kilobytes however many pages it has.
+/// Most blocks of a page are its own text, seen once; a block that later
+/// recurs on every page starts counting again, one page later per count
+/// it lost, and a block at `need` (the template's) is never dropped.
+const MAX_BLOCKS_PER_KEY: usize = 8_192;
 const SHARDS: usize = 16;
 
 /// Learns each host's template from the pages crawled so far: which text
@@ -298,9 +333,7 @@ impl TemplateLearner {
                 st.candidates.insert(h);
             }
         }
-        if st.counts.len() > MAX_BLOCKS_PER_HOST {
-            st.counts.retain(|_, c| *c > 1);
-        }
+        st.prune(need);
         // `need` only grows and a count only grows when its block is seen
         // (and checked above), so a block that falls below `need` can come
         // back only through that check: dropping it here keeps the candidate
@@ -511,6 +544,29 @@ mod tests {
         // The union is shared until either side changes.
         let again = learner.template_shared(book).expect("a template");
         assert!(Arc::ptr_eq(&again, &learner.template_shared(book).expect("a template")));
+    }
+
+    /// A host whose pages are mostly their own text keeps at most
+    /// `MAX_BLOCKS_PER_KEY` counts, and its chrome (on every page) and a
+    /// block on a third of its pages are still its template.
+    #[test]
+    fn counts_stay_bounded_and_keep_the_template() {
+        let learner = TemplateLearner::new(&settings());
+        let pages = 3 * MAX_BLOCKS_PER_KEY / 10;
+        for i in 0..pages {
+            let third = if i % 3 == 0 { "a third" } else { "rest" };
+            let own: Vec<String> = (0..10).map(|j| format!("text {i} {j}")).collect();
+            let mut blocks = vec!["menu", third];
+            blocks.extend(own.iter().map(String::as_str));
+            learner.observe("h.test", &page(&blocks));
+            let shard = learner.shard("h.test").lock();
+            assert!(shard["h.test"].counts.len() <= MAX_BLOCKS_PER_KEY + 12);
+        }
+        let t = learner.template("h.test").expect("a template");
+        assert!(t.blocks.contains(&block_hash("menu")));
+        assert!(t.blocks.contains(&block_hash("rest")));
+        assert!(t.blocks.contains(&block_hash("a third")));
+        assert_eq!(t.blocks.len(), 3);
     }
 
     proptest::proptest! {

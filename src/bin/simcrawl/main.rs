@@ -22,6 +22,7 @@ use args::{Cli, Command};
 /// (parse tree, text blocks, features, store batches) from several threads;
 /// `simcrawl bench crawl` measured glibc malloc/free at about a tenth of the
 /// crawler's CPU.
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
