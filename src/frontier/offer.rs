@@ -68,10 +68,22 @@ impl Frontier {
         let mut moved: Vec<(QueueKey, QueuedUrl)> = Vec::new();
         let mut moved_ids: Vec<u32> = Vec::new();
         let mut in_batch: HashMap<&str, (bool, usize)> = HashMap::new();
+        // The seen states of the candidates in scope, asked for at once
+        // (one round trip on a networked store); the loop below writes
+        // nothing to the store, and repeats within the batch are handled by
+        // `in_batch`.
+        let asked: Vec<&str> = cands
+            .iter()
+            .zip(&checked)
+            .filter(|(_, ok)| **ok)
+            .map(|(c, _)| c.url.as_str())
+            .collect();
+        let mut states = self.store.url_states(&asked)?.into_iter();
         for (i, c) in cands.iter().enumerate() {
             if !checked[i] {
                 continue;
             }
+            let state = states.next().flatten();
             let canonical = c.url.as_str();
             if let Some(&(is_new, j)) = in_batch.get(canonical) {
                 let q = if is_new { &mut new[j] } else { &mut moved[j].1 };
@@ -82,7 +94,7 @@ impl Frontier {
                 out[i] = Offer::AlreadySeen;
                 continue;
             }
-            match self.store.url_state(canonical)? {
+            match state {
                 None => {}
                 Some(UrlState::Queued(key)) => {
                     out[i] = Offer::AlreadySeen;

@@ -220,6 +220,11 @@ pub trait Store: Send + Sync {
 
     /// The seen-set state of a canonical URL.
     fn url_state(&self, canonical: &str) -> Result<Option<UrlState>, StoreError>;
+    /// [`Store::url_state`] of each URL, in order (a store on the network
+    /// asks for all of them in one round trip per node).
+    fn url_states(&self, canonical: &[&str]) -> Result<Vec<Option<UrlState>>, StoreError> {
+        canonical.iter().map(|c| self.url_state(c)).collect()
+    }
     /// Queue `new` URLs (queue entries, seen states `Queued`) and move
     /// already-queued ones from their old key to their current one (priority
     /// or retry count changed; state `Queued`, also after being in flight),

@@ -288,7 +288,7 @@ impl RedisStore {
     }
 
     /// The seen states of `urls`, in one pipeline.
-    fn url_states(&self, urls: &[&str]) -> Result<Vec<Option<UrlState>>, StoreError> {
+    fn url_states_pipelined(&self, urls: &[&str]) -> Result<Vec<Option<UrlState>>, StoreError> {
         let mut p = cluster_pipe();
         for u in urls {
             p.cmd("HGET").arg(self.keys.host(seen_host(u)).seen).arg(*u);
@@ -445,7 +445,14 @@ impl Store for RedisStore {
     }
 
     fn url_state(&self, canonical: &str) -> Result<Option<UrlState>, StoreError> {
-        Ok(self.url_states(&[canonical])?.pop().flatten())
+        Ok(self.url_states_pipelined(&[canonical])?.pop().flatten())
+    }
+
+    fn url_states(&self, canonical: &[&str]) -> Result<Vec<Option<UrlState>>, StoreError> {
+        if canonical.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.url_states_pipelined(canonical)
     }
 
     fn update_queue(&self, new: &[QueuedUrl], moved: &[(QueueKey, QueuedUrl)]) -> Result<(), StoreError> {
@@ -510,7 +517,7 @@ impl Store for RedisStore {
         // Every URL first: a group naming a URL recorded as another page is
         // refused whole.
         let urls: Vec<&str> = done.iter().map(|c| c.url.canonical.as_str()).collect();
-        let states = self.url_states(&urls)?;
+        let states = self.url_states_pipelined(&urls)?;
         for (c, state) in done.iter().zip(&states) {
             if seen_host(&c.url.canonical) != c.url.host {
                 return Err(corrupt_at(
