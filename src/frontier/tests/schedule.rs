@@ -558,3 +558,34 @@ fn a_hold_ends_after_hold_ms_and_never_without_focus() {
     f.fetched(&a1, t).unwrap();
     assert_eq!(f.next(t).unwrap(), NextUrl::Busy, "a.test waits for its page's record");
 }
+
+#[test]
+fn rescoring_reorders_a_window_and_the_ready_hosts_at_a_bounded_rate() {
+    let f = two_hosts(&["focus.enabled=true", r#"focus.keywords=["star"]"#, "focus.hold_ms=0"]);
+    let score = |url: &str| -> f64 {
+        if url.ends_with("/2") || url.contains("b.test") {
+            0.9
+        } else {
+            0.1
+        }
+    };
+    // a.test holds 2 URLs: 32 credits per call re-score its window at once;
+    // the turn host is credited too.
+    let n = f.rescore("a.test", 32, &mut |q| Some(score(&q.canonical))).unwrap();
+    assert!(n >= 2, "{n}");
+    let n = f.rescore("b.test", 32, &mut |q| Some(score(&q.canonical))).unwrap();
+    assert!(n >= 1, "{n}");
+    // Queued as a.test/1, a.test/2 (relevance 0.5 each), b.test/1 (0):
+    // now a.test/2 leads (5 + 9 points), b.test/1 (9) passes a.test/1 (5 + 1).
+    let order: Vec<String> = drain(&f).into_iter().map(|q| q.canonical).collect();
+    assert_eq!(order, ["http://a.test/2", "http://b.test/1", "http://a.test/1"]);
+    // A window larger than the credits waits for enough pages.
+    let f = two_hosts(&["focus.enabled=true", r#"focus.keywords=["star"]"#, "focus.hold_ms=0"]);
+    assert_eq!(f.rescore("a.test", 1, &mut |_| Some(0.5)).unwrap(), 0);
+    // a.test's 2 credits reach its 2 URLs; b.test, in turn, its 1.
+    assert_eq!(f.rescore("a.test", 1, &mut |_| Some(0.5)).unwrap(), 3);
+    // The re-scored priorities reach the store at the end of a run.
+    f.write_pending().unwrap();
+    let stored = f.store().scan_queue("a.test", 10).unwrap();
+    assert!(stored.iter().all(|q| q.components.url_relevance == 0.5), "{stored:?}");
+}
