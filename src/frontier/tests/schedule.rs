@@ -589,3 +589,45 @@ fn rescoring_reorders_a_window_and_the_ready_hosts_at_a_bounded_rate() {
     let stored = f.store().scan_queue("a.test", 10).unwrap();
     assert!(stored.iter().all(|q| q.components.url_relevance == 0.5), "{stored:?}");
 }
+
+#[test]
+fn a_queued_url_keeps_the_best_relevance_of_its_in_links() {
+    let s = settings(&[
+        "focus.enabled=true",
+        r#"focus.keywords=["star"]"#,
+        "frontier.memory_window=16",
+    ]);
+    let f = frontier_with(&s, &["http://a.test/"]);
+    let NextUrl::Ready(seed) = f.next(Instant::now()).unwrap() else {
+        panic!()
+    };
+    f.complete(&seed, &page_for(&f, &seed, Decision::New), None).unwrap();
+    f.set_host_ready(&seed.host, Instant::now()).unwrap();
+    let rel = |url: &str, r: f64| Candidate {
+        relevance: r,
+        tunnel: 1,
+        ..link(url, 1)
+    };
+    // 40 URLs: the window holds the best 16, the rest wait in the store.
+    let mut first: Vec<Candidate> = (0..40).map(|i| rel(&format!("http://a.test/p{i}"), 0.2)).collect();
+    first.push(rel("http://a.test/mid", 0.3));
+    f.offer_many(&first).unwrap();
+    // p39 (in the store) and p0 (in the window) are found again through
+    // better links; a worse link changes nothing.
+    f.offer_many(&[
+        Candidate {
+            tunnel: 0,
+            ..rel("http://a.test/p39", 0.9)
+        },
+        rel("http://a.test/p0", 0.5),
+        rel("http://a.test/mid", 0.1),
+    ])
+    .unwrap();
+    let order = drain(&f);
+    let names: Vec<&str> = order.iter().take(3).map(|q| q.canonical.as_str()).collect();
+    assert_eq!(names, ["http://a.test/p39", "http://a.test/p0", "http://a.test/mid"]);
+    assert_eq!(order[0].components.relevance, 0.9);
+    assert_eq!(order[0].tunnel, 0, "the tunnelling counter of the better path");
+    assert_eq!(order[0].inlinks, 2);
+    assert_eq!(order[2].components.relevance, 0.3);
+}
