@@ -307,7 +307,7 @@ impl Decider {
             logged.add(r);
             if let (Some(e), Some(rel)) = (evidence.as_mut(), r.relevance) {
                 if let Ok(u) = Url::parse(&r.final_url) {
-                    e.observe(&u, &host_key(&u), rel);
+                    e.observe(&u, &host_key(&u), rel, r.decision.is_duplicate());
                 }
             }
             mirrors.observe(r);
@@ -570,15 +570,6 @@ impl Decider {
         rec.content_hash = Some(a.hashes.body_hex());
         rec.text_hash = Some(a.hashes.text_hex());
         rec.relevance = a.relevance;
-        if let (Some(e), Some(rel)) = (self.evidence.as_mut(), a.relevance) {
-            // By the frontier's host key (`a.host` is the template key,
-            // which may name a language section of the host).
-            if let Ok(u) = Url::parse(&rec.final_url) {
-                let host = host_key(&u);
-                e.observe(&u, &host, rel);
-                shared.frontier.set_host_relevance(&host, e.host_relevance(&host))?;
-            }
-        }
         stored.content_hash = Some(a.hashes.body);
         stored.text_hash = Some(a.hashes.text);
         let body = a.body.take();
@@ -623,6 +614,18 @@ impl Decider {
         };
         let decision = ruling.map_or(Decision::from(FetchOutcome::Noindex), |r| r.decision());
         rec.decision = decision;
+        if let (Some(e), Some(rel)) = (self.evidence.as_mut(), a.relevance) {
+            // By the frontier's host key (not the template key `a.host`);
+            // the URLs already queued then learn what this page taught.
+            if let Ok(u) = Url::parse(&rec.final_url) {
+                let host = host_key(&u);
+                e.observe(&u, &host, rel, decision.is_duplicate());
+                shared.frontier.set_host_relevance(&host, e.host_relevance(&host))?;
+                let words = &mut self.url_words;
+                let mut rescore = |q: &QueuedUrl| Some(e.url_relevance_of(&q.canonical, words));
+                shared.frontier.rescore(&host, focus::RESCORE_PER_PAGE, &mut rescore)?;
+            }
+        }
         if let Some(r) = ruling {
             rec.distance = r.distance;
             rec.resemblance = r.resemblance;

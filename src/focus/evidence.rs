@@ -38,41 +38,34 @@
 //!
 //! The words of a URL's path (lower-cased runs of letters, at least two
 //! long; digits, file extensions and the same word twice count once) are
-//! tallied the same way: each word keeps the sum of `c` and the count of the
-//! pages whose path held it. A link's URL relevance is the highest shrunk
-//! mean among the words of its path that at least [`MIN_WORD_PAGES`] pages
-//! had:
+//! the features of the crawl's learned link scorer ([`LinkScorer`], an
+//! online logistic regression): every observed page teaches it its path
+//! words and whether it was on-topic, and a link's URL relevance is the
+//! scorer's estimate, 0..1, that the page behind it is on-topic:
 //!
 //! ```text
-//! word(w)          = (Σ c over pages with w + m × ḡ) / (pages with w + m)  m = WORD_PRIOR_PAGES
-//! url_relevance(u) = max over words w of u's path with pages(w) ≥ MIN_WORD_PAGES of word(w), else ḡ
+//! url_relevance(u) = σ(b + Σ over u's path words w of weight(w) / sqrt(words of u))
 //! ```
 //!
 //! so once pages under `/reference/api/pandas.Series.str.*` turn out
-//! on-topic, the links to their siblings found from then on rise (the
-//! "apprentice" of a focused
-//! crawler, learned online from its own judgement of the pages, never from
-//! outside truth). Link text is scored separately (anchor and context, in
-//! [`super::Focus::link_relevance`]); URL words add what the site's naming
-//! tells.
+//! on-topic, their siblings rise, and so do the same file's pages in the
+//! other languages of a manual. The frontier re-scores a host's queued
+//! URLs as the scorer learns ([`crate::frontier::Frontier::rescore`]):
+//! links found before the evidence was in rise too. Link text is scored
+//! separately (anchor and context, in [`super::Focus::link_relevance`]);
+//! URL words add what the site's naming tells.
 
 use std::collections::HashMap;
 
 use url::Url;
 
-use crate::hash::fnv1a;
+use super::scorer::LinkScorer;
+use crate::hash::{fnv1a, fnv1a_continue};
 
 /// Pseudo-pages of the global mean in a host's relevance.
 pub const HOST_PRIOR_PAGES: f64 = 8.0;
-/// Pseudo-pages of the global mean in a URL word's relevance.
-pub const WORD_PRIOR_PAGES: f64 = 2.0;
-/// Pages a URL word must have been seen on before it scores a link.
-pub const MIN_WORD_PAGES: u32 = 2;
 /// Words of a path that are scored (the rest are ignored).
 const MAX_WORDS: usize = 16;
-/// Distinct URL words tallied (about 40 bytes each); words first seen after
-/// the cap are not learned.
-pub const MAX_TRACKED_WORDS: usize = 1 << 20;
 /// Path words that name a file type or an index, never a topic.
 const STOP_WORDS: &[&str] = &[
     "html", "htm", "xhtml", "php", "asp", "aspx", "jsp", "cgi", "shtml", "index", "www", "en", "us",
@@ -114,18 +107,35 @@ pub struct Evidence {
     threshold: f64,
     all: Tally,
     hosts: HashMap<String, Tally>,
-    words: HashMap<u64, Tally>,
+    scorer: LinkScorer,
 }
 
 /// The distinct topic words of a URL's path (hashed), at most [`MAX_WORDS`].
 fn path_words(url: &Url, out: &mut Vec<u64>) {
+    path_words_of(url.path(), out);
+}
+
+/// The path of a serialized URL (`scheme://authority/path?query#fragment`).
+fn serialized_path(url: &str) -> &str {
+    let rest = url.find("://").map_or(url, |i| &url[i + 3..]);
+    let rest = rest.find('/').map_or("", |i| &rest[i..]);
+    rest.find(['?', '#']).map_or(rest, |i| &rest[..i])
+}
+
+/// [`path_words`] of a path: ASCII words are lower-cased as they are
+/// hashed (no allocation).
+fn path_words_of(path: &str, out: &mut Vec<u64>) {
     out.clear();
-    for word in url.path().split(|c: char| !c.is_alphabetic()).filter(|w| w.len() >= 2) {
-        let lower = word.to_lowercase();
-        if STOP_WORDS.contains(&lower.as_str()) {
+    for word in path.split(|c: char| !c.is_alphabetic()).filter(|w| w.len() >= 2) {
+        if STOP_WORDS.iter().any(|s| s.eq_ignore_ascii_case(word)) {
             continue;
         }
-        let h = fnv1a(lower.as_bytes());
+        let h = if word.is_ascii() {
+            word.bytes()
+                .fold(fnv1a(b""), |h, b| fnv1a_continue(h, &[b.to_ascii_lowercase()]))
+        } else {
+            fnv1a(word.to_lowercase().as_bytes())
+        };
         if !out.contains(&h) {
             out.push(h);
             if out.len() == MAX_WORDS {
@@ -157,7 +167,7 @@ impl Evidence {
             threshold: on_topic,
             all: Tally::default(),
             hosts: HashMap::new(),
-            words: HashMap::new(),
+            scorer: LinkScorer::new(),
         }
     }
 
@@ -193,11 +203,20 @@ impl Evidence {
         relevance > 0.0 && relevance >= self.threshold
     }
 
-    /// Learn from one parsed page of `host` at `url` with this relevance.
-    pub fn observe(&mut self, url: &Url, host: &str, relevance: f64) {
+    /// Learn from one parsed page of `host` at `url` with this relevance;
+    /// `duplicate`: the page is an exact or near duplicate of a page fetched
+    /// before. A duplicate adds its relevance to the threshold's histogram
+    /// but counts as not on-topic for its host and its URL words: what a
+    /// host yields is new on-topic pages, and a manual whose untranslated
+    /// pages copy its English ones yields no more for them.
+    pub fn observe(&mut self, url: &Url, host: &str, relevance: f64, duplicate: bool) {
         let relevance = if relevance.is_finite() { relevance } else { 0.0 };
         self.hist[bin(relevance)] += 1;
-        let c = if self.on_topic(relevance) { 1.0 } else { 0.0 };
+        let c = if !duplicate && self.on_topic(relevance) {
+            1.0
+        } else {
+            0.0
+        };
         self.all.add(c);
         match self.hosts.get_mut(host) {
             Some(t) => t.add(c),
@@ -209,15 +228,7 @@ impl Evidence {
         }
         let mut words = Vec::new();
         path_words(url, &mut words);
-        for w in words {
-            if let Some(t) = self.words.get_mut(&w) {
-                t.add(c);
-            } else if self.words.len() < MAX_TRACKED_WORDS {
-                let mut t = Tally::default();
-                t.add(c);
-                self.words.insert(w, t);
-            }
-        }
+        self.scorer.update(&words, c > 0.0);
         self.update_threshold();
     }
 
@@ -246,17 +257,18 @@ impl Evidence {
         self.hosts.get(host).map_or(g, |t| t.shrunk(HOST_PRIOR_PAGES, g))
     }
 
-    /// The URL's relevance from its path words, 0..1 (module docs); `buf`
-    /// is scratch space reused across calls.
+    /// The URL's relevance from its path words, 0..1: the link scorer's
+    /// estimate (module docs); `buf` is scratch space reused across calls.
     pub fn url_relevance(&self, url: &Url, buf: &mut Vec<u64>) -> f64 {
-        let g = self.mean();
         path_words(url, buf);
-        buf.iter()
-            .filter_map(|w| self.words.get(w))
-            .filter(|t| t.pages >= MIN_WORD_PAGES)
-            .map(|t| t.shrunk(WORD_PRIOR_PAGES, g))
-            .fold(None, |best: Option<f64>, v| Some(best.map_or(v, |b| b.max(v))))
-            .unwrap_or(g)
+        self.scorer.predict(buf)
+    }
+
+    /// [`Evidence::url_relevance`] of a serialized URL (a queued URL's
+    /// canonical form), without parsing it.
+    pub fn url_relevance_of(&self, url: &str, buf: &mut Vec<u64>) -> f64 {
+        path_words_of(serialized_path(url), buf);
+        self.scorer.predict(buf)
     }
 }
 
@@ -279,6 +291,13 @@ mod tests {
             .map(|s| fnv1a(s.as_bytes()))
             .collect();
         assert_eq!(w, want);
+        // Serialized URLs give the same words as parsed ones.
+        let mut v = Vec::new();
+        for s in ["http://h:8/Api/Straße/x.html?q=regex#frag", "http://h", "http://h/?a/b"] {
+            path_words(&u(s), &mut w);
+            path_words_of(serialized_path(u(s).as_str()), &mut v);
+            assert_eq!(w, v, "{s}");
+        }
     }
 
     #[test]
@@ -287,8 +306,8 @@ mod tests {
         assert_eq!(e.host_relevance("a"), 0.0, "no evidence: 0");
         assert!(e.on_topic(0.1) && !e.on_topic(0.05) && !e.on_topic(f64::NAN));
         for i in 0..8 {
-            e.observe(&u(&format!("http://a/p{i}")), "a", 0.2);
-            e.observe(&u(&format!("http://b/p{i}")), "b", 0.0);
+            e.observe(&u(&format!("http://a/p{i}")), "a", 0.2, false);
+            e.observe(&u(&format!("http://b/p{i}")), "b", 0.0, false);
         }
         let g = e.mean();
         assert!((g - 0.5).abs() < 1e-12);
@@ -299,24 +318,34 @@ mod tests {
             (e.host_relevance("new") - 0.5).abs() < 1e-12,
             "unseen host: the global mean"
         );
+        // Copies of on-topic pages yield nothing new for their host.
+        for i in 0..8 {
+            e.observe(&u(&format!("http://c/p{i}")), "c", 0.2, true);
+        }
+        assert_eq!(e.host_relevance("c"), e.host_relevance("b"));
+        assert!(e.host_relevance("c") < e.host_relevance("a"));
     }
 
     #[test]
     fn url_words_rank_siblings_of_on_topic_pages() {
         let mut e = Evidence::new(0.1, 0.0);
         let mut buf = Vec::new();
-        e.observe(&u("http://h/api/str/replace.html"), "h", 0.3);
-        e.observe(&u("http://h/api/str/contains.html"), "h", 0.3);
-        e.observe(&u("http://h/api/frame/plot.html"), "h", 0.0);
-        e.observe(&u("http://h/api/frame/merge.html"), "h", 0.0);
-        let g = e.mean();
+        for i in 0..20 {
+            e.observe(&u(&format!("http://h/api/str/f{i}.html")), "h", 0.3, false);
+            for j in 0..4 {
+                e.observe(&u(&format!("http://h/api/frame/g{i}x{j}.html")), "h", 0.0, false);
+            }
+        }
         let sibling = e.url_relevance(&u("http://h/api/str/match.html"), &mut buf);
         let other = e.url_relevance(&u("http://h/api/frame/join.html"), &mut buf);
         let unknown = e.url_relevance(&u("http://h/guide/intro.html"), &mut buf);
-        // str: (2 + 2 × 0.5) / 4; frame: (0 + 1) / 4, but api (4 pages, mean 0.5) is the max.
-        assert!((sibling - 0.75).abs() < 1e-12, "{sibling}");
-        assert!((other - 0.5).abs() < 1e-12, "{other}");
-        assert_eq!(unknown, g, "words seen on fewer than MIN_WORD_PAGES pages say nothing");
+        assert!(
+            sibling > 0.5 && sibling > unknown && unknown > other,
+            "{sibling} {unknown} {other}"
+        );
+        // The same file in another language of the manual.
+        let fr = e.url_relevance(&u("http://h/fr-FR/api/str/f3.html"), &mut buf);
+        assert!(fr > unknown, "{fr} {unknown}");
     }
 
     #[test]
@@ -325,13 +354,13 @@ mod tests {
         let h = |i: u32| u(&format!("http://h/p{i}"));
         // 19 pages: too few for the quantile.
         for i in 0..19 {
-            e.observe(&h(i), "h", 0.01 * f64::from(i % 10));
+            e.observe(&h(i), "h", 0.01 * f64::from(i % 10), false);
         }
         assert_eq!(e.threshold(), 0.15);
         // 100 pages, relevance 0.00..0.09 (ten each): the 0.9 quantile is
         // the 90th page, relevance 0.08 (the bin's lower bound, within 1%).
         for i in 19..100 {
-            e.observe(&h(i), "h", 0.01 * f64::from(i % 10));
+            e.observe(&h(i), "h", 0.01 * f64::from(i % 10), false);
         }
         assert!((e.threshold() - 0.08).abs() < 0.001, "{}", e.threshold());
         assert!(e.on_topic(0.085) && !e.on_topic(0.07));
@@ -341,12 +370,12 @@ mod tests {
         // Never above on_topic, and relevance 0 is never on-topic.
         let mut e = Evidence::new(0.05, 0.9);
         for i in 0..100 {
-            e.observe(&h(i), "h", 0.5);
+            e.observe(&h(i), "h", 0.5, false);
         }
         assert_eq!(e.threshold(), 0.05);
         let mut z = Evidence::new(0.05, 0.9);
         for i in 0..100 {
-            z.observe(&h(i), "h", 0.0);
+            z.observe(&h(i), "h", 0.0, false);
         }
         assert_eq!(z.threshold(), 0.05);
         assert!(!z.on_topic(0.0));

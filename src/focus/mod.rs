@@ -51,7 +51,9 @@
 //!
 //! so a path that leaves the topic keeps a decaying share of the priority it
 //! had, for at most `tunnel_distance` off-topic pages (shark-search style
-//! inheritance). With `min_relevance > 0`, links of a page below it whose
+//! inheritance). A URL found through several links keeps the highest
+//! component and that link's `tunnel` (the frontier raises it when a better
+//! link is offered). With `min_relevance > 0`, links of a page below it whose
 //! `tunnel` would exceed `tunnel_distance` are not enqueued at all. Links of a
 //! duplicate page get component 0: their duplicate penalty stays whole,
 //! because a copy of an on-topic page is no reason to crawl more copies.
@@ -60,8 +62,15 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 mod evidence;
+mod scorer;
 
 pub use evidence::Evidence;
+
+/// URLs of the frontier re-scored per page judged, on average
+/// ([`crate::frontier::Frontier::rescore`]): each host's in-memory window is
+/// re-scored in full once its pages (and its turns) earned as many
+/// re-scorings as it holds URLs.
+pub const RESCORE_PER_PAGE: usize = 32;
 
 use crate::config::{FocusSettings, Settings};
 use crate::extract;

@@ -138,7 +138,8 @@ impl Frontier {
     }
 
     /// Write the in-link counts kept only in memory (see [`Frontier::offer_many`])
-    /// to the store, in one batch: at the end of a run, so that the stored
+    /// and the priorities of re-scored URLs ([`Frontier::rescore`]) to the
+    /// store, in one batch: at the end of a run, so that the stored
     /// queue (and `simcrawl explain`) shows them. A crash loses only these
     /// counts, never a queued URL.
     pub fn write_pending(&self) -> Result<(), FrontierError> {
@@ -151,7 +152,9 @@ impl Frontier {
         let mut moved: Vec<(QueueKey, QueuedUrl)> = Vec::with_capacity(PENDING_BATCH);
         let mut any = false;
         for h in &inner.hosts {
-            for w in h.window.values().filter(|w| w.extra > 0) {
+            // Moved up by in-links counted in memory, or re-scored
+            // ([`Frontier::rescore`]).
+            for w in h.window.values().filter(|w| w.extra > 0 || w.q.key() != w.stored) {
                 moved.push((w.stored, w.q.clone()));
                 if moved.len() >= PENDING_BATCH {
                     self.store.update_queue(&[], &moved)?;

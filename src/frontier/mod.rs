@@ -45,6 +45,12 @@
 //! crawl's priorities would decide little. Busy hosts are those with URLs
 //! in flight (a set of at most the in-flight count), so the check is cheap.
 //!
+//! A focused crawl's evidence changes as pages are judged, and the URLs
+//! already queued follow it: [`Frontier::rescore`] re-scores a host's
+//! in-memory window (its `url_relevance` component) at a bounded cost per
+//! page, and an in-link whose `relevance` component is higher than the
+//! queued URL's raises it (the URL keeps the best of its in-links').
+//!
 //! # Crash safety
 //!
 //! A URL stays in its store queue (seen state `Queued`) while in flight and
@@ -305,6 +311,9 @@ struct HostState {
     /// Focused crawls: the host's current relevance
     /// ([`Frontier::set_host_relevance`]); 0 otherwise.
     relevance: f64,
+    /// Focused crawls: re-scorings earned since the window was last
+    /// re-scored ([`Frontier::rescore`]).
+    rescore_credit: usize,
     /// URLs in flight at most, and queued ever at most (0 = no limit):
     /// `[politeness] max_in_flight_per_host` and `[crawl]
     /// max_pages_per_host`, or the host's `[[hosts]]` rule's values.
@@ -360,6 +369,8 @@ struct Inner {
     next_seq: u64,
     queued: u64,
     in_flight: u64,
+    /// The host whose window [`Frontier::rescore`] credits next in turn.
+    rescore_turn: u64,
 }
 
 /// Pending in-link counts of URLs only in the store, kept in memory at most
@@ -418,6 +429,7 @@ impl Frontier {
                 next_seq: 1,
                 queued: 0,
                 in_flight: 0,
+                rescore_turn: 0,
             }),
             disk_bumps: AtomicUsize::new(0),
         }
@@ -609,6 +621,7 @@ impl Inner {
             stats: HostStats::default(),
             admitted: 0,
             relevance: 0.0,
+            rescore_credit: 0,
             max_in_flight,
             max_pages,
         });

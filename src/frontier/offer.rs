@@ -89,7 +89,10 @@ impl Frontier {
                 let q = if is_new { &mut new[j] } else { &mut moved[j].1 };
                 match c.sitemap {
                     Some(v) => self.raise_sitemap(q, v),
-                    None => self.bump_inlinks(q),
+                    None => {
+                        self.bump_inlinks(q);
+                        self.raise_relevance(q, c);
+                    }
                 }
                 out[i] = Offer::AlreadySeen;
                 continue;
@@ -100,7 +103,7 @@ impl Frontier {
                     out[i] = Offer::AlreadySeen;
                     let found = match c.sitemap {
                         Some(v) => self.sitemap_listed(inner, canonical, &c.url, key, v)?,
-                        None => self.count_inlink(inner, canonical, &c.url, key)?,
+                        None => self.count_inlink(inner, canonical, c, key)?,
                     };
                     if let Some((id, q)) = found {
                         in_batch.insert(canonical, (false, moved.len()));
@@ -254,6 +257,17 @@ impl Frontier {
         q.priority = score(&q.components, &self.weights);
     }
 
+    /// Focused crawls: raise `q`'s relevance component to the in-link
+    /// `c`'s when that is higher, with `c`'s tunnelling counter (the path
+    /// the component comes from).
+    pub(super) fn raise_relevance(&self, q: &mut QueuedUrl, c: &Candidate) {
+        if c.relevance.is_finite() && c.relevance > q.components.relevance {
+            q.components.relevance = c.relevance;
+            q.tunnel = c.tunnel;
+            q.priority = score(&q.components, &self.weights);
+        }
+    }
+
     /// Raise `q`'s sitemap component to `v` (a URL listed in several
     /// sitemaps keeps the largest).
     pub(super) fn raise_sitemap(&self, q: &mut QueuedUrl, v: f64) {
@@ -312,18 +326,25 @@ impl Frontier {
         Ok(Some((id, q)))
     }
 
-    /// One more in-link for the URL stored under `key`, counted in memory:
-    /// in the window it moves up at once (its store entry keeps its key);
-    /// only in the store, the count waits until the URL
-    /// is loaded (or, past [`MAX_DISK_BUMPS`], the URL is returned to be
-    /// rewritten with the caller's batch). An in-flight URL counts nothing.
+    /// One more in-link `c` for the URL stored under `key`, counted in
+    /// memory: in the window it moves up at once (its store entry keeps its
+    /// key); only in the store, the count waits until the URL is loaded
+    /// (or, past [`MAX_DISK_BUMPS`], the URL is returned to be rewritten
+    /// with the caller's batch). An in-flight URL counts nothing.
+    ///
+    /// Focused crawls: a URL's relevance component is the best of its
+    /// in-links' ([`Frontier::raise_relevance`]): a module index whose
+    /// anchor names the topic lifts a page first found through an
+    /// off-topic footer link. A URL only in the store that a link lifts is
+    /// returned to be rewritten.
     pub(super) fn count_inlink(
         &self,
         inner: &mut Inner,
         canonical: &str,
-        url: &Url,
+        c: &Candidate,
         key: QueueKey,
     ) -> Result<Option<(u32, QueuedUrl)>, FrontierError> {
+        let url = &c.url;
         let host = host_key(url);
         let id = inner.host_id(&host);
         let h = &mut inner.hosts[id as usize];
@@ -333,6 +354,7 @@ impl Frontier {
         let current = h.rekeyed.get(&key).copied().unwrap_or(key);
         if let Some(mut w) = h.window.remove(&current) {
             self.bump_inlinks(&mut w.q);
+            self.raise_relevance(&mut w.q, c);
             w.extra += 1;
             let k = w.q.key();
             h.rekeyed.insert(w.stored, k);
@@ -340,6 +362,19 @@ impl Frontier {
             self.reschedule(inner, id)?;
             return Ok(None);
         }
+        if c.relevance > 0.0 && c.relevance.is_finite() {
+            let lifts = self
+                .store
+                .queued(&host, key)?
+                .is_some_and(|q| c.relevance > q.components.relevance + RAISE_MARGIN);
+            if lifts {
+                let (id, mut q) = self.take_queued(inner, canonical, url, key)?;
+                self.bump_inlinks(&mut q);
+                self.raise_relevance(&mut q, c);
+                return Ok(Some((id, q)));
+            }
+        }
+        let h = &mut inner.hosts[id as usize];
         if self.disk_bumps.load(Ordering::Relaxed) < MAX_DISK_BUMPS {
             let n = h.disk_bumps.entry(key).or_insert(0);
             if *n == 0 {
@@ -382,6 +417,10 @@ impl Frontier {
         }
     }
 }
+
+/// How much more relevant an in-link must be than a URL only in the store
+/// for the URL to be rewritten ([`Frontier::count_inlink`]).
+const RAISE_MARGIN: f64 = 0.01;
 
 /// A component value, or 0 when it is not a number.
 fn finite(v: f64) -> f64 {

@@ -29,15 +29,15 @@ impl Frontier {
             h.window.last_key_value().is_some_and(|(k, _)| key < *k)
         };
         if fits {
-            if w.extra > 0 {
+            if key != w.stored {
                 h.rekeyed.insert(w.stored, key);
             }
             h.window.insert(key, w);
             if h.window.len() > self.window {
                 if let Some((_, out)) = h.window.pop_last() {
                     // Back to the store only: its unwritten in-links wait there.
+                    h.rekeyed.remove(&out.stored);
                     if out.extra > 0 {
-                        h.rekeyed.remove(&out.stored);
                         let n = h.disk_bumps.entry(out.stored).or_insert(0);
                         if *n == 0 {
                             self.disk_bumps.fetch_add(1, Ordering::Relaxed);
@@ -156,9 +156,7 @@ impl Frontier {
             // memory is not rewritten for the fetch: its completion removes
             // it (a crash loses only the in-memory count, as before).
             let mut q = w.q;
-            if w.extra > 0 {
-                h.rekeyed.remove(&w.stored);
-            }
+            h.rekeyed.remove(&w.stored);
             // The host's relevance as it is now, not as it was when the URL
             // was queued (the key it is handed out under changes with it).
             self.refresh_host_relevance(&mut q, h.relevance);
@@ -278,6 +276,72 @@ impl Frontier {
             self.reschedule(inner, id)?;
         }
         Ok(())
+    }
+
+    /// Focused crawls: re-score the URLs of `host` in memory as the
+    /// evidence changes, at a bounded cost. `host` (the host of a page just
+    /// judged) and the next host in turn (so that hosts no page was fetched
+    /// from lately are re-scored too) each earn `per_page` credits; a host
+    /// whose credits reach its window's size has every URL of its window
+    /// re-scored: `url_relevance(q)` gives the URL's new
+    /// `url_relevance` component (None: keep it), its priority follows, and
+    /// the host's position among the ready hosts with it. A URL then costs
+    /// `per_page` re-scorings per page judged, whatever the window's size.
+    /// URLs only in the store keep their component until they are loaded
+    /// and re-scored with the window. Returns the URLs re-scored.
+    pub fn rescore(
+        &self,
+        host: &str,
+        per_page: usize,
+        url_relevance: &mut dyn FnMut(&QueuedUrl) -> Option<f64>,
+    ) -> Result<usize, FrontierError> {
+        let mut g = self.inner.lock();
+        let inner = &mut *g;
+        let mut ids = Vec::with_capacity(2);
+        if let Some(&id) = inner.host_ids.get(host) {
+            ids.push(id);
+        }
+        if !inner.hosts.is_empty() {
+            let turn = (inner.rescore_turn % inner.hosts.len() as u64) as u32;
+            inner.rescore_turn = inner.rescore_turn.wrapping_add(1);
+            if !ids.contains(&turn) {
+                ids.push(turn);
+            }
+        }
+        let mut done = 0;
+        for id in ids {
+            let h = &mut inner.hosts[id as usize];
+            h.rescore_credit = h.rescore_credit.saturating_add(per_page);
+            if h.window.is_empty() || h.rescore_credit < h.window.len() {
+                continue;
+            }
+            h.rescore_credit = 0;
+            done += h.window.len();
+            let old = std::mem::take(&mut h.window);
+            for (_, mut w) in old {
+                if let Some(v) = url_relevance(&w.q).filter(|v| v.is_finite()) {
+                    let delta = self.weights.url_relevance_weight * (v - w.q.components.url_relevance);
+                    w.q.components.url_relevance = v;
+                    if delta.is_finite() {
+                        w.q.priority += delta;
+                    }
+                }
+                let k = w.q.key();
+                if k == w.stored {
+                    h.rekeyed.remove(&w.stored);
+                } else {
+                    h.rekeyed.insert(w.stored, k);
+                }
+                h.window.insert(k, w);
+            }
+            if let Slot::Ready(_) = h.slot {
+                // Re-enter the ready heap under the new best key.
+                h.gen += 1;
+                h.slot = Slot::None;
+                self.reschedule(inner, id)?;
+            }
+        }
+        Ok(done)
     }
 
     /// The politeness layer's verdict: `host` (a [`QueuedUrl::host`]) may be

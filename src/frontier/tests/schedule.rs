@@ -558,3 +558,76 @@ fn a_hold_ends_after_hold_ms_and_never_without_focus() {
     f.fetched(&a1, t).unwrap();
     assert_eq!(f.next(t).unwrap(), NextUrl::Busy, "a.test waits for its page's record");
 }
+
+#[test]
+fn rescoring_reorders_a_window_and_the_ready_hosts_at_a_bounded_rate() {
+    let f = two_hosts(&["focus.enabled=true", r#"focus.keywords=["star"]"#, "focus.hold_ms=0"]);
+    let score = |url: &str| -> f64 {
+        if url.ends_with("/2") || url.contains("b.test") {
+            0.9
+        } else {
+            0.1
+        }
+    };
+    // a.test holds 2 URLs: 32 credits per call re-score its window at once;
+    // the turn host is credited too.
+    let n = f.rescore("a.test", 32, &mut |q| Some(score(&q.canonical))).unwrap();
+    assert!(n >= 2, "{n}");
+    let n = f.rescore("b.test", 32, &mut |q| Some(score(&q.canonical))).unwrap();
+    assert!(n >= 1, "{n}");
+    // Queued as a.test/1, a.test/2 (relevance 0.5 each), b.test/1 (0):
+    // now a.test/2 leads (5 + 9 points), b.test/1 (9) passes a.test/1 (5 + 1).
+    let order: Vec<String> = drain(&f).into_iter().map(|q| q.canonical).collect();
+    assert_eq!(order, ["http://a.test/2", "http://b.test/1", "http://a.test/1"]);
+    // A window larger than the credits waits for enough pages.
+    let f = two_hosts(&["focus.enabled=true", r#"focus.keywords=["star"]"#, "focus.hold_ms=0"]);
+    assert_eq!(f.rescore("a.test", 1, &mut |_| Some(0.5)).unwrap(), 0);
+    // a.test's 2 credits reach its 2 URLs; b.test, in turn, its 1.
+    assert_eq!(f.rescore("a.test", 1, &mut |_| Some(0.5)).unwrap(), 3);
+    // The re-scored priorities reach the store at the end of a run.
+    f.write_pending().unwrap();
+    let stored = f.store().scan_queue("a.test", 10).unwrap();
+    assert!(stored.iter().all(|q| q.components.url_relevance == 0.5), "{stored:?}");
+}
+
+#[test]
+fn a_queued_url_keeps_the_best_relevance_of_its_in_links() {
+    let s = settings(&[
+        "focus.enabled=true",
+        r#"focus.keywords=["star"]"#,
+        "frontier.memory_window=16",
+    ]);
+    let f = frontier_with(&s, &["http://a.test/"]);
+    let NextUrl::Ready(seed) = f.next(Instant::now()).unwrap() else {
+        panic!()
+    };
+    f.complete(&seed, &page_for(&f, &seed, Decision::New), None).unwrap();
+    f.set_host_ready(&seed.host, Instant::now()).unwrap();
+    let rel = |url: &str, r: f64| Candidate {
+        relevance: r,
+        tunnel: 1,
+        ..link(url, 1)
+    };
+    // 40 URLs: the window holds the best 16, the rest wait in the store.
+    let mut first: Vec<Candidate> = (0..40).map(|i| rel(&format!("http://a.test/p{i}"), 0.2)).collect();
+    first.push(rel("http://a.test/mid", 0.3));
+    f.offer_many(&first).unwrap();
+    // p39 (in the store) and p0 (in the window) are found again through
+    // better links; a worse link changes nothing.
+    f.offer_many(&[
+        Candidate {
+            tunnel: 0,
+            ..rel("http://a.test/p39", 0.9)
+        },
+        rel("http://a.test/p0", 0.5),
+        rel("http://a.test/mid", 0.1),
+    ])
+    .unwrap();
+    let order = drain(&f);
+    let names: Vec<&str> = order.iter().take(3).map(|q| q.canonical.as_str()).collect();
+    assert_eq!(names, ["http://a.test/p39", "http://a.test/p0", "http://a.test/mid"]);
+    assert_eq!(order[0].components.relevance, 0.9);
+    assert_eq!(order[0].tunnel, 0, "the tunnelling counter of the better path");
+    assert_eq!(order[0].inlinks, 2);
+    assert_eq!(order[2].components.relevance, 0.3);
+}
