@@ -73,6 +73,7 @@ use crate::store::{DiskStore, RedisMarker, RedisStore, Store};
 use crate::warc::{WarcOptions, WarcThread, WarcWriter};
 
 mod analyze;
+mod chains;
 mod decide;
 mod progress;
 mod provisional;
@@ -84,6 +85,7 @@ mod tests;
 mod worker;
 
 use analyze::*;
+use chains::DupChains;
 use decide::*;
 use progress::*;
 pub(crate) use resume::DedupState;
