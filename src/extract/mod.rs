@@ -23,6 +23,7 @@ mod meta;
 mod nesting;
 mod stream;
 mod text;
+mod tokenize;
 mod walker;
 
 use ego_tree::iter::Edge;

@@ -137,7 +137,7 @@ fn caps_text_and_survives_hostile_input() {
 }
 
 /// Inputs on which the streaming pass must agree with the tree walk.
-const TRICKY: &[&str] = &[
+pub(super) const TRICKY: &[&str] = &[
     "<p>unclosed <b>bold <i>italic<p>next para<div>div text",
     "<a href=/x title=unquoted>one</a><a href='/y' rel=nofollow>two</a>",
     "<a href=\"/q?a=1&amp;b=2&lt;\">Tom &amp; Jerry&nbsp;&copy; &#169; &#x41;&notanentity;</a>",
@@ -199,6 +199,12 @@ fn streaming_pass_agrees_with_the_tree_on_the_test_web() {
             continue;
         }
         n += 1;
+        assert_eq!(
+            stream::extract(&html, 1 << 20),
+            stream::extract_html5ever(&html, 1 << 20),
+            "{}",
+            p.url
+        );
         assert_eq!(
             extract_html(&html, 1 << 20),
             extract_html_tree(&html, 1 << 20),
