@@ -11,7 +11,10 @@ pub(super) struct Provisional {
     id: PageId,
     /// Its [`template_key`](crate::features::template_key).
     key: String,
-    doc: Extracted,
+    /// The page tokenized and stemmed (weighed again on each change).
+    prepared: crate::features::PreparedDoc,
+    /// The page itself, for min-hash sketches only.
+    doc: Option<Extracted>,
     /// Block hashes of `doc`, and which were template blocks when `fp` was
     /// computed: a page's features depend on its host's template only
     /// through these, so a template change that leaves them alone leaves
@@ -70,9 +73,9 @@ impl Decider {
                 continue;
             }
             p.member = member;
-            let features = shared.fx.features_hashed(&p.doc, &p.blocks, template.as_deref());
+            let features = shared.fx.features_prepared(&p.prepared, &p.blocks, template.as_deref());
             let fp = simhash::simhash(&features);
-            let sketch = page_sketch(&shared.fx, shared.verifier.as_ref(), &p.doc, &features);
+            let sketch = page_sketch(&shared.fx, shared.verifier.as_ref(), p.doc.as_ref(), &features);
             self.dedup
                 .reindex(p.id, p.fp, fp, sketch)
                 .map_err(|e| Error::io(self.dedup.sketch_path(), e))?;
@@ -93,7 +96,13 @@ impl Decider {
         if decision != Decision::New || self.provisional_len >= PROVISIONAL_MAX {
             return;
         }
-        let Some((doc, blocks, member)) = a.young.take() else {
+        let Some(Young {
+            prepared,
+            doc,
+            blocks,
+            member,
+        }) = a.young.take()
+        else {
             return;
         };
         let site = crate::features::template_site(&a.template);
@@ -102,6 +111,7 @@ impl Decider {
             list.push(Provisional {
                 id,
                 key: a.template.clone(),
+                prepared,
                 doc,
                 blocks,
                 member,
