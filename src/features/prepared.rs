@@ -5,7 +5,7 @@
 //! their host's template settles).
 
 use super::stem::Occurrences;
-use super::{Features, FeatureExtractor, HostTemplate, PageShape};
+use super::{FeatureExtractor, Features, HostTemplate, PageShape};
 use crate::extract::Extracted;
 
 /// One block's occurrences.
