@@ -49,19 +49,22 @@ impl Decider {
         let Some(list) = self.provisional.get_mut(site) else {
             return Ok(());
         };
-        // Template version and pages of each key, looked up once per call.
-        let mut keys: HashMap<&str, (u64, usize)> = HashMap::new();
-        for p in list.iter() {
-            keys.entry(p.key.as_str()).or_insert_with(|| {
-                (
-                    shared.templates.version(&p.key),
-                    shared.templates.pages(&p.key) as usize,
-                )
-            });
-        }
-        let keys: HashMap<String, (u64, usize)> = keys.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-        for p in list.iter_mut() {
-            let version = keys.get(&p.key).map_or(0, |k| k.0);
+        // Template version and pages of each page's key, each key looked
+        // up once per call.
+        let mut keys: hashbrown::HashMap<&str, (u64, usize)> = hashbrown::HashMap::new();
+        let of_page: Vec<(u64, usize)> = list
+            .iter()
+            .map(|p| {
+                *keys.entry(p.key.as_str()).or_insert_with(|| {
+                    (
+                        shared.templates.version(&p.key),
+                        shared.templates.pages(&p.key) as usize,
+                    )
+                })
+            })
+            .collect();
+        drop(keys);
+        for (p, &(version, _)) in list.iter_mut().zip(&of_page) {
             if p.version == version {
                 continue;
             }
@@ -84,7 +87,8 @@ impl Decider {
         // A site or section past its youth has a settled template: forget
         // its pages.
         let before = list.len();
-        list.retain(|p| keys.get(&p.key).map_or(0, |k| k.1) <= 2 * PROVISIONAL_PER_HOST);
+        let mut pages = of_page.iter().map(|k| k.1);
+        list.retain(|_| pages.next().unwrap_or(0) <= 2 * PROVISIONAL_PER_HOST);
         self.provisional_len -= before - list.len();
         if list.is_empty() {
             self.provisional.remove(site);

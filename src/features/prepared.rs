@@ -8,9 +8,10 @@ use super::stem::Occurrences;
 use super::{FeatureExtractor, Features, HostTemplate, PageShape};
 use crate::extract::Extracted;
 
-/// One block's occurrences.
+/// The occurrences of a page's blocks, each kind in one vector (block
+/// `i`'s are `ends[i - 1]..ends[i]`).
 #[derive(Debug, Clone, Default, PartialEq)]
-struct PreparedBlock {
+struct Occ {
     unigrams: Vec<u64>,
     bigrams: Vec<u64>,
     /// Word keys, when the extractor keeps them.
@@ -18,7 +19,7 @@ struct PreparedBlock {
     keep_words: bool,
 }
 
-impl Occurrences for PreparedBlock {
+impl Occurrences for Occ {
     fn unigram(&mut self, h: u64, _: f32, _: &str) {
         self.unigrams.push(h);
     }
@@ -40,17 +41,26 @@ impl Occurrences for PreparedBlock {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PreparedDoc {
     page: PageShape,
-    blocks: Vec<PreparedBlock>,
+    occ: Occ,
+    /// Per block, where its unigrams, bigrams and words end.
+    ends: Vec<[u32; 3]>,
 }
 
 impl PreparedDoc {
-    /// Heap bytes held (for memory accounting).
-    pub fn heap_bytes(&self) -> usize {
-        self.blocks
-            .iter()
-            .map(|b| 8 * (b.unigrams.capacity() + b.bigrams.capacity() + b.words.capacity()))
-            .sum::<usize>()
-            + self.blocks.capacity() * std::mem::size_of::<PreparedBlock>()
+    /// Block `i`'s unigrams, bigrams and words.
+    fn block(&self, i: usize) -> Option<(&[u64], &[u64], &[u64])> {
+        let end = *self.ends.get(i)?;
+        let start = i
+            .checked_sub(1)
+            .and_then(|j| self.ends.get(j))
+            .copied()
+            .unwrap_or([0; 3]);
+        let r = |k: usize| start[k] as usize..end[k] as usize;
+        Some((
+            self.occ.unigrams.get(r(0))?,
+            self.occ.bigrams.get(r(1))?,
+            self.occ.words.get(r(2))?,
+        ))
     }
 }
 
@@ -60,25 +70,25 @@ impl FeatureExtractor {
     /// keeps labels: they are not prepared).
     pub fn prepare(&self, doc: &Extracted) -> PreparedDoc {
         let lang = self.lang_of(doc);
-        let blocks = doc
-            .blocks
-            .iter()
-            .map(|b| {
-                let mut p = PreparedBlock {
-                    keep_words: self.words,
-                    ..Default::default()
-                };
-                self.add_text(&mut p, lang, &b.text, 1.0);
-                p.unigrams.shrink_to_fit();
-                p.bigrams.shrink_to_fit();
-                p.words.shrink_to_fit();
-                p
-            })
-            .collect();
-        PreparedDoc {
-            page: PageShape::of(doc),
-            blocks,
+        let page = PageShape::of(doc);
+        // About a word per six bytes, a unigram and a bigram per word.
+        let words = page.bytes / 6 + 1;
+        let mut occ = Occ {
+            unigrams: Vec::with_capacity(words),
+            bigrams: Vec::with_capacity(words),
+            words: Vec::with_capacity(if self.words { words } else { 0 }),
+            keep_words: self.words,
+        };
+        let mut ends = Vec::with_capacity(doc.blocks.len());
+        for b in &doc.blocks {
+            self.add_text(&mut occ, lang, &b.text, 1.0);
+            let end = |v: &Vec<u64>| u32::try_from(v.len()).unwrap_or(u32::MAX);
+            ends.push([end(&occ.unigrams), end(&occ.bigrams), end(&occ.words)]);
         }
+        occ.unigrams.shrink_to_fit();
+        occ.bigrams.shrink_to_fit();
+        occ.words.shrink_to_fit();
+        PreparedDoc { page, occ, ends }
     }
 
     /// [`FeatureExtractor::features_hashed`] of a prepared document: the
@@ -87,20 +97,22 @@ impl FeatureExtractor {
         let s = &self.shared.settings;
         let (unigram_weight, bigram_weight) = (s.unigram_weight as f32, s.bigram_weight as f32);
         self.weigh(&doc.page, hashes, template, |acc, i, m| {
-            let Some(b) = doc.blocks.get(i) else { return };
+            let Some((unigrams, bigrams, block_words)) = doc.block(i) else {
+                return;
+            };
             let (uw, bw) = (m * unigram_weight, m * bigram_weight);
             if uw > 0.0 {
-                for &h in &b.unigrams {
+                for &h in unigrams {
                     acc.add(h, uw, "");
                 }
             }
             if bw > 0.0 {
-                for &h in &b.bigrams {
+                for &h in bigrams {
                     acc.add(h, bw, "");
                 }
             }
             if let Some(words) = &mut acc.words {
-                words.extend_from_slice(&b.words);
+                words.extend_from_slice(block_words);
             }
         })
     }
