@@ -116,6 +116,12 @@ fn caps_text_and_survives_hostile_input() {
     assert_eq!(limit_nesting(&at), at);
     let past = "<div>".repeat(MAX_NESTING + 1) + "x";
     assert!(limit_nesting(&past).len() < past.len());
+    // Many tags, few of them open at once (the `</` count shortcut), and a
+    // deep run after many closed tags (still cut).
+    let flat = "<b>x</b>".repeat(3000);
+    assert_eq!(limit_nesting(&flat), flat);
+    let deep_after = "<b>x</b>".repeat(3000) + &"<div>".repeat(MAX_NESTING + 1) + "x";
+    assert!(limit_nesting(&deep_after).len() < deep_after.len());
     let scripted = format!("<div><script>{}</script>x</div>", "if (a<b) {}".repeat(5000));
     assert_eq!(limit_nesting(&scripted).len(), scripted.len());
 
