@@ -11,7 +11,9 @@ The CPU breakdown in docs/benchmarks.md comes from this script:
 It keeps the samples of the crawler process (the lowest pid: the test web is
 its child) and prints each thread kind's share with its kernel part, the top
 kernel and user leaf symbols, and for each REGEX argument the share of
-samples with a matching frame anywhere in the stack (inclusive).
+samples with a matching frame anywhere in the stack (inclusive). After
+`--in THREAD`, the REGEX arguments count only the samples of threads whose
+name starts with THREAD (shares still of all the crawler's samples).
 """
 import collections
 import re
@@ -59,10 +61,20 @@ def main():
             print(f"  {100 * m / n:5.1f}% {sym[:110]}")
     if len(sys.argv) > 2:
         print("inclusive")
-    for pattern in sys.argv[2:]:
+    thread = ""
+    args = iter(sys.argv[2:])
+    for pattern in args:
+        if pattern == "--in":
+            # Later patterns count only samples of threads named THREAD...
+            thread = next(args, "")
+            continue
         p = re.compile(pattern)
-        m = sum(1 for s in crawler if any(p.search(f) for _, f in s["frames"]))
-        print(f"  {100 * m / n:5.1f}% {pattern}")
+        m = sum(
+            1
+            for s in crawler
+            if s["comm"].startswith(thread) and any(p.search(f) for _, f in s["frames"])
+        )
+        print(f"  {100 * m / n:5.1f}% {thread + ' ' if thread else ''}{pattern}")
 
 
 if __name__ == "__main__":

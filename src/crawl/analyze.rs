@@ -34,16 +34,28 @@ pub(super) fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analys
     };
     // The topic's weights as they are now, for the page and its links.
     let topic = shared.focus.as_ref().map(|f| f.vector());
+    // A young host's or section's page is kept prepared (tokenized,
+    // stemmed and hashed) by the decider, which weighs it again while the
+    // template settles; its features come from the same preparation.
+    let young = (shared.templates.pages(&template_key) as usize) <= PROVISIONAL_PER_HOST;
+    let mut prepared = None;
     let (fp, relevance, sketch) = match known {
         Some(fp) => (fp, None, None),
         None => {
-            let features = shared.fx.features_hashed(&doc, &blocks, template.as_deref());
+            let features = if young {
+                let p = shared.fx.prepare(&doc);
+                let f = shared.fx.features_prepared(&p, &blocks, template.as_deref());
+                prepared = Some(p);
+                f
+            } else {
+                shared.fx.features_hashed(&doc, &blocks, template.as_deref())
+            };
             let relevance = shared
                 .focus
                 .as_ref()
                 .zip(topic.as_ref())
                 .map(|(f, v)| f.page_relevance(v, &features));
-            let sketch = page_sketch(&shared.fx, shared.verifier.as_ref(), &doc, &features);
+            let sketch = page_sketch(&shared.fx, shared.verifier.as_ref(), Some(&doc), &features);
             (simhash::simhash(&features), relevance, sketch)
         }
     };
@@ -82,9 +94,16 @@ pub(super) fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analys
             links.push((c, found, 0.0));
         }
     }
-    let young = ((shared.templates.pages(&template_key) as usize) <= PROVISIONAL_PER_HOST).then(|| {
+    let young = young.then(|| {
         let member = in_template(&blocks, template.as_deref());
-        (doc, blocks, member)
+        let prepared = prepared.unwrap_or_else(|| shared.fx.prepare(&doc));
+        Young {
+            prepared,
+            // The min-hash sketch reads the tokens of the text.
+            doc: shared.verifier.is_some().then_some(doc),
+            blocks,
+            member,
+        }
     });
     Analysis {
         young,
@@ -114,17 +133,17 @@ pub(super) fn verifier(settings: &Settings) -> Option<MinHasher> {
 }
 
 /// The sketch a page's near-duplicate candidates are confirmed with
-/// (`[dedup] verify`): min-hash over its tokens when `verifier` is set, the
-/// content shingles of its features when the extractor keeps their words,
-/// else none.
+/// (`[dedup] verify`): min-hash over its tokens when `verifier` is set (and
+/// `doc` given), the content shingles of its features when the extractor
+/// keeps their words, else none.
 pub(super) fn page_sketch(
     fx: &FeatureExtractor,
     verifier: Option<&MinHasher>,
-    doc: &Extracted,
+    doc: Option<&Extracted>,
     features: &crate::features::Features,
 ) -> Option<Sketch> {
     match verifier {
-        Some(v) => Some(Sketch::MinHash(v.sketch(&fx.tokens(doc)))),
+        Some(v) => doc.map(|d| Sketch::MinHash(v.sketch(&fx.tokens(d)))),
         None if fx.keeps_words() => Some(Sketch::Content(ContentSketch::from_words(&features.words))),
         None => None,
     }

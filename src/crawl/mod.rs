@@ -320,6 +320,16 @@ const PROVISIONAL_PER_HOST: usize = 48;
 /// ...and this many in all.
 const PROVISIONAL_MAX: usize = 20_000;
 
+/// A young page as the analysis hands it to the decider.
+struct Young {
+    prepared: crate::features::PreparedDoc,
+    /// The page, kept only for min-hash sketches (`[dedup] verify`).
+    doc: Option<Extracted>,
+    /// Its block hashes, and which were template blocks.
+    blocks: Vec<u64>,
+    member: Vec<bool>,
+}
+
 /// The CPU work's result for one page.
 struct Analysis {
     /// The page's template-learning key ([`crate::features::template_key`]).
@@ -327,7 +337,7 @@ struct Analysis {
     /// The parsed page, while its host is young (its template may change),
     /// with the [`block_hash`](crate::features::block_hash) of each of its
     /// blocks and whether the template it was fingerprinted under held it.
-    young: Option<(Extracted, Vec<u64>, Vec<bool>)>,
+    young: Option<Young>,
     /// The host template version the fingerprint was computed under.
     template_version: u64,
     hashes: ContentHashes,

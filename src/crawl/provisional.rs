@@ -11,7 +11,10 @@ pub(super) struct Provisional {
     id: PageId,
     /// Its [`template_key`](crate::features::template_key).
     key: String,
-    doc: Extracted,
+    /// The page tokenized and stemmed (weighed again on each change).
+    prepared: crate::features::PreparedDoc,
+    /// The page itself, for min-hash sketches only.
+    doc: Option<Extracted>,
     /// Block hashes of `doc`, and which were template blocks when `fp` was
     /// computed: a page's features depend on its host's template only
     /// through these, so a template change that leaves them alone leaves
@@ -46,19 +49,22 @@ impl Decider {
         let Some(list) = self.provisional.get_mut(site) else {
             return Ok(());
         };
-        // Template version and pages of each key, looked up once per call.
-        let mut keys: HashMap<&str, (u64, usize)> = HashMap::new();
-        for p in list.iter() {
-            keys.entry(p.key.as_str()).or_insert_with(|| {
-                (
-                    shared.templates.version(&p.key),
-                    shared.templates.pages(&p.key) as usize,
-                )
-            });
-        }
-        let keys: HashMap<String, (u64, usize)> = keys.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-        for p in list.iter_mut() {
-            let version = keys.get(&p.key).map_or(0, |k| k.0);
+        // Template version and pages of each page's key, each key looked
+        // up once per call.
+        let mut keys: hashbrown::HashMap<&str, (u64, usize)> = hashbrown::HashMap::new();
+        let of_page: Vec<(u64, usize)> = list
+            .iter()
+            .map(|p| {
+                *keys.entry(p.key.as_str()).or_insert_with(|| {
+                    (
+                        shared.templates.version(&p.key),
+                        shared.templates.pages(&p.key) as usize,
+                    )
+                })
+            })
+            .collect();
+        drop(keys);
+        for (p, &(version, _)) in list.iter_mut().zip(&of_page) {
             if p.version == version {
                 continue;
             }
@@ -70,9 +76,9 @@ impl Decider {
                 continue;
             }
             p.member = member;
-            let features = shared.fx.features_hashed(&p.doc, &p.blocks, template.as_deref());
+            let features = shared.fx.features_prepared(&p.prepared, &p.blocks, template.as_deref());
             let fp = simhash::simhash(&features);
-            let sketch = page_sketch(&shared.fx, shared.verifier.as_ref(), &p.doc, &features);
+            let sketch = page_sketch(&shared.fx, shared.verifier.as_ref(), p.doc.as_ref(), &features);
             self.dedup
                 .reindex(p.id, p.fp, fp, sketch)
                 .map_err(|e| Error::io(self.dedup.sketch_path(), e))?;
@@ -81,7 +87,8 @@ impl Decider {
         // A site or section past its youth has a settled template: forget
         // its pages.
         let before = list.len();
-        list.retain(|p| keys.get(&p.key).map_or(0, |k| k.1) <= 2 * PROVISIONAL_PER_HOST);
+        let mut pages = of_page.iter().map(|k| k.1);
+        list.retain(|_| pages.next().unwrap_or(0) <= 2 * PROVISIONAL_PER_HOST);
         self.provisional_len -= before - list.len();
         if list.is_empty() {
             self.provisional.remove(site);
@@ -93,7 +100,13 @@ impl Decider {
         if decision != Decision::New || self.provisional_len >= PROVISIONAL_MAX {
             return;
         }
-        let Some((doc, blocks, member)) = a.young.take() else {
+        let Some(Young {
+            prepared,
+            doc,
+            blocks,
+            member,
+        }) = a.young.take()
+        else {
             return;
         };
         let site = crate::features::template_site(&a.template);
@@ -102,6 +115,7 @@ impl Decider {
             list.push(Provisional {
                 id,
                 key: a.template.clone(),
+                prepared,
                 doc,
                 blocks,
                 member,

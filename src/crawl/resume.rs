@@ -565,7 +565,7 @@ pub(super) fn replay_analysis(
             if sketching && *decision == Decision::New {
                 let template = templates.template_shared(&host);
                 let features = fx.features_hashed(&doc, &blocks, template.as_deref());
-                if let Some(sk) = page_sketch(&fx, verifier.as_ref(), &doc, &features) {
+                if let Some(sk) = page_sketch(&fx, verifier.as_ref(), Some(&doc), &features) {
                     sketches.insert(*id, sk, *simhash).map_err(spill)?;
                 }
             }
@@ -587,7 +587,7 @@ pub(super) fn replay_analysis(
         if fp != stored {
             refreshed.push((fp, id));
         }
-        if let Some(sk) = page_sketch(&fx, verifier.as_ref(), &doc, &features) {
+        if let Some(sk) = page_sketch(&fx, verifier.as_ref(), Some(&doc), &features) {
             sketches.update(id, sk, fp).map_err(spill)?;
         }
     }

@@ -115,37 +115,51 @@ pub(super) fn is_boilerplate(el: &impl ElementLike) -> bool {
 /// and one word must be one of these, case-insensitively. `header` is left
 /// out on purpose: article headers hold the `<h1>`.
 fn boilerplate_name(value: &str) -> bool {
-    const WORDS: &[&str] = &[
-        "ad",
-        "ads",
-        "adslot",
-        "adsbygoogle",
-        "advert",
-        "adverts",
-        "advertisement",
-        "advertising",
-        "sponsor",
-        "sponsored",
-        "promo",
-        "nav",
-        "navbar",
-        "navigation",
-        "menu",
-        "breadcrumb",
-        "breadcrumbs",
-        "sidebar",
-        "footer",
-        "cookie",
-        "cookies",
-        "share",
-        "social",
-        "popup",
-        "modal",
-        "toolbar",
-    ];
     value
         .split(|c: char| c.is_ascii_whitespace() || c == '-' || c == '_')
-        .any(|w| WORDS.iter().any(|k| k.eq_ignore_ascii_case(w)))
+        .any(boilerplate_word)
+}
+
+/// One of [`boilerplate_name`]'s words, case-insensitively (lowercased in a
+/// stack buffer, then one `match`).
+fn boilerplate_word(w: &str) -> bool {
+    let b = w.as_bytes();
+    if !(2..=13).contains(&b.len()) {
+        return false;
+    }
+    let mut buf = [0u8; 13];
+    let lower = &mut buf[..b.len()];
+    lower.copy_from_slice(b);
+    lower.make_ascii_lowercase();
+    matches!(
+        &*lower,
+        b"ad"
+            | b"ads"
+            | b"adslot"
+            | b"adsbygoogle"
+            | b"advert"
+            | b"adverts"
+            | b"advertisement"
+            | b"advertising"
+            | b"sponsor"
+            | b"sponsored"
+            | b"promo"
+            | b"nav"
+            | b"navbar"
+            | b"navigation"
+            | b"menu"
+            | b"breadcrumb"
+            | b"breadcrumbs"
+            | b"sidebar"
+            | b"footer"
+            | b"cookie"
+            | b"cookies"
+            | b"share"
+            | b"social"
+            | b"popup"
+            | b"modal"
+            | b"toolbar"
+    )
 }
 
 /// `hidden`, `aria-hidden=true`, or an inline style with `display:none` /
@@ -182,4 +196,41 @@ fn contains_ci(haystack: &str, needle: &str) -> bool {
 pub(super) fn has_rel(el: &impl ElementLike, token: &str) -> bool {
     el.attr("rel")
         .is_some_and(|r| r.split_ascii_whitespace().any(|t| t.eq_ignore_ascii_case(token)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn boilerplate_words_match_whole_words_in_any_case() {
+        for w in [
+            "ad",
+            "ADS",
+            "Advertisement",
+            "navBar",
+            "breadcrumbs",
+            "TOOLBAR",
+            "modal",
+            "cookie",
+        ] {
+            assert!(boilerplate_word(w), "{w}");
+        }
+        for w in [
+            "",
+            "a",
+            "navs",
+            "advertisements",
+            "header",
+            "main",
+            "ÄD",
+            "naví",
+            "sidebar2",
+        ] {
+            assert!(!boilerplate_word(w), "{w}");
+        }
+        assert!(boilerplate_name("main-Sidebar left"));
+        assert!(boilerplate_name("x_nav"));
+        assert!(!boilerplate_name("navigator content"));
+    }
 }

@@ -5,14 +5,17 @@
 //! text and `rel=nofollow`, `<base href>`, `<link rel=canonical>`,
 //! `<meta name=robots>` and `<html lang>`.
 //!
-//! The parser is html5ever (through `scraper`), which accepts any input and
-//! builds a tree without recursion; the walk over the tree is iterative too,
-//! so malformed or deeply nested markup cannot overflow the stack. Visible
+//! The parser is a streaming tokenizer of the crate's own, with html5ever's
+//! for the input it leaves aside; html5ever's tree builder (through
+//! `scraper`) is the reference it is tested against. Each accepts any input
+//! without recursion, so malformed or deeply nested markup cannot overflow
+//! the stack. Visible
 //! text is capped at `max_text_bytes` (the rest is dropped and
 //! [`Extracted::truncated`] is set); links are still collected past the cap.
 //!
-//! The stages, one file each: `stream` (the streaming pass over
-//! html5ever's tokenizer) or the tree walk of [`extract_parsed`] feeds
+//! The stages, one file each: `tokenize` (the tokenizer), `stream` (the
+//! streaming pass over it, or over html5ever's tokenizer) or the tree walk
+//! of [`extract_parsed`] feeds
 //! elements and text to the `walker`, which asks `classify` what an element
 //! is (invisible, a block, a heading, boilerplate, hidden) and builds text
 //! blocks with the whitespace rules of `text`; `meta` parses robots
@@ -23,6 +26,7 @@ mod meta;
 mod nesting;
 mod stream;
 mod text;
+mod tokenize;
 mod walker;
 
 use ego_tree::iter::Edge;
@@ -138,8 +142,9 @@ pub fn extract_parsed(doc: &Html, max_text_bytes: usize) -> Extracted {
 /// [`Extracted`]. Visible text beyond `max_text_bytes` bytes is dropped and
 /// `truncated` set.
 ///
-/// The document is read in one streaming pass over html5ever's tokenizer
-/// (no tree builder, no DOM): a stack of open elements stands in for the
+/// The document is read in one streaming pass over a tokenizer (the
+/// crate's own; html5ever's for a NUL byte or a `<!--` inside a script; no
+/// tree builder, no DOM): a stack of open elements stands in for the
 /// tree, with the HTML tree builder's implied end tags that matter for text
 /// blocks (`p`, `li`, `dd`/`dt`, table cells and rows, `option`, headings,
 /// nested `a`), end tags closing the nearest matching open element, and the

@@ -13,9 +13,15 @@ pub const MAX_NESTING: usize = 1024;
 pub fn limit_nesting(html: &str) -> &str {
     let b = html.as_bytes();
     // Each level needs a `<` of its own: with at most MAX_NESTING of them
-    // (most pages) the depth cannot pass the limit, and a SIMD count of one
-    // byte is several times cheaper than the tag scan below.
-    if b.len() <= MAX_NESTING || memchr::memchr_iter(b'<', b).count() <= MAX_NESTING {
+    // the depth cannot pass the limit, and a SIMD count of one byte is
+    // several times cheaper than the tag scan below.
+    if b.len() <= MAX_NESTING {
+        return html;
+    }
+    let lt = memchr::memchr_iter(b'<', b).count();
+    // Only a `<` that is not `</` can open a level: most pages have fewer
+    // than MAX_NESTING such.
+    if lt <= MAX_NESTING || lt - memchr::memmem::find_iter(b, b"</").count() <= MAX_NESTING {
         return html;
     }
     let mut depth = 0usize;

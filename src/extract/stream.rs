@@ -1,15 +1,17 @@
-//! The streaming extraction: html5ever's tokenizer feeding a [`Walker`],
-//! with a stack of open elements standing in for the tree builder (the
-//! implied end tags that matter for text blocks, raw-text states, the
-//! implicit head and body).
+//! The streaming extraction: a tokenizer feeding a [`Walker`], with a
+//! stack of open elements standing in for the tree builder (the implied end
+//! tags that matter for text blocks, raw-text states, the implicit head and
+//! body). The tokenizer is [`super::tokenize`]'s, or html5ever's for the
+//! input that one leaves to it; both feed the same [`State`].
 
 use std::cell::RefCell;
 
 use html5ever::tendril::StrTendril;
 use html5ever::tokenizer::states::RawKind;
-use html5ever::tokenizer::{BufferQueue, Tag, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts};
+use html5ever::tokenizer::{BufferQueue, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts};
 use html5ever::{local_name, Attribute, LocalName};
 
+use super::tokenize::{self, Attrs, Next};
 use super::walker::Walker;
 use super::{ElementLike, Extracted};
 
@@ -20,21 +22,37 @@ const MAX_STACK: usize = 4096;
 /// Open elements an end tag searches for its match (from the top).
 const MAX_SEARCH: usize = 512;
 
+/// A start tag's attributes, from either tokenizer.
+#[derive(Clone, Copy)]
+enum AttrList<'a> {
+    Html5ever(&'a [Attribute]),
+    Own(&'a Attrs),
+}
+
 /// A start tag seen as an element.
 struct TagRef<'a> {
     name: &'a str,
-    attrs: &'a [Attribute],
+    attrs: AttrList<'a>,
 }
+
+const NO_ATTRS: AttrList<'static> = AttrList::Html5ever(&[]);
 
 impl ElementLike for TagRef<'_> {
     fn name(&self) -> &str {
         self.name
     }
     fn attr(&self, name: &str) -> Option<&str> {
-        self.attrs.iter().find(|a| &*a.name.local == name).map(|a| &*a.value)
+        match self.attrs {
+            AttrList::Html5ever(a) => a.iter().find(|a| &*a.name.local == name).map(|a| &*a.value),
+            AttrList::Own(a) => a.get(name),
+        }
     }
     fn attrs(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.attrs.iter().map(|a| (&*a.name.local, &*a.value))
+        let (h, o) = match self.attrs {
+            AttrList::Html5ever(a) => (Some(a.iter().map(|a| (&*a.name.local, &*a.value))), None),
+            AttrList::Own(a) => (None, Some(a.iter())),
+        };
+        h.into_iter().flatten().chain(o.into_iter().flatten())
     }
 }
 
@@ -227,14 +245,13 @@ impl State {
         }
     }
 
-    fn start(&mut self, tag: &Tag) -> TokenSinkResult<()> {
-        let n = &tag.name;
+    fn start(&mut self, n: &LocalName, attrs: AttrList<'_>, self_closing: bool) -> Next {
         match *n {
             local_name!("html") | local_name!("body") if self.stack.iter().any(|o| o == n) => {
-                return TokenSinkResult::Continue;
+                return Next::Data;
             }
             local_name!("head") if self.body_started || self.head_opened => {
-                return TokenSinkResult::Continue;
+                return Next::Data;
             }
             local_name!("head") => self.head_opened = true,
             _ if !self.body_started && !self.head_opened && in_head(n) => {
@@ -243,7 +260,7 @@ impl State {
                 let head = local_name!("head");
                 self.w.open(&TagRef {
                     name: &head,
-                    attrs: &[],
+                    attrs: NO_ATTRS,
                 });
                 self.stack.push(head);
             }
@@ -291,46 +308,45 @@ impl State {
             }
             _ => {}
         }
-        let el = TagRef {
-            name: n,
-            attrs: &tag.attrs,
-        };
+        let el = TagRef { name: n, attrs };
         self.w.open(&el);
         let foreign_tag = matches!(*n, local_name!("svg") | local_name!("math"));
-        let empty = is_void(n) || (tag.self_closing && (self.foreign > 0 || foreign_tag));
+        let empty = is_void(n) || (self_closing && (self.foreign > 0 || foreign_tag));
         if empty || self.stack.len() >= MAX_STACK {
             self.w.close(n);
-            return TokenSinkResult::Continue;
+            return Next::Data;
         }
         if foreign_tag {
             self.foreign += 1;
         }
         self.stack.push(n.clone());
         if self.foreign > 0 {
-            return TokenSinkResult::Continue;
+            return Next::Data;
         }
         match *n {
-            local_name!("script") => TokenSinkResult::RawData(RawKind::ScriptData),
+            local_name!("script") => Next::Script,
             local_name!("style")
             | local_name!("xmp")
             | local_name!("iframe")
             | local_name!("noembed")
             | local_name!("noframes")
-            | local_name!("noscript") => TokenSinkResult::RawData(RawKind::Rawtext),
-            local_name!("title") | local_name!("textarea") => TokenSinkResult::RawData(RawKind::Rcdata),
-            local_name!("plaintext") => TokenSinkResult::Plaintext,
-            _ => TokenSinkResult::Continue,
+            | local_name!("noscript") => Next::Rawtext,
+            local_name!("title") | local_name!("textarea") => Next::Rcdata,
+            local_name!("plaintext") => Next::Plaintext,
+            _ => Next::Data,
         }
     }
 
-    fn end(&mut self, tag: &Tag) {
-        let n = &tag.name;
+    fn end(&mut self, n: &LocalName) {
         match *n {
             // The tree builder keeps html and body open to the end.
             local_name!("html") | local_name!("body") => {}
             local_name!("br") => {
                 // `</br>` is a `<br>`.
-                let el = TagRef { name: n, attrs: &[] };
+                let el = TagRef {
+                    name: n,
+                    attrs: NO_ATTRS,
+                };
                 self.w.open(&el);
                 self.w.close(n);
             }
@@ -339,7 +355,10 @@ impl State {
                     self.pop_through(i);
                 } else {
                     // `</p>` without a `<p>` is an empty paragraph.
-                    let el = TagRef { name: n, attrs: &[] };
+                    let el = TagRef {
+                        name: n,
+                        attrs: NO_ATTRS,
+                    };
                     self.w.open(&el);
                     self.w.close(n);
                 }
@@ -350,6 +369,36 @@ impl State {
                 self.close_open(|o| o == n, scoped);
             }
         }
+    }
+    /// The end of the input: pending text, then every open element closed.
+    fn eof(&mut self) {
+        self.flush_text();
+        self.pop_through(0);
+    }
+
+    fn new(max_text_bytes: usize) -> Self {
+        State {
+            w: Walker::new(max_text_bytes),
+            stack: Vec::with_capacity(64),
+            text: String::new(),
+            foreign: 0,
+            body_started: false,
+            head_opened: false,
+        }
+    }
+}
+
+impl tokenize::Sink for State {
+    fn text(&mut self, text: &str) {
+        self.text.push_str(text);
+    }
+    fn start(&mut self, name: &LocalName, attrs: &Attrs, self_closing: bool) -> Next {
+        self.flush_text();
+        State::start(self, name, AttrList::Own(attrs), self_closing)
+    }
+    fn end(&mut self, name: &LocalName) {
+        self.flush_text();
+        State::end(self, name);
     }
 }
 
@@ -366,16 +415,21 @@ impl TokenSink for Sink {
             Token::TagToken(tag) => {
                 st.flush_text();
                 match tag.kind {
-                    TagKind::StartTag => st.start(&tag),
+                    TagKind::StartTag => match st.start(&tag.name, AttrList::Html5ever(&tag.attrs), tag.self_closing) {
+                        Next::Data => TokenSinkResult::Continue,
+                        Next::Script => TokenSinkResult::RawData(RawKind::ScriptData),
+                        Next::Rawtext => TokenSinkResult::RawData(RawKind::Rawtext),
+                        Next::Rcdata => TokenSinkResult::RawData(RawKind::Rcdata),
+                        Next::Plaintext => TokenSinkResult::Plaintext,
+                    },
                     TagKind::EndTag => {
-                        st.end(&tag);
+                        st.end(&tag.name);
                         TokenSinkResult::Continue
                     }
                 }
             }
             Token::EOFToken => {
-                st.flush_text();
-                st.pop_through(0);
+                st.eof();
                 TokenSinkResult::Continue
             }
             _ => TokenSinkResult::Continue,
@@ -383,16 +437,20 @@ impl TokenSink for Sink {
     }
 }
 
-/// One pass over `html`.
+/// One pass over `html`: [`super::tokenize`]'s tokenizer, or html5ever's
+/// for the input that one does not model.
 pub(super) fn extract(html: &str, max_text_bytes: usize) -> Extracted {
-    let sink = Sink(RefCell::new(State {
-        w: Walker::new(max_text_bytes),
-        stack: Vec::with_capacity(64),
-        text: String::new(),
-        foreign: 0,
-        body_started: false,
-        head_opened: false,
-    }));
+    let mut st = State::new(max_text_bytes);
+    if tokenize::tokenize(html, &mut st).is_ok() {
+        st.eof();
+        return st.w.finish();
+    }
+    extract_html5ever(html, max_text_bytes)
+}
+
+/// One pass over `html` with html5ever's tokenizer.
+pub(super) fn extract_html5ever(html: &str, max_text_bytes: usize) -> Extracted {
+    let sink = Sink(RefCell::new(State::new(max_text_bytes)));
     let tok = Tokenizer::new(sink, TokenizerOpts::default());
     let input = BufferQueue::default();
     input.push_back(StrTendril::from_slice(html));

@@ -116,6 +116,12 @@ fn caps_text_and_survives_hostile_input() {
     assert_eq!(limit_nesting(&at), at);
     let past = "<div>".repeat(MAX_NESTING + 1) + "x";
     assert!(limit_nesting(&past).len() < past.len());
+    // Many tags, few of them open at once (the `</` count shortcut), and a
+    // deep run after many closed tags (still cut).
+    let flat = "<b>x</b>".repeat(3000);
+    assert_eq!(limit_nesting(&flat), flat);
+    let deep_after = "<b>x</b>".repeat(3000) + &"<div>".repeat(MAX_NESTING + 1) + "x";
+    assert!(limit_nesting(&deep_after).len() < deep_after.len());
     let scripted = format!("<div><script>{}</script>x</div>", "if (a<b) {}".repeat(5000));
     assert_eq!(limit_nesting(&scripted).len(), scripted.len());
 
@@ -137,7 +143,7 @@ fn caps_text_and_survives_hostile_input() {
 }
 
 /// Inputs on which the streaming pass must agree with the tree walk.
-const TRICKY: &[&str] = &[
+pub(super) const TRICKY: &[&str] = &[
     "<p>unclosed <b>bold <i>italic<p>next para<div>div text",
     "<a href=/x title=unquoted>one</a><a href='/y' rel=nofollow>two</a>",
     "<a href=\"/q?a=1&amp;b=2&lt;\">Tom &amp; Jerry&nbsp;&copy; &#169; &#x41;&notanentity;</a>",
@@ -199,6 +205,12 @@ fn streaming_pass_agrees_with_the_tree_on_the_test_web() {
             continue;
         }
         n += 1;
+        assert_eq!(
+            stream::extract(&html, 1 << 20),
+            stream::extract_html5ever(&html, 1 << 20),
+            "{}",
+            p.url
+        );
         assert_eq!(
             extract_html(&html, 1 << 20),
             extract_html_tree(&html, 1 << 20),

@@ -46,6 +46,7 @@
 //! it against `unicode_words`).
 
 mod lang;
+mod prepared;
 mod stem;
 mod stopwords;
 mod template;
@@ -64,6 +65,7 @@ use crate::extract::{BlockKind, Extracted};
 use crate::hash::{fmix64, fnv1a_continue};
 
 pub use lang::LANGUAGES;
+pub use prepared::PreparedDoc;
 pub use template::{block_hash, block_hashes, template_key, template_site, HostTemplate, TemplateLearner};
 
 use lang::{algorithm, lang_id};
@@ -254,6 +256,25 @@ impl FeatureExtractor {
     /// learning and for the features.
     pub fn features_hashed(&self, doc: &Extracted, hashes: &[u64], template: Option<&HostTemplate>) -> Features {
         let lang = self.lang_of(doc);
+        let page = PageShape::of(doc);
+        self.weigh(&page, hashes, template, |acc, i, m| {
+            if let Some(b) = doc.blocks.get(i) {
+                self.add_text(acc, lang, &b.text, m);
+            }
+        })
+    }
+
+    /// The weighting of a page's blocks (see the module docs): `add` puts
+    /// block `i`'s occurrences into the accumulator with multiplier `m`
+    /// (word keys too when the accumulator keeps them), for each block
+    /// whose multiplier is positive, in document order.
+    fn weigh(
+        &self,
+        page: &PageShape,
+        hashes: &[u64],
+        template: Option<&HostTemplate>,
+        mut add: impl FnMut(&mut Accumulator, usize, f32),
+    ) -> Features {
         let s = &self.shared.settings;
         let mult = |i: usize, kind: BlockKind, structural: bool| -> f32 {
             let base = match kind {
@@ -268,40 +289,33 @@ impl FeatureExtractor {
                 _ => base,
             }
         };
-        let mut any = doc.blocks.iter().enumerate().any(|(i, b)| mult(i, b.kind, true) > 0.0);
+        let kinds = &page.kinds;
+        let mut any = kinds.iter().enumerate().any(|(i, &k)| mult(i, k, true) > 0.0);
         let structural = any;
         if !any {
-            any = !doc.blocks.is_empty();
+            any = !kinds.is_empty();
         }
-        let bytes = doc.blocks.iter().map(|b| b.text.len()).sum();
-        let mut acc = Accumulator::with_capacity(self.labels, bytes);
+        let mut acc = Accumulator::with_capacity(self.labels, page.bytes);
         if self.words {
-            acc.words = Some(Vec::with_capacity(bytes / 5));
+            acc.words = Some(Vec::with_capacity(page.bytes / 5));
         }
-        // Link lists are content on a page that is mostly links (an index,
-        // a table of contents page) and navigation on any other page.
-        let text_bytes =
-            |k: BlockKind| -> usize { doc.blocks.iter().filter(|b| b.kind == k).map(|b| b.text.len()).sum() };
-        let links_are_content =
-            text_bytes(BlockKind::Links) > text_bytes(BlockKind::Body) + text_bytes(BlockKind::Heading);
-        let title = doc.title.as_deref().unwrap_or_default();
         if any {
-            for (i, b) in doc.blocks.iter().enumerate() {
-                let m = mult(i, b.kind, structural);
+            for (i, &kind) in kinds.iter().enumerate() {
+                let m = mult(i, kind, structural);
                 if m > 0.0 {
                     // Content words: the weighed blocks but the <title> (the
                     // page's name, not its content) and a heading that
                     // repeats it, and, on a page that is not mostly links,
                     // link lists (menus, prev/next links, tables of
                     // contents).
-                    let content = match b.kind {
+                    let content = match kind {
                         BlockKind::Title => false,
-                        BlockKind::Heading => !names_the_page(&b.text, title),
-                        BlockKind::Links => links_are_content || !structural,
+                        BlockKind::Heading => !page.names_the_page.get(i).copied().unwrap_or(false),
+                        BlockKind::Links => page.links_are_content || !structural,
                         _ => true,
                     };
                     let words = if content { None } else { acc.words.take() };
-                    self.add_text(&mut acc, lang, &b.text, m);
+                    add(&mut acc, i, m);
                     if words.is_some() {
                         acc.words = words;
                     }
@@ -333,6 +347,39 @@ impl FeatureExtractor {
         let mut acc = Accumulator::new(self.labels);
         self.add_text(&mut acc, lang, text, 1.0);
         acc.finish()
+    }
+}
+
+/// What the weighting needs of a page besides its words: each block's
+/// kind, which headings repeat the title, whether link lists are content,
+/// and the text's size.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct PageShape {
+    kinds: Vec<BlockKind>,
+    /// Per block: a heading that repeats the title ([`names_the_page`]).
+    names_the_page: Vec<bool>,
+    /// Link lists are content on a page that is mostly links (an index, a
+    /// table of contents page) and navigation on any other page.
+    links_are_content: bool,
+    bytes: usize,
+}
+
+impl PageShape {
+    fn of(doc: &Extracted) -> Self {
+        let text_bytes =
+            |k: BlockKind| -> usize { doc.blocks.iter().filter(|b| b.kind == k).map(|b| b.text.len()).sum() };
+        let title = doc.title.as_deref().unwrap_or_default();
+        PageShape {
+            kinds: doc.blocks.iter().map(|b| b.kind).collect(),
+            names_the_page: doc
+                .blocks
+                .iter()
+                .map(|b| b.kind == BlockKind::Heading && names_the_page(&b.text, title))
+                .collect(),
+            links_are_content: text_bytes(BlockKind::Links)
+                > text_bytes(BlockKind::Body) + text_bytes(BlockKind::Heading),
+            bytes: doc.blocks.iter().map(|b| b.text.len()).sum(),
+        }
     }
 }
 

@@ -43,9 +43,41 @@ thread_local! {
     static STEM_CACHE: RefCell<Vec<StemCache>> = RefCell::new((0..LANGUAGES.len()).map(|_| StemCache::default()).collect());
 }
 
+/// Where [`FeatureExtractor::add_text`] puts a block's occurrences: an
+/// [`Accumulator`] (weighted at once) or a [`super::PreparedBlock`] (kept
+/// for weighting later).
+pub(super) trait Occurrences {
+    fn unigram(&mut self, h: u64, w: f32, label: &str);
+    fn bigram(&mut self, h: u64, w: f32, label: &str);
+    /// A word key (of every word, stop words and numbers included), when
+    /// word keys are kept.
+    fn word(&mut self, key: u64);
+    fn labels(&self) -> bool;
+}
+
+impl Occurrences for Accumulator {
+    #[inline]
+    fn unigram(&mut self, h: u64, w: f32, label: &str) {
+        self.add(h, w, label);
+    }
+    #[inline]
+    fn bigram(&mut self, h: u64, w: f32, label: &str) {
+        self.add(h, w, label);
+    }
+    #[inline]
+    fn word(&mut self, key: u64) {
+        if let Some(words) = &mut self.words {
+            words.push(key);
+        }
+    }
+    fn labels(&self) -> bool {
+        self.labels.is_some()
+    }
+}
+
 impl FeatureExtractor {
     /// Adds the unigrams and bigrams of one block with multiplier `m`.
-    pub(super) fn add_text(&self, acc: &mut Accumulator, lang: usize, text: &str, m: f32) {
+    pub(super) fn add_text(&self, acc: &mut impl Occurrences, lang: usize, text: &str, m: f32) {
         let s = &self.shared.settings;
         let (uw, bw) = (m * s.unigram_weight as f32, m * s.bigram_weight as f32);
         let stop = &self.shared.stop[lang];
@@ -82,9 +114,7 @@ impl FeatureExtractor {
                     }
                     WordInfo::new(&fold, stemmer, stop)
                 });
-                if let Some(words) = &mut acc.words {
-                    words.push(key);
-                }
+                acc.word(key);
                 if (s.stop_words && info.stop) || !info.letter {
                     return;
                 }
@@ -99,20 +129,20 @@ impl FeatureExtractor {
                     (&fold, fnv1a_continue(FNV1A_OFFSET, fold.as_bytes()))
                 };
                 if uw > 0.0 {
-                    acc.add(fmix64(state), uw, stem);
+                    acc.unigram(fmix64(state), uw, stem);
                 }
                 if let (Some(p), true) = (prev_state, bw > 0.0) {
                     let h = fmix64(fnv1a_continue(fnv1a_continue(p, b" "), stem.as_bytes()));
-                    if acc.labels.is_some() {
+                    if acc.labels() {
                         pair.clear();
                         pair.push_str(&prev);
                         pair.push(' ');
                         pair.push_str(stem);
                     }
-                    acc.add(h, bw, &pair);
+                    acc.bigram(h, bw, &pair);
                 }
                 prev_state = Some(state);
-                if acc.labels.is_some() {
+                if acc.labels() {
                     prev.clear();
                     prev.push_str(stem);
                 }

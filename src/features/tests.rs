@@ -1,7 +1,7 @@
 //! Tests of the whole extractor: the weighting rules, template cuts, and
 //! the fast path against a plain reference implementation.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use rust_stemmers::Stemmer;
 use unicode_segmentation::UnicodeSegmentation;
@@ -316,4 +316,69 @@ fn content_words_leave_out_a_heading_that_repeats_the_title() {
     assert_eq!(longer.len(), 12, "a heading longer than the title is content");
     let marked = words("Beta — Foo", "Beta¶");
     assert_eq!(marked.len(), 10, "a heading that differs in a character is content");
+}
+
+/// A prepared page weighs to the very features of the page under any
+/// template (the crawl weighs young pages again from their preparation).
+#[test]
+fn prepared_pages_weigh_like_the_page() {
+    use crate::testweb::{TestWeb, TestWebOptions};
+    let mut st = settings();
+    let web = TestWeb::new(TestWebOptions {
+        pages: 60,
+        ..Default::default()
+    });
+    let truth = web.truth(80);
+    let mut docs: Vec<Extracted> = truth
+        .pages
+        .iter()
+        .filter(|p| p.status == 200)
+        .map(|p| {
+            let target = p.url.splitn(4, '/').nth(3).map_or("/".to_string(), |t| format!("/{t}"));
+            let body = web.respond(&p.host, &target, 80).body.to_vec();
+            extract_html(&String::from_utf8_lossy(&body), 1 << 20)
+        })
+        .collect();
+    docs.push(extract_html(&templated("Function open returns a handle"), 1 << 20));
+    docs.push(extract_html(
+        "<title>Index</title><h1>Index</h1><ul><li><a href=a>alpha beta</a><li><a href=b>gamma</a></ul><p>x</p>",
+        1 << 20,
+    ));
+    docs.push(Extracted::default());
+    assert!(docs.len() > 40, "{} pages", docs.len());
+    let mut compared = 0;
+    for (boiler, template_weight) in [(0.0, 0.0), (0.3, 0.1), (1.0, 1.0)] {
+        st.boilerplate_weight = boiler;
+        st.template_weight = template_weight;
+        for fx in [FeatureExtractor::new(&st), FeatureExtractor::new(&st).with_words(true)] {
+            for doc in &docs {
+                let hashes = block_hashes(doc);
+                let prepared = fx.prepare(doc);
+                // No template, one holding every other block, one holding all.
+                let every_other: HashSet<u64> = hashes.iter().copied().step_by(2).collect();
+                let templates = [
+                    None,
+                    Some(HostTemplate {
+                        blocks: every_other,
+                        weight: template_weight as f32,
+                        pages: 10,
+                        version: 1,
+                    }),
+                    Some(HostTemplate {
+                        blocks: hashes.iter().copied().collect(),
+                        weight: template_weight as f32,
+                        pages: 10,
+                        version: 2,
+                    }),
+                ];
+                for t in &templates {
+                    let want = fx.features_hashed(doc, &hashes, t.as_ref());
+                    let got = fx.features_prepared(&prepared, &hashes, t.as_ref());
+                    assert_eq!(got, want);
+                    compared += usize::from(!want.items.is_empty());
+                }
+            }
+        }
+    }
+    assert!(compared > 200, "{compared}");
 }

@@ -3,6 +3,8 @@
 //! or `<meta http-equiv>` in the first 1024 bytes, then detection (valid
 //! UTF-8, else chardetng). Malformed sequences become U+FFFD, never an error.
 
+use std::borrow::Cow;
+
 use encoding_rs::{Encoding, UTF_8, WINDOWS_1252};
 
 /// Bytes the `<meta>` prescan looks at (HTML standard: 1024).
@@ -11,9 +13,10 @@ const PRESCAN_BYTES: usize = 1024;
 const DETECT_BYTES: usize = 64 * 1024;
 
 /// Decode `body` to UTF-8. `header_charset` is the `charset` parameter of the
-/// `Content-Type` header, if any. Returns the text and the name of the
+/// `Content-Type` header, if any. Returns the text (borrowed from `body`
+/// when it is UTF-8 already) and the name of the
 /// encoding used (e.g. `"UTF-8"`, `"windows-1252"`).
-pub fn decode_text(body: &[u8], header_charset: Option<&str>) -> (String, &'static str) {
+pub fn decode_text<'a>(body: &'a [u8], header_charset: Option<&str>) -> (Cow<'a, str>, &'static str) {
     if let Some((enc, bom_len)) = Encoding::for_bom(body) {
         return decode_with(enc, &body[bom_len..]);
     }
@@ -24,16 +27,16 @@ pub fn decode_text(body: &[u8], header_charset: Option<&str>) -> (String, &'stat
         return decode_with(enc, body);
     }
     if let Ok(s) = std::str::from_utf8(body) {
-        return (s.to_string(), UTF_8.name());
+        return (Cow::Borrowed(s), UTF_8.name());
     }
     let mut detector = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
     detector.feed(&body[..body.len().min(DETECT_BYTES)], true);
     decode_with(detector.guess(None, chardetng::Utf8Detection::Allow), body)
 }
 
-fn decode_with(enc: &'static Encoding, bytes: &[u8]) -> (String, &'static str) {
+fn decode_with<'a>(enc: &'static Encoding, bytes: &'a [u8]) -> (Cow<'a, str>, &'static str) {
     let (text, _had_errors) = enc.decode_without_bom_handling(bytes);
-    (text.into_owned(), enc.name())
+    (text, enc.name())
 }
 
 /// The encoding named by a `charset` inside a `<meta ...>` tag of `head`

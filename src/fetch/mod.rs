@@ -72,7 +72,7 @@ impl FetchResponse {
     }
 
     /// The body decoded to UTF-8 (see [`decode_text`]).
-    pub fn text(&self) -> (String, &'static str) {
+    pub fn text(&self) -> (std::borrow::Cow<'_, str>, &'static str) {
         decode_text(&self.body, self.charset.as_deref())
     }
 }
