@@ -282,18 +282,7 @@ impl Tokenizer<'_> {
             }
             i += off;
             if b[i] == b'&' {
-                match char_ref(s, i + 1, false) {
-                    Some(r) => {
-                        self.text.clear();
-                        r.push_to(&mut self.text);
-                        sink.text(&self.text);
-                        i = r.end;
-                    }
-                    None => {
-                        sink.text("&");
-                        i += 1;
-                    }
-                }
+                i = self.text_ref(s, i, sink);
                 continue;
             }
             // `<` at i.
@@ -346,6 +335,23 @@ impl Tokenizer<'_> {
 
     /// After `<!` at `i`: a comment, a doctype or a bogus comment; returns
     /// where the input continues.
+    /// The character reference at `s[amp]` (an `&`) in text, or the `&`
+    /// itself when none is there, given to `sink`; the offset after it.
+    fn text_ref(&mut self, s: &str, amp: usize, sink: &mut impl Sink) -> usize {
+        match char_ref(s, amp + 1, false) {
+            Some(r) => {
+                self.text.clear();
+                r.push_to(&mut self.text);
+                sink.text(&self.text);
+                r.end
+            }
+            None => {
+                sink.text("&");
+                amp + 1
+            }
+        }
+    }
+
     fn markup_declaration(&self, i: usize) -> usize {
         let b = self.s.as_bytes();
         let rest = &b[i..];
@@ -621,18 +627,7 @@ impl Tokenizer<'_> {
                 }
                 p += off;
                 // A reference never runs past the end tag's `<`.
-                match char_ref(&s[..text_end], p + 1, false) {
-                    Some(r) => {
-                        self.text.clear();
-                        r.push_to(&mut self.text);
-                        sink.text(&self.text);
-                        p = r.end;
-                    }
-                    None => {
-                        sink.text("&");
-                        p += 1;
-                    }
-                }
+                p = self.text_ref(&s[..text_end], p, sink);
             }
             if p < text_end {
                 sink.text(&s[p..text_end]);
