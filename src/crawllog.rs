@@ -160,19 +160,37 @@ pub fn read_log(path: &Path) -> Result<Vec<PageRecord>, LogError> {
 /// skipped, any other bad line ends the stream with a
 /// [`LogError::BadRecord`] naming its line.
 pub fn records(path: &Path) -> Result<LogRecords, LogError> {
-    let file = std::fs::File::open(path).map_err(|source| LogError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    records_of(std::slice::from_ref(&path.to_path_buf()))
+}
+
+/// [`records`] of several logs, one after the other (the workers' logs of
+/// a shared crawl, `DIR/worker-N/pages.jsonl`); each is read with the same
+/// tolerance. At least one path is needed.
+pub fn records_of(paths: &[std::path::PathBuf]) -> Result<LogRecords, LogError> {
+    let Some((first, rest)) = paths.split_first() else {
+        return Err(LogError::Io {
+            path: std::path::PathBuf::new(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "no crawl log"),
+        });
+    };
     Ok(LogRecords {
-        path: path.to_path_buf(),
-        lines: std::io::BufReader::with_capacity(1 << 16, file),
+        path: first.clone(),
+        lines: open_log(first)?,
         line: String::new(),
         next: String::new(),
         has_next: false,
         number: 0,
         done: false,
+        rest: rest.iter().rev().cloned().collect(),
     })
+}
+
+fn open_log(path: &Path) -> Result<std::io::BufReader<std::fs::File>, LogError> {
+    let file = std::fs::File::open(path).map_err(|source| LogError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(std::io::BufReader::with_capacity(1 << 16, file))
 }
 
 /// The iterator of [`records`]: yields each record of the log, or the
@@ -188,6 +206,8 @@ pub struct LogRecords {
     /// 1-based number of `line`.
     number: usize,
     done: bool,
+    /// Logs still to read, last first.
+    rest: Vec<std::path::PathBuf>,
 }
 
 impl LogRecords {
@@ -214,7 +234,15 @@ impl LogRecords {
                 std::mem::swap(&mut self.line, &mut self.next);
                 self.has_next = false;
             } else if !self.read_line(false)? {
-                return Ok(None);
+                match self.rest.pop() {
+                    Some(path) => {
+                        self.lines = open_log(&path)?;
+                        self.path = path;
+                        self.number = 0;
+                        continue;
+                    }
+                    None => return Ok(None),
+                }
             }
             self.number += 1;
             if self.line.trim().is_empty() {
@@ -226,7 +254,8 @@ impl LogRecords {
                     // A bad last line is a record cut short by a kill.
                     self.has_next = self.read_line(true)?;
                     if !self.has_next {
-                        return Ok(None);
+                        // The last line of this log: the next log, if any.
+                        continue;
                     }
                     return Err(LogError::BadRecord {
                         path: self.path.clone(),

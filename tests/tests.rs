@@ -27,3 +27,4 @@ mod sitemaps;
 mod support;
 mod testweb;
 mod warc;
+mod workers;

@@ -111,7 +111,7 @@ raw_section!(
 );
 raw_section!(
     /// `[store]` as written.
-    RawStore { backend: String, engine: String, cache_mb: i64, crawl_name: String, redis_nodes: Vec<String> }
+    RawStore { backend: String, engine: String, cache_mb: i64, crawl_name: String, redis_nodes: Vec<String>, lease_ms: i64 }
 );
 raw_section!(
     /// `[recrawl]` as written.

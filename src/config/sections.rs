@@ -295,6 +295,8 @@ pub struct StoreSettings {
     pub crawl_name: String,
     /// Redis Cluster nodes to connect to first (`host:port`).
     pub redis_nodes: Vec<String>,
+    /// How long a worker's host lease lasts without renewal.
+    pub lease: std::time::Duration,
 }
 
 /// `[store] backend`: which [`crate::store::Store`] a crawl opens.

@@ -83,6 +83,7 @@ mod sitemaps;
 #[cfg(test)]
 mod tests;
 mod worker;
+mod workers;
 
 use analyze::*;
 use chains::DupChains;
@@ -92,6 +93,7 @@ pub(crate) use resume::DedupState;
 use resume::*;
 use revisit::*;
 use worker::*;
+use workers::*;
 
 /// What to crawl and where to write it.
 pub struct CrawlOptions {
@@ -117,6 +119,14 @@ pub struct CrawlOptions {
     /// [`crate::metrics`]. [`crate::metrics::bind`] binds one; the server
     /// stops before [`run`] returns.
     pub metrics: Option<std::net::TcpListener>,
+    /// Crawl as worker N of a crawl several processes share on a Redis
+    /// Cluster (`[store] backend = "redis"`; docs/distributed.md): `out` is
+    /// this worker's own directory (conventionally `DIR/worker-N`), the
+    /// crawl name is `[store] crawl_name` or the name of `out`'s parent,
+    /// and the first worker to start seeds the crawl. The worker fetches
+    /// the hosts it holds leases on and ends when no URL is queued
+    /// anywhere. Ids must differ between the workers of a crawl.
+    pub worker: Option<u16>,
 }
 
 /// A per-page callback (see [`CrawlOptions::on_page`]).
@@ -134,6 +144,7 @@ impl CrawlOptions {
             fetcher: None,
             on_page: None,
             metrics: None,
+            worker: None,
         }
     }
 }
@@ -227,6 +238,8 @@ struct Shared {
     metrics: Arc<Metrics>,
     /// Sitemap reading (`[sitemaps] enabled`).
     sitemaps: Option<sitemaps::Sitemaps>,
+    /// A worker of a shared crawl: what its lease loop reports.
+    worker: Option<WorkerShared>,
 }
 
 impl Shared {
@@ -455,7 +468,8 @@ pub async fn run(
     let canon = Canonicalizer::new(&settings.canon);
     // A start that fails leaves the directory as it was: what can be checked
     // without it is checked before anything is created.
-    let seeds = if opts.resume {
+    // A worker joining a crawl needs no seeds (the first worker seeds it).
+    let seeds = if opts.resume || (opts.worker.is_some() && opts.seeds.is_empty()) {
         Vec::new()
     } else {
         parse_seeds(&canon, &opts.seeds)?
@@ -471,7 +485,19 @@ pub async fn run(
             opts.out.display()
         )));
     }
-    if !opts.resume && store_dir.exists() {
+    if opts.worker.is_some() {
+        if settings.store.backend != StoreBackend::Redis {
+            return Err(Error::InvalidInput(
+                "a worker shares its crawl on a Redis Cluster: set [store] backend = \"redis\"".into(),
+            ));
+        }
+        if opts.resume || opts.recrawl.is_some() {
+            return Err(Error::InvalidInput(
+                "a worker joins its crawl as it is: start it again without --resume or --recrawl".into(),
+            ));
+        }
+    }
+    if !opts.resume && opts.worker.is_none() && store_dir.exists() {
         return Err(Error::InvalidInput(format!(
             "{} already holds a crawl; pass --resume to continue it or choose another --out",
             opts.out.display()
@@ -565,7 +591,12 @@ pub async fn run(
         settings,
         metrics: Arc::new(Metrics::new(Some(&opts.out))),
         sitemaps,
+        worker: opts.worker.map(|_| WorkerShared::default()),
     });
+    let worker_name = opts.worker.map(worker_name);
+    if let Some(name) = &worker_name {
+        tokio::spawn(lease_loop(shared.clone(), name.clone()));
+    }
     // A recrawl round: the due pages go back into their hosts' queues.
     let round = match opts.recrawl {
         Some(r) => Some(r),
@@ -621,8 +652,18 @@ pub async fn run(
         Err(_) => return Err(Error::thread_panicked("decider")),
     };
     shared.metrics.set_index_size(decided.index.len());
+    if let Some(w) = &shared.worker {
+        w.stop();
+    }
     shared.frontier.write_pending()?;
     shared.frontier.store().flush()?;
+    if let Some(name) = &worker_name {
+        let sh = shared.clone();
+        let name = name.clone();
+        tokio::task::spawn_blocking(move || leave(&sh, &name))
+            .await
+            .map_err(|e| Error::Internal(format!("leaving the crawl: {e}")))??;
+    }
     // Only after the flush: every page id below the watermark is in the store.
     save_index(&decided.index, &snapshot, store.next_page_id(), crawl_tag);
     write_flush_mark(&store_dir, store.as_ref());

@@ -109,6 +109,9 @@ pub(super) fn open_crawl(
     snapshot: &Path,
     seeds: &[Url],
 ) -> Result<Opened> {
+    if let Some(id) = opts.worker {
+        return open_worker(settings, opts, store_dir, snapshot, seeds, id);
+    }
     let store: Arc<dyn Store> = match settings.store.backend {
         // Combining: queue updates go to the store with the next group commit.
         StoreBackend::Disk => Arc::new(
@@ -160,6 +163,29 @@ pub(super) fn open_crawl(
         Vec::new()
     };
     Ok((store, frontier, previous, dedup_state, crawl_tag))
+}
+
+/// [`open_crawl`] for worker `id` of a shared crawl: joins (or seeds) the
+/// crawl in Redis; the decider starts empty and replays the crawl's shared
+/// decisions.
+fn open_worker(
+    settings: &Settings,
+    opts: &CrawlOptions,
+    store_dir: &Path,
+    snapshot: &Path,
+    seeds: &[Url],
+    id: u16,
+) -> Result<Opened> {
+    let store: Arc<dyn Store> = Arc::new(workers::open_worker_store(settings, opts, store_dir)?);
+    let _ = std::fs::remove_file(snapshot);
+    let crawl_tag = crawl_tag(store.as_ref())?;
+    let (frontier, seeded) = Frontier::for_worker(store.clone(), settings, seeds, id)?;
+    tracing::info!(
+        "worker {id}: {} the crawl",
+        if seeded { "seeded" } else { "joined" }
+    );
+    let dedup_state = DedupState::empty(settings, snapshot)?;
+    Ok((store, frontier, Vec::new(), dedup_state, crawl_tag))
 }
 
 /// The crawl's Redis store ([`RedisStore`]): a new crawl takes the name
@@ -394,6 +420,22 @@ pub(crate) struct DedupState {
 }
 
 impl DedupState {
+    /// The state of a crawl with no page recorded.
+    pub(crate) fn empty(s: &Settings, snapshot: &Path) -> Result<Self> {
+        let sketch_file = snapshot.with_file_name(SKETCH_FILE);
+        if let Some(dir) = sketch_file.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        Ok(DedupState {
+            index: LiveIndex::from_settings(&s.index, s.simhash.k),
+            exact: ExactIndex::new(),
+            templates: TemplateLearner::new(&s.features),
+            sketches: SketchIndex::spilling(&sketch_file).map_err(|e| Error::io(&sketch_file, e))?,
+            pages: 0,
+            live: HashMap::new(),
+        })
+    }
+
     /// Reads both from one scan of the page records (the exact maps need
     /// every page; the index the `New` pages past the snapshot's
     /// watermark); templates and sketches from the bodies in the WARC files

@@ -22,7 +22,18 @@ pub(super) async fn dispatch(
             break;
         }
         let inflight = shared.in_flight.load(Ordering::Acquire);
-        if max_pages > 0 && shared.recorded.load(Ordering::Acquire) + inflight as u64 >= max_pages {
+        // A worker of a shared crawl ends when no URL is queued anywhere (its
+        // lease loop says so) and nothing is in flight here.
+        if inflight == 0 && shared.worker.as_ref().is_some_and(|w| w.drained()) {
+            let reading = shared.sitemaps.as_ref().map_or(0, |s| s.running());
+            if reading == 0 {
+                break;
+            }
+        }
+        // A worker counts the pages of the whole crawl (as its lease loop
+        // last read them).
+        let recorded = shared.recorded.load(Ordering::Acquire).max(shared.worker.as_ref().map_or(0, |w| w.recorded()));
+        if max_pages > 0 && recorded + inflight as u64 >= max_pages {
             stop = StopReason::MaxPages;
             if inflight == 0 {
                 break;
@@ -60,7 +71,9 @@ pub(super) async fn dispatch(
             NextUrl::Empty => {
                 // A sitemap being read may still queue URLs.
                 let reading = shared.sitemaps.as_ref().map_or(0, |s| s.running());
-                if shared.in_flight.load(Ordering::Acquire) == 0 && reading == 0 {
+                // A worker ends when the whole crawl has nothing queued.
+                let done_elsewhere = shared.worker.as_ref().is_none_or(|w| w.drained());
+                if shared.in_flight.load(Ordering::Acquire) == 0 && reading == 0 && done_elsewhere {
                     break;
                 }
                 None

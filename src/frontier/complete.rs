@@ -123,8 +123,11 @@ impl Frontier {
         self.store.reprioritize(stored, &url)?;
         let h = &mut inner.hosts[id as usize];
         h.set_ready_at(h.ready_at.map_or(not_before, |t| t.max(not_before)));
-        self.place(h, url);
-        inner.queued += 1;
+        // A worker that lost the host's lease leaves the URL to the store.
+        if h.owned {
+            self.place(h, url);
+            inner.queued += 1;
+        }
         self.reschedule(inner, id)?;
         Ok(())
     }

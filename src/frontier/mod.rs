@@ -71,6 +71,7 @@
 //! page's out-links: one lock and one store batch per page.
 
 mod complete;
+mod lease;
 mod offer;
 mod schedule;
 pub mod scope;
@@ -94,6 +95,7 @@ pub use crate::model::ScoreComponents;
 use crate::model::{BodyRef, HostStats, PageId, QueueKey, StoredPage, UrlState};
 use crate::store::{Completion, Store, StoreError};
 use scope::{digit_pattern, Rejection, ScopeRules};
+pub use lease::OwnedHost;
 pub use scope::{ScopeReason, TrapReason};
 
 /// Why the frontier could not be built or updated.
@@ -319,6 +321,10 @@ struct HostState {
     /// max_pages_per_host`, or the host's `[[hosts]]` rule's values.
     max_in_flight: usize,
     max_pages: u64,
+    /// This process fetches the host: always in a crawl of one process; in
+    /// a worker of a shared crawl, while it holds the host's lease
+    /// ([`Frontier::adopt`]).
+    owned: bool,
 }
 
 impl HostState {
@@ -371,6 +377,8 @@ struct Inner {
     in_flight: u64,
     /// The host whose window [`Frontier::rescore`] credits next in turn.
     rescore_turn: u64,
+    /// A worker of a shared crawl: hosts are its own only once adopted.
+    worker: Option<u16>,
 }
 
 /// Pending in-link counts of URLs only in the store, kept in memory at most
@@ -391,6 +399,8 @@ pub struct Frontier {
     /// Entries in all hosts' `disk_bumps` (bounded by [`MAX_DISK_BUMPS`];
     /// changed only under the `inner` lock).
     disk_bumps: AtomicUsize,
+    /// A worker of a crawl that several processes share (see `lease.rs`).
+    worker: Option<u16>,
 }
 
 fn pattern_hash(p: &str) -> u64 {
@@ -400,8 +410,9 @@ fn pattern_hash(p: &str) -> u64 {
 }
 
 impl Frontier {
-    fn build(store: Arc<dyn Store>, settings: &Settings, seeds: &[Url]) -> Self {
+    fn build(store: Arc<dyn Store>, settings: &Settings, seeds: &[Url], worker: Option<u16>) -> Self {
         Frontier {
+            worker,
             store,
             rules: ScopeRules::new(&settings.crawl, seeds).with_host_rules(&settings.hosts),
             weights: settings.frontier.clone(),
@@ -426,10 +437,17 @@ impl Frontier {
                 waiting: BinaryHeap::new(),
                 ready: BinaryHeap::new(),
                 patterns: HashMap::new(),
-                next_seq: 1,
+                // A worker's sequence numbers start at the clock (µs), so
+                // a worker started again under the same id does not reuse
+                // the numbers of its earlier run (see `Inner::take_seq`).
+                next_seq: match worker {
+                    Some(_) => crate::store::epoch_ms().saturating_mul(1000),
+                    None => 1,
+                },
                 queued: 0,
                 in_flight: 0,
                 rescore_turn: 0,
+                worker,
             }),
             disk_bumps: AtomicUsize::new(0),
         }
@@ -439,15 +457,23 @@ impl Frontier {
     /// `same-host` / `same-domain` scope), queue them at depth 0 (seeds skip
     /// the scope rules) and flush the store.
     pub fn new(store: Arc<dyn Store>, settings: &Settings, seeds: &[Url]) -> Result<Self, FrontierError> {
-        if store.meta("seeds")?.is_some() {
-            return Err(FrontierError::ExistingCrawl);
-        }
+        Frontier::create(store, settings, seeds, None)
+    }
+
+    fn create(
+        store: Arc<dyn Store>,
+        settings: &Settings,
+        seeds: &[Url],
+        worker: Option<u16>,
+    ) -> Result<Self, FrontierError> {
         if seeds.is_empty() {
             return Err(FrontierError::NoSeeds);
         }
         let joined: Vec<&str> = seeds.iter().map(Url::as_str).collect();
-        store.set_meta("seeds", joined.join("\n").as_bytes())?;
-        let f = Frontier::build(store, settings, seeds);
+        if !store.set_meta_if_absent("seeds", joined.join("\n").as_bytes())? {
+            return Err(FrontierError::ExistingCrawl);
+        }
+        let f = Frontier::build(store, settings, seeds, worker);
         let cands: Vec<Candidate> = seeds.iter().map(|u| Candidate::new(u.clone(), 0)).collect();
         f.offer_inner(&cands, false)?;
         f.store.flush()?;
@@ -463,7 +489,7 @@ impl Frontier {
             .lines()
             .filter_map(|l| Url::parse(l).ok())
             .collect();
-        let f = Frontier::build(store, settings, &seeds);
+        let f = Frontier::build(store, settings, &seeds, None);
         {
             let mut g = f.inner.lock();
             let inner = &mut *g;
@@ -624,9 +650,22 @@ impl Inner {
             rescore_credit: 0,
             max_in_flight,
             max_pages,
+            owned: self.worker.is_none(),
         });
         self.host_ids.insert(host.to_string(), id);
         id
+    }
+
+    /// A new queue sequence number. A worker's carry its id in the low 10
+    /// bits, so two workers queueing URLs of one host at once never make
+    /// the same queue entry key.
+    fn take_seq(&mut self) -> u64 {
+        let s = self.next_seq;
+        self.next_seq += 1;
+        match self.worker {
+            Some(w) => (s << 10) | u64::from(w & 0x3ff),
+            None => s,
+        }
     }
 }
 

@@ -101,6 +101,11 @@ impl Frontier {
                 None => {}
                 Some(UrlState::Queued(key)) => {
                     out[i] = Offer::AlreadySeen;
+                    // Another worker's host: its queue is that worker's to
+                    // reorder (an in-link is not counted).
+                    if self.worker.is_some() && !inner.owns(&host_key(&c.url)) {
+                        continue;
+                    }
                     let found = match c.sitemap {
                         Some(v) => self.sitemap_listed(inner, canonical, &c.url, key, v)?,
                         None => self.count_inlink(inner, canonical, c, key)?,
@@ -155,13 +160,12 @@ impl Frontier {
                 parent: c.parent.clone(),
                 priority: score(&components, &self.weights),
                 components,
-                seq: inner.next_seq,
+                seq: inner.take_seq(),
                 retries: 0,
                 inlinks: 1,
                 tunnel: c.tunnel,
                 revisit: None,
             };
-            inner.next_seq += 1;
             inner.hosts[id as usize].admitted += 1;
             in_batch.insert(canonical, (true, new.len()));
             new.push(q);
@@ -183,9 +187,7 @@ impl Frontier {
             self.reschedule(inner, id)?;
         }
         for (id, q) in new_ids.into_iter().zip(new) {
-            inner.queued += 1;
-            self.place(&mut inner.hosts[id as usize], q);
-            self.reschedule(inner, id)?;
+            self.place_new(inner, id, q)?;
         }
         Ok(out)
     }
@@ -226,13 +228,12 @@ impl Frontier {
                 parent: None,
                 priority: score(&components, &self.weights),
                 components,
-                seq: inner.next_seq,
+                seq: inner.take_seq(),
                 retries: 0,
                 inlinks: 1,
                 tunnel: 0,
                 revisit: Some(p.id),
             });
-            inner.next_seq += 1;
             ids.push(id);
         }
         // Queue entries only: their seen state stays `Done` (see the store's
@@ -240,9 +241,7 @@ impl Frontier {
         self.store.update_queue(&new, &[])?;
         let n = new.len();
         for (id, q) in ids.into_iter().zip(new) {
-            inner.queued += 1;
-            self.place(&mut inner.hosts[id as usize], q);
-            self.reschedule(inner, id)?;
+            self.place_new(inner, id, q)?;
         }
         Ok(n)
     }

@@ -52,11 +52,15 @@ impl Frontier {
         }
     }
 
-    /// Refill an empty window from the store, best first.
-    pub(super) fn refill(&self, h: &mut HostState) -> Result<(), StoreError> {
+    /// Refill an empty window from the store, best first. Returns how many
+    /// URLs counted in the store were not there (a worker of a shared crawl
+    /// counts entries by queue lengths it read a moment earlier; see
+    /// `lease.rs`), for the caller to uncount.
+    pub(super) fn refill(&self, h: &mut HostState) -> Result<u64, StoreError> {
         if !h.window.is_empty() || h.disk_only == 0 {
-            return Ok(());
+            return Ok(0);
         }
+        let counted = h.disk_only;
         let limit = self.window + h.in_flight.len();
         let got = self.store.scan_queue(&h.name, limit)?;
         let exhausted = got.len() < limit;
@@ -72,12 +76,13 @@ impl Frontier {
                 h.window.insert(q.key(), Windowed { q, stored: k, extra });
             }
         }
+        let loaded = h.window.len() as u64;
         h.disk_only = if exhausted {
             0
         } else {
-            h.disk_only.saturating_sub(h.window.len() as u64)
+            h.disk_only.saturating_sub(loaded)
         };
-        Ok(())
+        Ok(if exhausted { counted.saturating_sub(loaded) } else { 0 })
     }
 
     /// Bring a host's heap slot in line with its state.
@@ -87,10 +92,11 @@ impl Frontier {
         let undecided = h.in_flight.iter().filter(|f| !f.decided).count();
         let eligible =
             h.queued() > 0 && requesting < h.max_in_flight && undecided < h.max_in_flight + AHEAD_OF_DECISIONS;
+        let mut absent = 0;
         let want = match (eligible, h.ready_at, h.slot) {
             (false, _, _) | (_, None, _) => Slot::None,
             (true, Some(_), Slot::Ready(_)) => {
-                self.refill(h)?;
+                absent = self.refill(h)?;
                 match self.ready_key(h) {
                     Some(k) => Slot::Ready(k),
                     None => Slot::None,
@@ -98,6 +104,8 @@ impl Frontier {
             }
             (true, Some(at), _) => Slot::Waiting(at),
         };
+        inner.queued = inner.queued.saturating_sub(absent);
+        let h = &mut inner.hosts[id as usize];
         if want != h.slot {
             h.gen += 1;
             h.slot = want;
@@ -126,7 +134,9 @@ impl Frontier {
                 break;
             }
             inner.waiting.pop();
-            self.refill(h)?;
+            let absent = self.refill(h)?;
+            inner.queued = inner.queued.saturating_sub(absent);
+            let h = &mut inner.hosts[id as usize];
             h.gen += 1;
             match self.ready_key(h) {
                 Some(k) => {

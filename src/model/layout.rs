@@ -10,6 +10,8 @@
 //!   index/tables.bin     the near-duplicate index snapshot
 //!   reports/             summary, clusters and mirror reports
 //!   warc/                WARC/1.1 files, when `output.warc` is on
+//!   worker-N/            a shared crawl's workers (`simcrawl crawl
+//!                        --workers`): each a directory as above
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -35,6 +37,8 @@ impl CrawlDir {
     pub const REPORTS_DIR: &'static str = "reports";
     /// The WARC files' directory name.
     pub const WARC_DIR: &'static str = "warc";
+    /// The prefix of a worker's directory (`worker-N`) in a shared crawl.
+    pub const WORKER_PREFIX: &'static str = "worker-";
 
     /// The layout under `root`.
     pub fn new(root: impl Into<PathBuf>) -> Self {
@@ -49,6 +53,35 @@ impl CrawlDir {
     /// `DIR/pages.jsonl`.
     pub fn log(&self) -> PathBuf {
         self.root.join(Self::LOG_FILE)
+    }
+
+    /// The crawl logs of the directory: `DIR/pages.jsonl`, or, for a crawl
+    /// that several workers shared (`simcrawl crawl --workers`), each
+    /// `DIR/worker-N/pages.jsonl` in the order of N. Empty when there is
+    /// none.
+    pub fn logs(&self) -> Vec<PathBuf> {
+        let own = self.log();
+        if own.is_file() {
+            return vec![own];
+        }
+        let mut workers: Vec<(u64, PathBuf)> = std::fs::read_dir(&self.root)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name();
+                let n = name.to_str()?.strip_prefix(Self::WORKER_PREFIX)?.parse().ok()?;
+                let log = e.path().join(Self::LOG_FILE);
+                log.is_file().then_some((n, log))
+            })
+            .collect();
+        workers.sort();
+        workers.into_iter().map(|(_, p)| p).collect()
+    }
+
+    /// `DIR/worker-N`: worker N's own directory in a shared crawl.
+    pub fn worker(&self, n: u16) -> PathBuf {
+        self.root.join(format!("{}{n}", Self::WORKER_PREFIX))
     }
 
     /// `DIR/store`.

@@ -126,8 +126,8 @@ const SHOWN_DUPLICATES: usize = 20;
 /// The explanation of `url` in the crawl stored in `dir`, as text (the log
 /// is read as a stream).
 pub fn explain(dir: &Path, url: &str, settings: &Settings) -> Result<String> {
-    let log = crate::model::CrawlDir::new(dir).log();
-    if !log.exists() {
+    let logs = crate::model::CrawlDir::new(dir).logs();
+    if logs.is_empty() {
         return Err(Error::InvalidInput(format!(
             "{}: not a crawl directory (no pages.jsonl)",
             dir.display()
@@ -140,7 +140,7 @@ pub fn explain(dir: &Path, url: &str, settings: &Settings) -> Result<String> {
     let mut hits: Vec<PageRecord> = Vec::new();
     let mut duplicates: Vec<PageRecord> = Vec::new();
     let mut duplicates_count = 0usize;
-    for r in crawllog::records(&log)? {
+    for r in crawllog::records_of(&logs)? {
         let r = r?;
         if r.dup_of.as_deref() == Some(&canonical) {
             duplicates_count += 1;

@@ -116,8 +116,9 @@ pub fn read_crawl_stats(dir: &Path) -> Result<Option<CrawlStats>> {
 
 /// A stored crawl: its log (read as a stream) and counters.
 pub struct CrawlData {
-    /// `DIR/pages.jsonl`.
-    pub log: PathBuf,
+    /// `DIR/pages.jsonl`, or the workers' logs of a shared crawl
+    /// ([`CrawlDir::logs`]).
+    pub logs: Vec<PathBuf>,
     /// `crawl_stats.json`, if the crawl wrote one.
     pub stats: Option<CrawlStats>,
 }
@@ -127,22 +128,22 @@ impl CrawlData {
     /// `DIR/crawl_stats.json` (optional); the records are read by
     /// [`CrawlData::records`].
     pub fn load(dir: &Path) -> Result<CrawlData> {
-        let log = CrawlDir::new(dir).log();
-        if !log.is_file() {
+        let logs = CrawlDir::new(dir).logs();
+        if logs.is_empty() {
             return Err(Error::InvalidInput(format!(
-                "{}: not a crawl directory (no pages.jsonl)",
+                "{}: not a crawl directory (no pages.jsonl, nor worker-N/pages.jsonl)",
                 dir.display()
             )));
         }
         Ok(CrawlData {
-            log,
+            logs,
             stats: read_crawl_stats(dir)?,
         })
     }
 
     /// The log's records, one at a time.
     pub fn records(&self) -> Result<crawllog::LogRecords> {
-        Ok(crawllog::records(&self.log)?)
+        Ok(crawllog::records_of(&self.logs)?)
     }
 }
 
@@ -336,7 +337,7 @@ pub fn write_all(dir: &Path, records: &[PageRecord], settings: &Settings) -> Res
 /// what the crawl calls when it ends.
 pub fn write_from_log(dir: &Path, settings: &Settings) -> Result<ReportPaths> {
     let mut b = ReportBuilder::new(Wanted::ALL);
-    b.add_log(crawllog::records(&CrawlDir::new(dir).log())?)?;
+    b.add_log(crawllog::records_of(&CrawlDir::new(dir).logs())?)?;
     write_built(dir, b, settings)
 }
 

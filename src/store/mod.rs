@@ -77,7 +77,8 @@
 //! - `kvstore.rs`: [`KvStore`], the trait over a [`Backend`]; `kv.rs`: the
 //!   sled and in-memory backends; `seen.rs`: the seen-set cache;
 //! - `redis.rs`: [`RedisStore`]; `redis_keys.rs`: its key layout and Lua
-//!   scripts; `redis_marker.rs`: [`RedisMarker`], the crawl directory's
+//!   scripts; `redis_lease.rs`: [`HostLeases`], the hosts handed to the
+//!   workers of a crawl; `redis_marker.rs`: [`RedisMarker`], the crawl directory's
 //!   pointer to its keys;
 //! - `test_suite.rs`: the shared test suite; `tests.rs`: backend-specific
 //!   tests, `redis_tests.rs` those of the Redis store; `redis_local.rs`: the
@@ -92,6 +93,7 @@ mod kvstore;
 mod records;
 mod redis;
 mod redis_keys;
+mod redis_lease;
 #[doc(hidden)]
 pub mod redis_local;
 mod redis_marker;
@@ -110,6 +112,7 @@ pub use fjall_kv::FjallBackend;
 pub use kv::{Backend, Entry, MemBackend, RawIter, SledBackend};
 pub use kvstore::{BatchOp, DiskStore, KvStore, MemStore};
 pub use redis::{calls as redis_calls, RedisStore};
+pub use redis_lease::{epoch_ms, Acquired, HostLeases, HostWork};
 pub use redis_marker::RedisMarker;
 pub use types::{Completion, PageHashes};
 
@@ -217,6 +220,20 @@ pub trait Store: Send + Sync {
     fn meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError>;
     /// Set a named metadata value.
     fn set_meta(&self, name: &str, value: &[u8]) -> Result<(), StoreError>;
+    /// Set a named metadata value unless it is set; false when it was (on
+    /// a shared store, of several processes one wins).
+    fn set_meta_if_absent(&self, name: &str, value: &[u8]) -> Result<bool, StoreError> {
+        if self.meta(name)?.is_some() {
+            return Ok(false);
+        }
+        self.set_meta(name, value)?;
+        Ok(true)
+    }
+    /// The host leases of a store that several worker processes share
+    /// (the Redis store); `None` for a store of one process.
+    fn leases(&self) -> Option<&dyn HostLeases> {
+        None
+    }
 
     /// The seen-set state of a canonical URL.
     fn url_state(&self, canonical: &str) -> Result<Option<UrlState>, StoreError>;

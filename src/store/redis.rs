@@ -264,7 +264,7 @@ impl RedisStore {
     }
 
     /// Every registered host, sorted.
-    fn hosts(&self) -> Result<Vec<String>, StoreError> {
+    pub(super) fn hosts(&self) -> Result<Vec<String>, StoreError> {
         let mut p = cluster_pipe();
         for k in 0..HOST_SHARDS {
             p.cmd("SMEMBERS").arg(self.keys.host_shard(k));
@@ -444,6 +444,15 @@ impl Store for RedisStore {
         self.with(|c| ::redis::cmd("HSET").arg(self.keys.meta()).arg(name).arg(value).exec(c))
     }
 
+    fn set_meta_if_absent(&self, name: &str, value: &[u8]) -> Result<bool, StoreError> {
+        self.usable()?;
+        self.with(|c| ::redis::cmd("HSETNX").arg(self.keys.meta()).arg(name).arg(value).query(c))
+    }
+
+    fn leases(&self) -> Option<&dyn HostLeases> {
+        Some(self)
+    }
+
     fn url_state(&self, canonical: &str) -> Result<Option<UrlState>, StoreError> {
         Ok(self.url_states_pipelined(&[canonical])?.pop().flatten())
     }
@@ -460,6 +469,22 @@ impl Store for RedisStore {
         let mut groups = Groups::new();
         let mut put = |u: &QueuedUrl, old: Option<QueueKey>| {
             let hk = self.keys.host(&u.host);
+            let sh = seen_host(&u.canonical);
+            if old.is_none() && u.revisit.is_none() && sh == u.host {
+                // A new URL: queued only if no other process queued it first.
+                let g = groups.entry(u.host.clone()).or_default();
+                let op = Op::QueueNew {
+                    seen: g.key(&hk.seen),
+                    url: u.canonical.clone().into_bytes(),
+                    state: enc_state(&queued_state(u)),
+                    queue: g.key(&hk.queue),
+                    values: g.key(&hk.values),
+                    member: member(u.key()).to_vec(),
+                    value: enc_queued(u),
+                };
+                g.ops.push(op);
+                return;
+            }
             let g = groups.entry(u.host.clone()).or_default();
             if let Some(old) = old.filter(|o| *o != u.key()) {
                 let (q, v) = (g.key(&hk.queue), g.key(&hk.values));
@@ -469,7 +494,6 @@ impl Store for RedisStore {
             let (q, v) = (g.key(&hk.queue), g.key(&hk.values));
             g.ops.push(Op::ZAdd(q, member(u.key()).to_vec()));
             g.ops.push(Op::HSet(v, member(u.key()).to_vec(), enc_queued(u)));
-            let sh = seen_host(&u.canonical);
             let g = groups.entry(sh.to_string()).or_default();
             let s = g.key(&self.keys.host(sh).seen);
             g.ops.push(Op::HSet(

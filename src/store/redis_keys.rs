@@ -47,6 +47,12 @@ impl Keys {
         format!("{{{}}}:pages", self.name)
     }
 
+    /// `{N}:workers`: hash worker id → when its heartbeat expires (ms
+    /// since the Unix epoch).
+    pub(super) fn workers(&self) -> String {
+        format!("{{{}}}:workers", self.name)
+    }
+
     /// `{N|hs|k}`: the set of host keys of shard `k`.
     pub(super) fn host_shard(&self, k: u64) -> String {
         format!("{{{}|hs|{k}}}", self.name)
@@ -72,6 +78,8 @@ impl Keys {
             stats: format!("{tag}:st"),
             pages: format!("{tag}:p"),
             bodies: format!("{tag}:b"),
+            lease: format!("{tag}:lease"),
+            next: format!("{tag}:next"),
         }
     }
 }
@@ -92,6 +100,11 @@ pub(super) struct HostKeys {
     pub(super) pages: String,
     /// Hash page id (u64 BE) → body reference.
     pub(super) bodies: String,
+    /// String, with a TTL: the worker that holds the host's lease.
+    pub(super) lease: String,
+    /// String: when the host may be fetched next (ms since the Unix epoch),
+    /// written by the worker that gives the lease up.
+    pub(super) next: String,
 }
 
 /// The host key a canonical URL's seen state lives under: the host key of
@@ -129,6 +142,20 @@ pub(super) enum Op {
     ZAdd(usize, Vec<u8>),
     /// `ZREM key member`.
     ZRem(usize, Vec<u8>),
+    /// Queue a new URL unless it is in the seen-set already: `HSETNX seen
+    /// url state`, and only when that set it, `ZADD queue 0 member` and
+    /// `HSET values member value` (seen, url, state, queue, values,
+    /// member, value). Two processes offering the same new URL at once
+    /// queue it once.
+    QueueNew {
+        seen: usize,
+        url: Vec<u8>,
+        state: Vec<u8>,
+        queue: usize,
+        values: usize,
+        member: Vec<u8>,
+        value: Vec<u8>,
+    },
 }
 
 /// The writes of one slot: its keys and their ops, in order.
@@ -160,6 +187,23 @@ impl Group {
                 Op::HDel(k, f) => c.arg("hdel").arg(k + 1).arg(f),
                 Op::ZAdd(k, m) => c.arg("zadd").arg(k + 1).arg(m),
                 Op::ZRem(k, m) => c.arg("zrem").arg(k + 1).arg(m),
+                Op::QueueNew {
+                    seen,
+                    url,
+                    state,
+                    queue,
+                    values,
+                    member,
+                    value,
+                } => c
+                    .arg("qnew")
+                    .arg(seen + 1)
+                    .arg(url)
+                    .arg(state)
+                    .arg(queue + 1)
+                    .arg(values + 1)
+                    .arg(member)
+                    .arg(value),
             };
         }
         c
@@ -170,7 +214,9 @@ impl Group {
 pub(super) type Groups = BTreeMap<String, Group>;
 
 /// Applies a group's ops in order, atomically (one script on one slot).
-/// ARGV: `op, key index, field or member[, value]` repeated.
+/// ARGV: `op, key index, field or member[, value]` repeated; `qnew`:
+/// seen key index, URL, state, queue key index, values key index, member,
+/// value ([`Op::QueueNew`]).
 pub(super) const APPLY: &str = r#"
 local i = 1
 while i <= #ARGV do
@@ -183,6 +229,12 @@ while i <= #ARGV do
     redis.call('ZADD', k, 0, ARGV[i + 2]); i = i + 3
   elseif op == 'zrem' then
     redis.call('ZREM', k, ARGV[i + 2]); i = i + 3
+  elseif op == 'qnew' then
+    if redis.call('HSETNX', k, ARGV[i + 2], ARGV[i + 3]) == 1 then
+      redis.call('ZADD', KEYS[tonumber(ARGV[i + 4])], 0, ARGV[i + 6])
+      redis.call('HSET', KEYS[tonumber(ARGV[i + 5])], ARGV[i + 6], ARGV[i + 7])
+    end
+    i = i + 8
   else
     return redis.error_reply('simcrawl: unknown op ' .. tostring(op))
   end

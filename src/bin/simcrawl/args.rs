@@ -21,6 +21,8 @@ pub(crate) enum Command {
     Demo(DemoArgs),
     /// Crawl from seeds with a config file.
     Crawl(CrawlArgs),
+    /// Join a crawl shared on a Redis Cluster as one of its workers.
+    Worker(WorkerArgs),
     /// Serve the built-in test web until stopped.
     Testweb(TestwebArgs),
     /// Print the canonical form of each URL (or "error: ..."), one per line.
@@ -101,6 +103,38 @@ pub(crate) struct CrawlArgs {
     /// GET /metrics (Prometheus text) and GET /status (JSON).
     #[arg(long, value_name = "ADDR")]
     pub(crate) metrics: Option<String>,
+    /// Run the crawl as N worker processes that share it on a Redis Cluster
+    /// ([store] backend = "redis"), each writing DIR/worker-N/; the
+    /// reports in DIR/reports/ merge them.
+    #[arg(long, value_name = "N", conflicts_with_all = ["resume", "metrics"])]
+    pub(crate) workers: Option<u16>,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct WorkerArgs {
+    /// This worker's id (distinct among the crawl's workers); it writes
+    /// DIR/worker-ID/.
+    #[arg(long)]
+    pub(crate) id: u16,
+    /// The crawl's directory DIR; its name is the crawl name in Redis unless
+    /// [store] crawl_name is set.
+    #[arg(long)]
+    pub(crate) out: PathBuf,
+    /// Config file (TOML), laid over config/default.toml.
+    #[arg(long)]
+    pub(crate) config: Option<PathBuf>,
+    /// Seed URLs, one per line: the first worker to start seeds the crawl.
+    #[arg(long)]
+    pub(crate) seeds: Option<PathBuf>,
+    /// Seed URLs (besides or instead of --seeds FILE).
+    #[arg(value_name = "URL")]
+    pub(crate) urls: Vec<String>,
+    /// Stop the crawl after this many pages in all (overrides crawl.max_pages).
+    #[arg(long)]
+    pub(crate) max_pages: Option<u64>,
+    /// Override one config key: SECTION.KEY=VALUE (repeatable).
+    #[arg(long = "set", value_name = "SECTION.KEY=VALUE")]
+    pub(crate) set: Vec<String>,
 }
 
 #[derive(Args, Debug)]

@@ -68,6 +68,12 @@ pub(crate) fn crawl(args: CrawlArgs) -> anyhow::Result<ExitCode> {
             std::process::exit(130);
         });
     })?;
+    print_summary(&summary, &args.out);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The lines a finished crawl prints (`out`: its directory).
+pub(crate) fn print_summary(summary: &simcrawl::crawl::CrawlSummary, out: &std::path::Path) {
     let parts: Vec<String> = summary.by_decision.iter().map(|(k, n)| format!("{k} {n}")).collect();
     println!(
         "crawl {:?}: {} pages this run, {} in all ({}), {} queued, {:.1} s",
@@ -78,10 +84,7 @@ pub(crate) fn crawl(args: CrawlArgs) -> anyhow::Result<ExitCode> {
         summary.queued,
         summary.elapsed.as_secs_f64()
     );
-    println!(
-        "crawl log: {}",
-        args.out.join(simcrawl::model::CrawlDir::LOG_FILE).display()
-    );
+    println!("crawl log: {}", out.join(simcrawl::model::CrawlDir::LOG_FILE).display());
     let sm = &summary.sitemaps;
     if sm.read + sm.failed + sm.skipped > 0 {
         println!(
@@ -93,18 +96,17 @@ pub(crate) fn crawl(args: CrawlArgs) -> anyhow::Result<ExitCode> {
             sm.skipped,
             sm.urls,
             sm.queued,
-            args.out.join(simcrawl::model::CrawlDir::SITEMAPS_FILE).display()
+            out.join(simcrawl::model::CrawlDir::SITEMAPS_FILE).display()
         );
     }
     if let Some(r) = &summary.reports {
         println!("reports:   {}", r.dir.display());
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Waits for Ctrl-C (SIGINT) or, on Unix, SIGTERM (what `kill`, systemd and
 /// container runtimes send), and names the one that came.
-async fn stop_signal() -> &'static str {
+pub(crate) async fn stop_signal() -> &'static str {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};

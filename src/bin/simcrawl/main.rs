@@ -10,6 +10,7 @@ mod bench;
 mod crawl;
 mod reports;
 mod tools;
+mod workers;
 
 use std::process::ExitCode;
 
@@ -29,7 +30,9 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Demo(args) => crawl::demo(args),
+        Command::Crawl(args) if args.workers.is_some() => workers::crawl(args),
         Command::Crawl(args) => crawl::crawl(args),
+        Command::Worker(args) => workers::worker(args),
         Command::Testweb(args) => crawl::testweb(args),
         Command::Canon(args) => tools::canon(args),
         Command::Robots(args) => tools::robots(args),

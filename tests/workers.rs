@@ -1,0 +1,215 @@
+//! Crawls of the built-in test web shared by several `simcrawl worker`
+//! processes on the local Redis Cluster (docs/distributed.md): the same
+//! pages as one process, each fetched once, per-host gaps across workers,
+//! the duplicate decisions scored against the truth; and a worker killed
+//! with SIGKILL mid-crawl. Skipped with a message when no cluster can be
+//! started (a failure with `SIMCRAWL_REQUIRE_REDIS`).
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use simcrawl::canon::Canonicalizer;
+use simcrawl::crawllog::{records_of, PageRecord};
+use simcrawl::model::CrawlDir;
+use simcrawl::store::{redis_local, Store};
+use simcrawl::testweb::RunningTestWeb;
+use simcrawl::Settings;
+
+use crate::crawl::{assert_trap_bounded, canonical_set, crawl_web, start_web};
+
+/// The delay between two requests to one host in these crawls.
+const DELAY_MS: u64 = 40;
+
+/// The `--set` overrides of a shared crawl named `name`, or `None` (with a
+/// printed message) when no local cluster can be started.
+fn shared_overrides(name: &str) -> Option<Vec<String>> {
+    let nodes = redis_local::cluster_for_test("the worker tests")?;
+    let list: Vec<String> = nodes.iter().map(|n| format!("\"{n}\"")).collect();
+    Some(vec![
+        "store.backend=\"redis\"".into(),
+        format!("store.crawl_name=\"{name}\""),
+        format!("store.redis_nodes=[{}]", list.join(",")),
+        "store.lease_ms=2000".into(),
+        format!("politeness.min_delay_ms={DELAY_MS}"),
+    ])
+}
+
+/// `simcrawl ARGS` with the test web's settings and `sets`, writing `out`,
+/// seeded with `seeds`.
+fn simcrawl(args: &[&str], sets: &[String], out: &Path, seeds: &[String]) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_simcrawl"));
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/test.toml");
+    cmd.args(args).arg("--config").arg(config);
+    for s in sets {
+        cmd.arg("--set").arg(s);
+    }
+    cmd.arg("--out").arg(out).args(seeds);
+    cmd.env("RUST_LOG", "warn");
+    cmd
+}
+
+fn logs(dir: &Path) -> Vec<PageRecord> {
+    records_of(&CrawlDir::new(dir).logs())
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// Every host's requests at least its delay apart, never two at once.
+fn assert_gaps(server: &RunningTestWeb) {
+    let truth = server.truth();
+    let requests = server.requests();
+    let mut per_host: HashMap<&str, Vec<&simcrawl::testweb::RequestLogEntry>> = HashMap::new();
+    for r in &requests {
+        per_host.entry(&r.host).or_default().push(r);
+    }
+    for (host, reqs) in &mut per_host {
+        reqs.sort_by_key(|r| r.start);
+        let delay = Duration::from_millis(truth.crawl_delays.get(*host).map_or(DELAY_MS, |s| s * 1000));
+        for w in reqs.windows(2) {
+            let gap = w[1].start.duration_since(w[0].start);
+            assert!(
+                gap + Duration::from_millis(5) >= delay,
+                "{host}: two requests {gap:?} apart (< {delay:?}): {} then {}",
+                w[0].target,
+                w[1].target
+            );
+            if let Some(end) = w[0].end {
+                assert!(end <= w[1].start, "{host}: {} and {} at once", w[0].target, w[1].target);
+            }
+        }
+    }
+}
+
+/// How often each URL (host and target, robots.txt aside) was requested.
+fn fetch_counts(server: &RunningTestWeb) -> HashMap<String, usize> {
+    let mut n = HashMap::new();
+    for r in server.requests().iter().filter(|r| r.target != "/robots.txt") {
+        *n.entry(format!("{}{}", r.host, r.target)).or_default() += 1;
+    }
+    n
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_workers_crawl_like_one_process() {
+    let name = redis_local::unique_crawl_name("workers");
+    let Some(sets) = shared_overrides(&name) else { return };
+    let server = start_web().await;
+    let (one_dir, dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (_, one) = crawl_web(&server, one_dir.path(), &[]).await;
+    let fetched_by_one = fetch_counts(&server);
+    server.clear_requests();
+
+    let out = dir.path().join("shared");
+    let mut cmd = simcrawl(&["crawl", "--workers", "3"], &sets, &out, &server.seeds());
+    let status = tokio::task::spawn_blocking(move || cmd.status().unwrap()).await.unwrap();
+    assert!(status.success(), "simcrawl crawl --workers 3: {status}");
+
+    // Each worker wrote its own log; together they are one crawl.
+    let dirs = CrawlDir::new(&out).logs();
+    assert_eq!(dirs.len(), 3, "{dirs:?}");
+    let records = logs(&out);
+    let mut seen = HashSet::new();
+    for r in &records {
+        assert!(seen.insert(r.canonical.clone()), "{} recorded twice", r.canonical);
+    }
+    // No URL fetched more often than by one process (which fetches again
+    // only what answered an error to retry).
+    for (url, n) in fetch_counts(&server) {
+        let once = fetched_by_one.get(&url).copied().unwrap_or(1);
+        assert!(n <= once.max(1), "{url} fetched {n} times (one process: {once})");
+    }
+    let (a, b) = (canonical_set(&records), canonical_set(&one));
+    assert_trap_bounded(&a);
+    let differ: Vec<_> = a.symmetric_difference(&b).filter(|u| !u.contains("/calendar/")).collect();
+    assert!(differ.is_empty(), "three workers and one process differ: {differ:?}");
+    assert_gaps(&server);
+
+    let canon = Canonicalizer::new(&Settings::test_web(&[]).unwrap().canon);
+    let score = simcrawl::demo::score(&server.truth(), &records, &canon, &server.requests());
+    assert!(score.false_decisions.is_empty(), "{:?}", score.false_decisions);
+    assert!(score.missed.is_empty(), "{:?}", score.missed);
+    assert_eq!(score.exact.precision(), 1.0);
+    assert_eq!(score.exact.recall(), 1.0);
+    assert_eq!(score.near.precision(), 1.0);
+    assert_eq!(score.near.recall(), 1.0);
+
+    // The reports merge the workers' logs; the store holds each page once.
+    assert!(out.join("reports/summary.json").is_file());
+    let store = simcrawl::store::open_crawl_store(&CrawlDir::new(&out).store()).unwrap();
+    assert_eq!(store.pages_recorded().unwrap(), records.len() as u64);
+    assert!(store.iter_queue().next().is_none(), "the queue is empty at the end");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_worker_loses_nothing() {
+    let name = redis_local::unique_crawl_name("kill");
+    let Some(sets) = shared_overrides(&name) else { return };
+    let server = start_web().await;
+    let (one_dir, dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (_, one) = crawl_web(&server, one_dir.path(), &[]).await;
+    server.clear_requests();
+    let out = dir.path().join("shared");
+    let seeds = server.seeds();
+    let workers: Vec<std::process::Child> = (1..=3)
+        .map(|id| {
+            simcrawl(&["worker", "--id", &id.to_string()], &sets, &out, &seeds)
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    // Kill worker 2 once it has written 40 records.
+    let victim_log = CrawlDir::new(CrawlDir::new(&out).worker(2)).log();
+    let started = Instant::now();
+    let killed_at = loop {
+        let n = std::fs::read_to_string(&victim_log).map_or(0, |t| t.lines().count());
+        if n >= 40 {
+            break n;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "worker 2 wrote {n} records in 60 s");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let mut workers = workers;
+    workers[1].kill().unwrap();
+    workers[1].wait().unwrap();
+    for (i, mut w) in workers.into_iter().enumerate() {
+        if i != 1 {
+            let status = tokio::task::spawn_blocking(move || w.wait().unwrap()).await.unwrap();
+            assert!(status.success(), "worker {}: {status}", i + 1);
+        }
+    }
+
+    // Nothing lost: every page of a one-process crawl is recorded once in
+    // the store (the killed worker's log may also hold pages it had not
+    // committed, which another worker fetched again).
+    let records = logs(&out);
+    let (a, b) = (canonical_set(&records), canonical_set(&one));
+    let differ: Vec<_> = a.symmetric_difference(&b).filter(|u| !u.contains("/calendar/")).collect();
+    assert!(differ.is_empty(), "killed at {killed_at} records; differs from one process: {differ:?}");
+    let marker = simcrawl::store::RedisMarker::read(&CrawlDir::new(CrawlDir::new(&out).worker(1)).store())
+        .unwrap()
+        .unwrap();
+    let store = simcrawl::store::RedisStore::open(&marker.nodes, &marker.name).unwrap();
+    let pages: Vec<_> = store.iter_pages().collect::<Result<_, _>>().unwrap();
+    let mut once = HashSet::new();
+    for p in &pages {
+        assert!(once.insert(p.canonical.clone()), "{} recorded twice", p.canonical);
+    }
+    let stored: HashSet<String> = pages.iter().map(|p| p.canonical.clone()).collect();
+    let missing: Vec<_> = b.difference(&stored).filter(|u| !u.contains("/calendar/")).collect();
+    assert!(missing.is_empty(), "not recorded: {missing:?}");
+    assert!(store.iter_queue().next().is_none(), "the queue is empty at the end");
+    // A record logged twice is one the killed worker had not committed.
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    for r in &records {
+        *count.entry(&r.canonical).or_default() += 1;
+    }
+    let victim: HashSet<String> = records_of(&[victim_log])
+        .unwrap()
+        .map(|r| r.unwrap().canonical)
+        .collect();
+    for (u, n) in count {
+        assert!(n == 1 || (n == 2 && victim.contains(u)), "{u} logged {n} times");
+    }
+}
