@@ -79,6 +79,7 @@ mod progress;
 mod provisional;
 mod resume;
 mod revisit;
+mod shared_dedup;
 mod sitemaps;
 #[cfg(test)]
 mod tests;
@@ -227,6 +228,9 @@ struct Shared {
     metrics: Arc<Metrics>,
     /// Sitemap reading (`[sitemaps] enabled`).
     sitemaps: Option<sitemaps::Sitemaps>,
+    /// Hosts whose ghosts the decider forgets before its next pages
+    /// (with a shared decision log; see `shared_dedup.rs`).
+    ghosts: shared_dedup::Ghosts,
 }
 
 impl Shared {
@@ -565,6 +569,7 @@ pub async fn run(
         settings,
         metrics: Arc::new(Metrics::new(Some(&opts.out))),
         sitemaps,
+        ghosts: shared_dedup::Ghosts::at_start(),
     });
     // A recrawl round: the due pages go back into their hosts' queues.
     let round = match opts.recrawl {
