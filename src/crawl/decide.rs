@@ -756,7 +756,14 @@ impl Decider {
             self.group.iter().map(|d| (&d.q, &d.page, d.body)).collect();
         self.shared.frontier.complete_many(&items)?;
         let ids: Vec<PageId> = self.group_ids().collect();
-        self.dedup.committed(&ids)?;
+        if let Err(e) = self.dedup.committed(&ids) {
+            // The records are in the store: a worker that looks for ghosts
+            // finds them there.
+            tracing::warn!(
+                "decision log: the commit marker of {} pages was not appended: {e}",
+                ids.len()
+            );
+        }
         self.shared
             .recorded
             .fetch_add(self.group.len() as u64, Ordering::AcqRel);

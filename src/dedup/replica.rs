@@ -624,14 +624,19 @@ impl SharedReplica {
         r
     }
 
-    /// Pages recorded in the store: append their [`Op::Committed`]
-    /// (without the lock).
+    /// Pages recorded in the store: append the [`Op::Committed`] of those
+    /// that were decided (without the lock).
     pub fn committed(&mut self, ids: &[PageId]) -> Result<(), ReplicaError> {
         let Some(log) = self.log.clone() else { return Ok(()) };
+        let ids: Vec<PageId> = ids
+            .iter()
+            .copied()
+            .filter(|id| self.replica.url_of(*id).is_some())
+            .collect();
         if ids.is_empty() {
             return Ok(());
         }
-        let op = self.replica.committed(ids);
+        let op = self.replica.committed(&ids);
         log.append(&[op.encode()])?;
         Ok(())
     }
