@@ -94,6 +94,15 @@ pub(super) fn open_replica(s: &Settings, store: &dyn Store, loaded: DedupState) 
         let d = Deduper::new(exact, index, sketches, k, s.dedup.verify_threshold).with_live(live);
         return Ok(SharedReplica::local(d));
     };
+    if !index.is_empty() && log.read_after(&crate::store::Cursor::start(), 1)?.is_empty() {
+        // Pages decided without a log (a store written before it had one):
+        // the state is the page records', and the log goes on from it.
+        tracing::warn!(
+            "decision log: empty, but the store holds pages: deciding from the page records (workers joining this crawl would not see them)"
+        );
+        let d = Deduper::new(exact, index, sketches, k, s.dedup.verify_threshold).with_live(live);
+        return Ok(SharedReplica::open(d, log)?);
+    }
     let started = std::time::Instant::now();
     let spill = sketches.spill_path().map(Path::to_path_buf);
     // The spill file goes with its index: dropped before it is made again.
