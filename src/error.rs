@@ -45,6 +45,25 @@ impl From<crate::crawllog::LogError> for Error {
     }
 }
 
+impl From<crate::dedup::ReplicaError> for Error {
+    /// The shared decision log's failures are the store's; a damaged entry
+    /// is a corrupt store value; the sketch index's, a file's.
+    fn from(e: crate::dedup::ReplicaError) -> Self {
+        use crate::dedup::ReplicaError as R;
+        match e {
+            R::Log(e) => Error::Store(e),
+            R::Io(source) => Error::Io {
+                path: PathBuf::from("sketches"),
+                source,
+            },
+            bad => Error::Store(crate::store::StoreError::Corrupt {
+                key: "decision log".into(),
+                reason: bad.to_string(),
+            }),
+        }
+    }
+}
+
 impl From<crate::metrics::MetricsError> for Error {
     /// An address the metrics endpoint cannot listen on is bad input.
     fn from(e: crate::metrics::MetricsError) -> Self {

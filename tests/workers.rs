@@ -103,7 +103,9 @@ async fn three_workers_crawl_like_one_process() {
 
     let out = dir.path().join("shared");
     let mut cmd = simcrawl(&["crawl", "--workers", "3"], &sets, &out, &server.seeds());
-    let status = tokio::task::spawn_blocking(move || cmd.status().unwrap()).await.unwrap();
+    let status = tokio::task::spawn_blocking(move || cmd.status().unwrap())
+        .await
+        .unwrap();
     assert!(status.success(), "simcrawl crawl --workers 3: {status}");
 
     // Each worker wrote its own log; together they are one crawl.
@@ -122,7 +124,10 @@ async fn three_workers_crawl_like_one_process() {
     }
     let (a, b) = (canonical_set(&records), canonical_set(&one));
     assert_trap_bounded(&a);
-    let differ: Vec<_> = a.symmetric_difference(&b).filter(|u| !u.contains("/calendar/")).collect();
+    let differ: Vec<_> = a
+        .symmetric_difference(&b)
+        .filter(|u| !u.contains("/calendar/"))
+        .collect();
     assert!(differ.is_empty(), "three workers and one process differ: {differ:?}");
     assert_gaps(&server);
 
@@ -167,7 +172,10 @@ async fn a_killed_worker_loses_nothing() {
         if n >= 40 {
             break n;
         }
-        assert!(started.elapsed() < Duration::from_secs(60), "worker 2 wrote {n} records in 60 s");
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "worker 2 wrote {n} records in 60 s"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     let mut workers = workers;
@@ -185,8 +193,14 @@ async fn a_killed_worker_loses_nothing() {
     // committed, which another worker fetched again).
     let records = logs(&out);
     let (a, b) = (canonical_set(&records), canonical_set(&one));
-    let differ: Vec<_> = a.symmetric_difference(&b).filter(|u| !u.contains("/calendar/")).collect();
-    assert!(differ.is_empty(), "killed at {killed_at} records; differs from one process: {differ:?}");
+    let differ: Vec<_> = a
+        .symmetric_difference(&b)
+        .filter(|u| !u.contains("/calendar/"))
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "killed at {killed_at} records; differs from one process: {differ:?}"
+    );
     let marker = simcrawl::store::RedisMarker::read(&CrawlDir::new(CrawlDir::new(&out).worker(1)).store())
         .unwrap()
         .unwrap();

@@ -7,7 +7,9 @@
 //! and records where each body is ([`BodyRef`]) in the same store batch.
 
 use super::provisional::Provisional;
+use super::shared_dedup::Pre;
 use super::*;
+use crate::dedup::SharedReplica;
 use crate::host::host_key;
 
 /// Pages decided and not yet committed, at most this many.
@@ -145,8 +147,10 @@ pub(super) struct Decider {
     log: CrawlLogWriter<std::io::BufWriter<std::fs::File>>,
     /// Decided pages waiting for the commit (see [`Decider::run`]).
     group: Vec<Done>,
-    /// The exact and near-duplicate indexes and the content sketches.
-    pub(super) dedup: Deduper,
+    /// The exact and near-duplicate indexes and the content sketches, over
+    /// the crawl's shared decision log when the store has one
+    /// (`shared_dedup.rs`).
+    pub(super) dedup: SharedReplica,
     policy: DedupPolicyEngine,
     mirrors: OnlineMirrors,
     /// The new pages of young hosts and sections, per site, re-fingerprinted
@@ -254,13 +258,7 @@ impl Decider {
         warc: Option<WarcThread>,
     ) -> Result<Self> {
         let s = &shared.settings;
-        let DedupState {
-            index,
-            exact,
-            sketches,
-            live,
-            ..
-        } = loaded;
+        let dedup = super::shared_dedup::open_replica(s, shared.frontier.store().as_ref(), loaded)?;
         let mut mirrors = OnlineMirrors::new(&s.mirror);
         let mut redirects = HashMap::new();
         let mut dup_chains = DupChains::default();
@@ -292,8 +290,7 @@ impl Decider {
             .append(true)
             .open(log_path)
             .map_err(|e| Error::io(log_path, e))?;
-        let dedup = Deduper::new(exact, index, sketches, s.simhash.k, s.dedup.verify_threshold).with_live(live);
-        shared.metrics.set_index_size(dedup.index_len());
+        shared.metrics.set_index_size(dedup.replica().index_len());
         Ok(Decider {
             log: CrawlLogWriter::new(std::io::BufWriter::with_capacity(1 << 20, file)),
             group: Vec::with_capacity(GROUP_MAX),
@@ -324,17 +321,28 @@ impl Decider {
 
     /// Decide pages as they arrive; the pages waiting in the channel or
     /// arriving within [`GROUP_WAIT`] of the first (up to [`GROUP_MAX`]) are
-    /// decided one by one and then committed together.
+    /// decided one by one and then committed together. With a shared
+    /// decision log, the pages that have arrived are decided as one batch
+    /// under the log's lock ([`Decider::decide_batch`]), and the lock is
+    /// released before the group waits for more.
     pub(super) fn run(mut self, mut rx: mpsc::Receiver<Fetched>) -> Result<Decided> {
         let mut result = Ok(());
+        let batched = self.dedup.is_shared();
         while let Some(first) = rx.blocking_recv() {
             let opened = std::time::Instant::now();
             let mut n = 0;
             let mut next = Some(first);
             while let Some(f) = next.take() {
-                n += 1;
+                let mut batch = vec![f];
+                while batched && n + batch.len() < GROUP_MAX {
+                    match rx.try_recv() {
+                        Ok(f) => batch.push(f),
+                        Err(_) => break,
+                    }
+                }
+                n += batch.len();
                 if result.is_ok() {
-                    result = self.handle(f);
+                    result = self.decide_batch(batch);
                 }
                 if n < GROUP_MAX {
                     next = next_in_group(&mut rx, opened);
@@ -365,8 +373,12 @@ impl Decider {
                 stats.bytes
             );
         }
+        let (holds, applied) = self.dedup.counts();
+        if self.dedup.is_shared() {
+            tracing::info!("decision log: {holds} lock holds; {applied} entries read back (replay, other workers' decisions, commit markers)");
+        }
         Ok(Decided {
-            index: self.dedup.into_index(),
+            index: self.dedup.into_replica().into_index(),
             mirror_demoted: self.mirror_demoted,
             focus: self.shared.focus.is_some().then_some((
                 self.evidence
@@ -381,18 +393,29 @@ impl Decider {
         })
     }
 
+    /// The canonical URL of page `id`: decided and not committed yet (by
+    /// this worker or, with a shared log, another), or recorded.
     pub(super) fn url_of(&self, id: PageId) -> Result<Option<String>> {
+        if let Some(u) = self.dedup.replica().url_of(id) {
+            return Ok(Some(u.to_string()));
+        }
         if let Some(d) = self.group.iter().find(|d| d.page.id == id) {
             return Ok(Some(d.page.canonical.clone()));
         }
         Ok(self.shared.frontier.store().page(id)?.map(|p| p.canonical))
     }
 
-    pub(super) fn handle(&mut self, mut f: Fetched) -> Result<()> {
+    /// The pages of the group (decided, not committed yet).
+    pub(super) fn group_ids(&self) -> impl Iterator<Item = PageId> + '_ {
+        self.group.iter().map(|d| d.page.id)
+    }
+
+    /// A page whose dedup part is done (`pre`, [`Decider::prejudge`]): its
+    /// record, out-links, WARC records, and its place in the group.
+    pub(super) fn handle(&mut self, mut f: Fetched, pre: Pre) -> Result<()> {
         let shared = self.shared.clone();
         let frontier = &shared.frontier;
-        // A revisit is recorded under the id of the page it revisits.
-        let id = f.q.revisit.unwrap_or_else(|| frontier.allocate_page_id());
+        let id = pre.id;
         let previous = f.previous.take();
         let q = &f.q;
         let mut rec = PageRecord {
@@ -433,17 +456,16 @@ impl Decider {
                 rec.decision = decision;
                 rec.error = error;
                 rec.content_hash = body_hash.as_ref().map(dedup::hex);
-                self.forget_previous(id, previous.as_deref());
             }
             FetchedKind::Redirect { target, location } => {
                 rec.decision = Decision::Redirect;
                 rec.error = self.redirect(q, target, location, &mut offers);
-                self.forget_previous(id, previous.as_deref());
             }
             FetchedKind::NotModified => change = Some(self.not_modified(previous.as_deref(), &mut rec)?),
             FetchedKind::Page(a) => {
                 let prev = previous.as_deref();
-                body = self.page(id, q, *a, prev, &mut rec, &mut stored, &mut offers, &mut change)?
+                let judged = (pre.judged, &mut change);
+                body = self.page(id, q, *a, prev, &mut rec, &mut stored, &mut offers, judged)?
             }
         }
         let validators = std::mem::take(&mut f.validators);
@@ -528,7 +550,7 @@ impl Decider {
         rec: &mut PageRecord,
         stored: &mut StoredParts,
         offers: &mut Vec<Candidate>,
-        change: &mut Option<crate::model::Change>,
+        (judged, change): (Option<dedup::Judgement>, &mut Option<crate::model::Change>),
     ) -> Result<Option<Vec<u8>>> {
         let shared = self.shared.clone();
         let s = &shared.settings;
@@ -544,7 +566,7 @@ impl Decider {
         // A revisit: what changed, and whether the page is decided again
         // (the same body or text keeps its previous verdict).
         let kept = match previous {
-            Some(prev) => self.revisit_page(id, prev, &a, rec, change),
+            Some(prev) => self.revisit_page(prev, &a, rec, change),
             None => None,
         };
         let ruling = if a.noindex {
@@ -556,17 +578,9 @@ impl Decider {
         } else {
             rec.simhash = Some(simhash::to_hex(a.simhash));
             stored.simhash = Some(a.simhash);
-            self.refresh_provisional(&a.template)?;
-            let judged = self
-                .dedup
-                .decide(id, &a.hashes, a.simhash, a.sketch.as_ref())
-                .map_err(|e| Error::io(self.dedup.sketch_path(), e))?;
+            // Decided (and young pages re-fingerprinted) by `prejudge`.
+            let judged = judged.ok_or_else(|| Error::Internal(format!("page {id} was not decided")))?;
             let r = judged.ruling;
-            if r.verdict != Verdict::ExactDuplicate {
-                // This page now owns its hashes: later copies of it
-                // can skip their fingerprint.
-                shared.known.insert(&a.hashes, a.simhash);
-            }
             // A new page with an earlier page's very fingerprint
             // looks like it (a link in a duplicate chain, see
             // `DupChains`).
@@ -741,10 +755,19 @@ impl Decider {
         let items: Vec<(&QueuedUrl, &StoredPage, Option<BodyRef>)> =
             self.group.iter().map(|d| (&d.q, &d.page, d.body)).collect();
         self.shared.frontier.complete_many(&items)?;
+        let ids: Vec<PageId> = self.group_ids().collect();
+        if let Err(e) = self.dedup.committed(&ids) {
+            // The records are in the store: a worker that looks for ghosts
+            // finds them there.
+            tracing::warn!(
+                "decision log: the commit marker of {} pages was not appended: {e}",
+                ids.len()
+            );
+        }
         self.shared
             .recorded
             .fetch_add(self.group.len() as u64, Ordering::AcqRel);
-        self.shared.metrics.set_index_size(self.dedup.index_len());
+        self.shared.metrics.set_index_size(self.dedup.replica().index_len());
         self.group.clear();
         if self.flushed_at.elapsed() >= FLUSH_MARK_EVERY {
             let store = self.shared.frontier.store();

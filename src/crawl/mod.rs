@@ -79,6 +79,7 @@ mod progress;
 mod provisional;
 mod resume;
 mod revisit;
+mod shared_dedup;
 mod sitemaps;
 #[cfg(test)]
 mod tests;
@@ -240,6 +241,9 @@ struct Shared {
     sitemaps: Option<sitemaps::Sitemaps>,
     /// A worker of a shared crawl: what its lease loop reports.
     worker: Option<WorkerShared>,
+    /// Hosts whose ghosts the decider forgets before its next pages
+    /// (with a shared decision log; see `shared_dedup.rs`).
+    ghosts: shared_dedup::Ghosts,
 }
 
 impl Shared {
@@ -559,7 +563,9 @@ pub async fn run(
             .collect(),
         _ => Vec::new(),
     };
-    let sitemaps = sitemaps::Sitemaps::new(&settings, &opts.out, &seed_urls);
+    // The seeds' sitemaps are read by the process that seeded the crawl.
+    let sitemap_seeds = if frontier.seeded_here() { &seed_urls[..] } else { &[] };
+    let sitemaps = sitemaps::Sitemaps::new(&settings, &opts.out, sitemap_seeds);
     let ip_limits = Arc::new(crate::politeness::ip::IpLimits::new(&settings));
     let shared = Arc::new(Shared {
         focus,
@@ -592,6 +598,13 @@ pub async fn run(
         metrics: Arc::new(Metrics::new(Some(&opts.out))),
         sitemaps,
         worker: opts.worker.map(|_| WorkerShared::default()),
+        // A worker joining a crawl must not take the pages other workers
+        // decided and have not committed yet for ghosts.
+        ghosts: if opts.worker.is_some() {
+            shared_dedup::Ghosts::default()
+        } else {
+            shared_dedup::Ghosts::at_start()
+        },
     });
     let worker_name = opts.worker.map(worker_name);
     if let Some(name) = &worker_name {

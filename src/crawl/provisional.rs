@@ -79,9 +79,11 @@ impl Decider {
             let features = shared.fx.features_prepared(&p.prepared, &p.blocks, template.as_deref());
             let fp = simhash::simhash(&features);
             let sketch = page_sketch(&shared.fx, shared.verifier.as_ref(), p.doc.as_ref(), &features);
-            self.dedup
+            let dedup = &mut self.dedup;
+            dedup
+                .replica_mut()
                 .reindex(p.id, p.fp, fp, sketch)
-                .map_err(|e| Error::io(self.dedup.sketch_path(), e))?;
+                .map_err(|e| Error::io(dedup.replica().sketch_path(), e))?;
             p.fp = fp;
         }
         // A site or section past its youth has a settled template: forget

@@ -180,10 +180,7 @@ fn open_worker(
     let _ = std::fs::remove_file(snapshot);
     let crawl_tag = crawl_tag(store.as_ref())?;
     let (frontier, seeded) = Frontier::for_worker(store.clone(), settings, seeds, id)?;
-    tracing::info!(
-        "worker {id}: {} the crawl",
-        if seeded { "seeded" } else { "joined" }
-    );
+    tracing::info!("worker {id}: {} the crawl", if seeded { "seeded" } else { "joined" });
     let dedup_state = DedupState::empty(settings, snapshot)?;
     Ok((store, frontier, Vec::new(), dedup_state, crawl_tag))
 }

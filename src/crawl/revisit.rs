@@ -16,7 +16,9 @@ impl Decider {
     /// not HTML...): the page's previous content no longer names it.
     pub(super) fn forget_previous(&mut self, id: PageId, previous: Option<&StoredPage>) {
         if let Some(p) = previous {
-            self.dedup.forget(id, p.content_hash.as_ref(), p.text_hash.as_ref());
+            self.dedup
+                .replica_mut()
+                .forget(id, p.content_hash.as_ref(), p.text_hash.as_ref());
         }
     }
 
@@ -35,38 +37,45 @@ impl Decider {
 
     /// A revisit's content against `previous`: sets `change` and the
     /// record's distance, and returns the verdict to keep when the body or
-    /// text is the same (the content was decided before); otherwise the
-    /// page's previous content is forgotten and `None` says "decide it".
+    /// text is the same (the content was decided before); `None` says
+    /// "decide it" (its previous content was forgotten by
+    /// [`Decider::prejudge`]).
     pub(super) fn revisit_page(
         &mut self,
-        id: PageId,
         previous: &StoredPage,
         a: &Analysis,
         rec: &mut PageRecord,
         change: &mut Option<Change>,
     ) -> Option<Ruling> {
-        let fp = (!a.noindex).then_some(a.simhash);
-        let k = self.shared.settings.simhash.k;
-        let c = crate::recrawl::classify(previous, &a.hashes.body, &a.hashes.text, fp, k);
+        let (c, kept) = revisit_change(&self.shared.settings, previous, a);
         *change = Some(c);
-        rec.change_distance = match (previous.simhash, fp) {
+        rec.change_distance = match (previous.simhash, (!a.noindex).then_some(a.simhash)) {
             (Some(x), Some(y)) => Some(simhash::hamming(x, y)),
             _ => None,
         };
-        if c == Change::Unchanged && fp.is_some() {
-            if let Some(verdict) = previous.decision.verdict() {
-                return Some(Ruling {
-                    verdict,
-                    dup_of: previous.dup_of,
-                    distance: previous.distance,
-                    resemblance: None,
-                });
-            }
-        }
-        self.dedup
-            .forget(id, previous.content_hash.as_ref(), previous.text_hash.as_ref());
-        None
+        kept
     }
+}
+
+/// What a revisit's content is against `previous`, and the verdict it
+/// keeps when its body or text is the same (the content was decided
+/// before); `None`: its previous content is forgotten and it is decided
+/// again.
+pub(super) fn revisit_change(settings: &Settings, previous: &StoredPage, a: &Analysis) -> (Change, Option<Ruling>) {
+    let fp = (!a.noindex).then_some(a.simhash);
+    let c = crate::recrawl::classify(previous, &a.hashes.body, &a.hashes.text, fp, settings.simhash.k);
+    if c == Change::Unchanged && fp.is_some() {
+        if let Some(verdict) = previous.decision.verdict() {
+            let kept = Ruling {
+                verdict,
+                dup_of: previous.dup_of,
+                distance: previous.distance,
+                resemblance: None,
+            };
+            return (c, Some(kept));
+        }
+    }
+    (c, None)
 }
 
 /// The recrawl state after a revisit of `previous` that found `change`

@@ -32,7 +32,10 @@ pub(super) async fn dispatch(
         }
         // A worker counts the pages of the whole crawl (as its lease loop
         // last read them).
-        let recorded = shared.recorded.load(Ordering::Acquire).max(shared.worker.as_ref().map_or(0, |w| w.recorded()));
+        let recorded = shared
+            .recorded
+            .load(Ordering::Acquire)
+            .max(shared.worker.as_ref().map_or(0, |w| w.recorded()));
         if max_pages > 0 && recorded + inflight as u64 >= max_pages {
             stop = StopReason::MaxPages;
             if inflight == 0 {

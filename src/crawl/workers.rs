@@ -66,7 +66,11 @@ pub(super) fn open_worker_store(settings: &Settings, opts: &CrawlOptions, store_
     let name = if settings.store.crawl_name.is_empty() {
         let parent = std::fs::canonicalize(&opts.out)
             .ok()
-            .and_then(|p| p.parent().and_then(|d| d.file_name()).map(|n| n.to_string_lossy().into_owned()))
+            .and_then(|p| {
+                p.parent()
+                    .and_then(|d| d.file_name())
+                    .map(|n| n.to_string_lossy().into_owned())
+            })
             .unwrap_or_default();
         let ok = !parent.is_empty()
             && parent.len() <= 100
@@ -181,12 +185,17 @@ fn lease_step(shared: &Shared, me: &str, ttl: Duration, last_empty: &mut Option<
     leases.release(me, &release)?;
     // Take free hosts up to the share, spread by a hash of host and worker.
     if mine < share {
-        let mut free: Vec<&crate::store::HostWork> = survey.iter().filter(|h| h.queued > 0 && h.holder.is_none()).collect();
+        let mut free: Vec<&crate::store::HostWork> =
+            survey.iter().filter(|h| h.queued > 0 && h.holder.is_none()).collect();
         free.sort_by_key(|h| crate::hash::fnv1a(format!("{me}{}", h.host).as_bytes()));
         free.truncate(share - mine);
         let hosts: Vec<&str> = free.iter().map(|h| h.host.as_str()).collect();
         for (host, got) in hosts.iter().zip(leases.acquire(me, &hosts, ttl)?) {
             if let Some(a) = got {
+                // Pages its last holder decided and never recorded (it
+                // died) leave the shared decisions before the host's next
+                // page is decided.
+                shared.ghosts.host(host);
                 frontier.adopt(host, a.queued, instant_at(a.next_ms))?;
                 tracing::debug!("worker {me}: took {host} ({} queued)", a.queued);
             }

@@ -8,15 +8,20 @@
 //! - `exact.rs`: exact content hashes, the in-memory exact-hash index and the
 //!   cache of decided content;
 //! - `online.rs`: the [`Deduper`] that owns the exact index, the near-duplicate
-//!   index and the content sketches, and decides each page as it arrives.
+//!   index and the content sketches, and decides each page as it arrives;
+//! - `replica.rs`: its mutations as entries of a log the worker processes of
+//!   one crawl share ([`Op`]), and the [`Replica`] / [`SharedReplica`] that
+//!   record and apply them.
 
 mod exact;
 mod online;
 mod owners;
+pub mod replica;
 
 pub(crate) use exact::hex;
 pub use exact::{ContentHashes, ExactIndex, KnownContent};
-pub use online::Deduper;
+pub use online::{Deduper, Judgement};
+pub use replica::{Fate, ReplicaError, SharedReplica};
 
 use crate::config::{DedupPolicy, DedupSettings, Settings};
 use crate::model::{Decision, NearMatch, PageId, ParentDup, Verdict};

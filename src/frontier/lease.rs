@@ -41,7 +41,15 @@ impl Frontier {
             .lines()
             .filter_map(|l| Url::parse(l).ok())
             .collect();
-        Ok((Frontier::build(store, settings, &seeds, Some(worker)), false))
+        let mut f = Frontier::build(store, settings, &seeds, Some(worker));
+        f.seeded = false;
+        Ok((f, false))
+    }
+
+    /// Whether this process seeded the crawl: a worker that joined a crawl
+    /// another worker seeded reads no sitemaps of the seeds.
+    pub fn seeded_here(&self) -> bool {
+        self.seeded
     }
 
     /// Whether this is a worker of a shared crawl.
@@ -97,7 +105,9 @@ impl Frontier {
     pub fn refresh(&self, host: &str, queued: u64) -> Result<(), FrontierError> {
         let mut g = self.inner.lock();
         let inner = &mut *g;
-        let Some(&id) = inner.host_ids.get(host) else { return Ok(()) };
+        let Some(&id) = inner.host_ids.get(host) else {
+            return Ok(());
+        };
         let h = &mut inner.hosts[id as usize];
         if !h.owned {
             return Ok(());
@@ -179,8 +189,6 @@ pub struct OwnedHost {
 impl Inner {
     /// Whether this process fetches `host` (see [`HostState::owned`]).
     pub(super) fn owns(&self, host: &str) -> bool {
-        self.host_ids
-            .get(host)
-            .is_some_and(|&id| self.hosts[id as usize].owned)
+        self.host_ids.get(host).is_some_and(|&id| self.hosts[id as usize].owned)
     }
 }

@@ -94,8 +94,8 @@ pub use crate::model::QueuedUrl;
 pub use crate::model::ScoreComponents;
 use crate::model::{BodyRef, HostStats, PageId, QueueKey, StoredPage, UrlState};
 use crate::store::{Completion, Store, StoreError};
-use scope::{digit_pattern, Rejection, ScopeRules};
 pub use lease::OwnedHost;
+use scope::{digit_pattern, Rejection, ScopeRules};
 pub use scope::{ScopeReason, TrapReason};
 
 /// Why the frontier could not be built or updated.
@@ -401,6 +401,8 @@ pub struct Frontier {
     disk_bumps: AtomicUsize,
     /// A worker of a crawl that several processes share (see `lease.rs`).
     worker: Option<u16>,
+    /// This process seeded the crawl (always, but for a worker that joined).
+    seeded: bool,
 }
 
 fn pattern_hash(p: &str) -> u64 {
@@ -413,6 +415,7 @@ impl Frontier {
     fn build(store: Arc<dyn Store>, settings: &Settings, seeds: &[Url], worker: Option<u16>) -> Self {
         Frontier {
             worker,
+            seeded: true,
             store,
             rules: ScopeRules::new(&settings.crawl, seeds).with_host_rules(&settings.hosts),
             weights: settings.frontier.clone(),

@@ -30,6 +30,16 @@ impl Sketch {
             _ => 0.0,
         }
     }
+
+    /// The sketch as bytes: a kind tag, then the sketch's own encoding.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        encode(self)
+    }
+
+    /// A sketch from [`Sketch::to_bytes`]; `None` when malformed.
+    pub fn from_bytes(bytes: &[u8]) -> Option<Sketch> {
+        decode(bytes)
+    }
 }
 
 /// Verification sketches of the new pages, with their fingerprints, and a

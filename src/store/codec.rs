@@ -38,6 +38,11 @@ impl Enc {
     pub(crate) fn f64(&mut self, v: f64) -> &mut Self {
         self.u64(v.to_bits())
     }
+    /// Bytes as they are (the reader knows their length).
+    pub(crate) fn raw(&mut self, b: &[u8]) -> &mut Self {
+        self.buf.extend_from_slice(b);
+        self
+    }
     pub(crate) fn str(&mut self, s: &str) -> &mut Self {
         self.varint(s.len() as u64);
         self.buf.extend_from_slice(s.as_bytes());
@@ -98,6 +103,10 @@ impl<'a> Dec<'a> {
     }
     pub(crate) fn u8(&mut self) -> DecResult<u8> {
         Ok(self.take(1)?[0])
+    }
+    /// `n` bytes as they are.
+    pub(crate) fn raw(&mut self, n: usize) -> DecResult<&'a [u8]> {
+        self.take(n)
     }
     pub(crate) fn u16(&mut self) -> DecResult<u16> {
         let b = self.take(2)?;

@@ -77,14 +77,19 @@
 //! - `kvstore.rs`: [`KvStore`], the trait over a [`Backend`]; `kv.rs`: the
 //!   sled and in-memory backends; `seen.rs`: the seen-set cache;
 //! - `redis.rs`: [`RedisStore`]; `redis_keys.rs`: its key layout and Lua
-//!   scripts; `redis_lease.rs`: [`HostLeases`], the hosts handed to the
-//!   workers of a crawl; `redis_marker.rs`: [`RedisMarker`], the crawl directory's
+//!   scripts; `redis_conn.rs`: its connections and their retry rule;
+//!   `redis_lease.rs`: [`HostLeases`], the hosts handed to the workers of a
+//!   crawl; `redis_marker.rs`: [`RedisMarker`], the crawl directory's
 //!   pointer to its keys;
+//! - `decision_log.rs`: [`DecisionLog`], the log of decisions the workers
+//!   of one crawl share ([`Store::decision_log`]), and [`MemLog`];
+//!   `redis_log.rs`: [`RedisLog`], its Redis implementation;
 //! - `test_suite.rs`: the shared test suite; `tests.rs`: backend-specific
 //!   tests, `redis_tests.rs` those of the Redis store; `redis_local.rs`: the
 //!   local Redis Cluster the tests use.
 
-mod codec;
+pub(crate) mod codec;
+mod decision_log;
 mod disk;
 mod fjall_kv;
 mod keys;
@@ -92,10 +97,12 @@ mod kv;
 mod kvstore;
 mod records;
 mod redis;
+mod redis_conn;
 mod redis_keys;
 mod redis_lease;
 #[doc(hidden)]
 pub mod redis_local;
+mod redis_log;
 mod redis_marker;
 mod seen;
 #[cfg(test)]
@@ -107,12 +114,14 @@ mod redis_tests;
 mod tests;
 mod types;
 
+pub use decision_log::{Cursor, DecisionLog, Lease, LogEntries, MemLog, LOCK_TTL, LOCK_WAIT_MAX, READ_CHUNK};
 pub use disk::{DiskBackend, Engine};
 pub use fjall_kv::FjallBackend;
 pub use kv::{Backend, Entry, MemBackend, RawIter, SledBackend};
 pub use kvstore::{BatchOp, DiskStore, KvStore, MemStore};
 pub use redis::{calls as redis_calls, RedisStore};
 pub use redis_lease::{epoch_ms, Acquired, HostLeases, HostWork};
+pub use redis_log::RedisLog;
 pub use redis_marker::RedisMarker;
 pub use types::{Completion, PageHashes};
 
@@ -197,6 +206,13 @@ pub enum StoreError {
     /// The backend failed (I/O error, ...).
     #[error("store: {0}")]
     Backend(String),
+    /// An append under the decision log's lock was refused: the lock
+    /// expired or another worker holds it (nothing was appended).
+    #[error("decision log {log}: the lock was lost (it expired or another worker took it); nothing was appended")]
+    LockLost {
+        /// The log (the crawl name).
+        log: String,
+    },
 }
 /// The store of the crawl directory whose store directory is `dir`
 /// (`DIR/store/`): the crawl's Redis store when `dir` holds a
@@ -333,4 +349,10 @@ pub trait Store: Send + Sync {
     }
     /// `(host, stats)` of every host.
     fn iter_hosts(&self) -> StoreIter<'_, (String, HostStats)>;
+
+    /// The log of dedup decisions the worker processes of this crawl share
+    /// (see [`DecisionLog`]): `None` for a store only one process uses.
+    fn decision_log(&self) -> Option<std::sync::Arc<dyn DecisionLog>> {
+        None
+    }
 }

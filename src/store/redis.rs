@@ -13,6 +13,8 @@
 //! | `{N}:meta` | hash | named values: `format_version` (u32 BE), `seeds`, `crawl_id` |
 //! | `{N}:ids` | string | the last page id handed out (`INCRBY`, in blocks of 64 per process) |
 //! | `{N}:pages` | string | pages recorded (first fetches) |
+//! | `{N}:dlog` | stream | the decision log the workers share ([`RedisLog`], `redis_log.rs`) |
+//! | `{N}:dlock`, `{N}:dlast` | string | its lock (holder's token, TTL) and the last locked append |
 //! | `{N\|hs\|k}` | set | host keys, shard `k` = FNV-1a(host) mod 16 (the host registry) |
 //! | `{N\|pi\|b}` | hash | page id (u64 BE) → host key, for ids `b`·1024 ..< (`b`+1)·1024 |
 //! | `{N\|h\|host}:q` | sorted set | the host's queue: members rank ‖ seq (u64 BE each), score 0, read best first with `ZRANGE … BYLEX` |
@@ -62,19 +64,18 @@
 
 use super::keys::decode;
 use super::records::*;
+pub use super::redis_conn::calls;
+use super::redis_conn::Conn;
 use super::redis_keys::*;
+use super::redis_log::RedisLog;
 use super::*;
 use ::redis::cluster::{cluster_pipe, ClusterClient, ClusterConnection};
-use ::redis::RetryMethod;
 use parking_lot::Mutex;
+use std::sync::Arc;
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// How long a call retries while the cluster is unreachable or failing over
-/// (a replica takes over a dead master after the node timeout, 2 s with
-/// `scripts/redis-cluster.sh`).
-const RETRY_FOR: std::time::Duration = std::time::Duration::from_secs(30);
 /// Page ids a process takes from `{N}:ids` at a time.
 const ID_BLOCK: u64 = 64;
 /// Queue entries and seen-set fields read per round trip by the iterators.
@@ -82,9 +83,10 @@ const CHUNK: usize = 1000;
 
 /// The [`Store`] on a Redis Cluster (see the module docs).
 pub struct RedisStore {
-    client: ClusterClient,
-    /// Idle connections (a `ClusterConnection` serves one call at a time).
-    pool: Mutex<Vec<ClusterConnection>>,
+    /// The client and its idle connections (shared with the decision log).
+    pub(super) conn: Arc<Conn>,
+    /// The crawl's decision log (`{N}:dlog`, see `redis_log.rs`).
+    log: Arc<RedisLog>,
     pub(super) keys: Keys,
     name: String,
     /// Page ids taken from `{N}:ids` and not handed out yet: `next..end`.
@@ -96,21 +98,6 @@ pub struct RedisStore {
     /// Page id allocation failed: ids handed out since are not unique, so
     /// every later write is refused.
     broken: AtomicBool,
-}
-
-/// Calls sent by every [`RedisStore`] of this process (see [`calls`]).
-static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// Calls every [`RedisStore`] of this process has sent so far, retries
-/// included: each is one command or one pipeline, which the cluster client
-/// sends as one round trip per node it touches (`simcrawl bench crawl
-/// --backend redis` reports them per page).
-pub fn calls() -> u64 {
-    CALLS.load(Ordering::Relaxed)
-}
-
-fn backend(e: ::redis::RedisError) -> StoreError {
-    StoreError::Backend(format!("redis: {e}"))
 }
 
 impl RedisStore {
@@ -130,9 +117,10 @@ impl RedisStore {
             .build()
             .map_err(|e| open_err(e.to_string()))?;
         let con = client.get_connection().map_err(|e| open_err(e.to_string()))?;
+        let conn = Arc::new(Conn::new(client, con));
         let mut store = RedisStore {
-            client,
-            pool: Mutex::new(vec![con]),
+            log: Arc::new(RedisLog::new(conn.clone(), name)),
+            conn,
             keys: Keys::new(name),
             name: name.to_string(),
             ids: Mutex::new((0, 0)),
@@ -191,43 +179,12 @@ impl RedisStore {
         &self.name
     }
 
-    /// Run `f` on an idle connection (a new one when none is idle). An
-    /// error the client says is worth retrying (a dropped or refused
-    /// connection, a cluster that is failing over) drops the connection and
-    /// runs `f` again on a new one, for up to [`RETRY_FOR`]; every call
-    /// `f` makes is idempotent but the `INCRBY`s (see the module docs).
+    /// Run `f` on a connection, retrying as [`Conn::with`] says.
     pub(super) fn with<T>(
         &self,
-        mut f: impl FnMut(&mut ClusterConnection) -> ::redis::RedisResult<T>,
+        f: impl FnMut(&mut ClusterConnection) -> ::redis::RedisResult<T>,
     ) -> Result<T, StoreError> {
-        let started = std::time::Instant::now();
-        let mut wait = std::time::Duration::from_millis(50);
-        loop {
-            CALLS.fetch_add(1, Ordering::Relaxed);
-            let pooled = self.pool.lock().pop();
-            let r = match pooled {
-                Some(c) => Ok(c),
-                None => self.client.get_connection(),
-            }
-            .and_then(|mut con| {
-                let r = f(&mut con);
-                if r.is_ok() || matches!(r.as_ref().map_err(|e| e.retry_method()), Err(RetryMethod::NoRetry)) {
-                    self.pool.lock().push(con);
-                }
-                r
-            });
-            match r {
-                Ok(v) => return Ok(v),
-                Err(e) if matches!(e.retry_method(), RetryMethod::NoRetry) || started.elapsed() >= RETRY_FOR => {
-                    return Err(backend(e));
-                }
-                Err(e) => {
-                    tracing::debug!("store: redis: {e}; retrying");
-                    std::thread::sleep(wait);
-                    wait = (wait * 2).min(std::time::Duration::from_secs(2));
-                }
-            }
-        }
+        self.conn.with(f)
     }
 
     fn usable(&self) -> Result<(), StoreError> {
@@ -446,7 +403,13 @@ impl Store for RedisStore {
 
     fn set_meta_if_absent(&self, name: &str, value: &[u8]) -> Result<bool, StoreError> {
         self.usable()?;
-        self.with(|c| ::redis::cmd("HSETNX").arg(self.keys.meta()).arg(name).arg(value).query(c))
+        self.with(|c| {
+            ::redis::cmd("HSETNX")
+                .arg(self.keys.meta())
+                .arg(name)
+                .arg(value)
+                .query(c)
+        })
     }
 
     fn leases(&self) -> Option<&dyn HostLeases> {
@@ -736,6 +699,10 @@ impl Store for RedisStore {
 
     fn iter_pages(&self) -> StoreIter<'_, StoredPage> {
         self.pages_from(0)
+    }
+
+    fn decision_log(&self) -> Option<Arc<dyn DecisionLog>> {
+        Some(self.log.clone())
     }
 
     fn iter_fingerprints_from(&self, first: PageId) -> StoreIter<'_, (PageId, u64)> {

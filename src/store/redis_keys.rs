@@ -53,6 +53,14 @@ impl Keys {
         format!("{{{}}}:workers", self.name)
     }
 
+    /// `{N}:dlock`: the decision log's lock (its holder's token, with a
+    /// TTL); `{N}:dlog`: the decision log (a stream, one field `e` per
+    /// entry); `{N}:dlast`: the last locked append (`token first last`), so
+    /// a retried append finds its work done. All in the slot of `{N}`.
+    pub(super) fn decision_log(&self) -> [String; 3] {
+        ["dlock", "dlog", "dlast"].map(|k| format!("{{{}}}:{k}", self.name))
+    }
+
     /// `{N|hs|k}`: the set of host keys of shard `k`.
     pub(super) fn host_shard(&self, k: u64) -> String {
         format!("{{{}|hs|{k}}}", self.name)

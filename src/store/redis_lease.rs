@@ -208,7 +208,11 @@ impl HostLeases for RedisStore {
         let mut p = cluster_pipe();
         for h in hosts {
             let k = self.host_keys(h);
-            p.add_command(script(RENEW, &[&k.lease, &k.queue], &[worker.as_bytes(), ttl.as_bytes()]));
+            p.add_command(script(
+                RENEW,
+                &[&k.lease, &k.queue],
+                &[worker.as_bytes(), ttl.as_bytes()],
+            ));
         }
         let raw: Vec<i64> = self.with(|c| p.query(c))?;
         Ok(raw.into_iter().map(|n| (n >= 0).then_some(n as u64)).collect())
@@ -222,8 +226,12 @@ impl HostLeases for RedisStore {
         for (h, next) in hosts {
             let k = self.host_keys(h);
             let next = next.to_string();
-            p.add_command(script(RELEASE, &[&k.lease, &k.next], &[worker.as_bytes(), next.as_bytes()]))
-                .ignore();
+            p.add_command(script(
+                RELEASE,
+                &[&k.lease, &k.next],
+                &[worker.as_bytes(), next.as_bytes()],
+            ))
+            .ignore();
         }
         self.with(|c| p.exec(c))
     }

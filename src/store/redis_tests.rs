@@ -6,6 +6,7 @@
 use super::test_suite::{page, qurl};
 use super::*;
 use crate::model::Decision;
+use std::sync::Arc;
 
 /// The local cluster's nodes, or `None` (printed) when there is none.
 fn nodes() -> Option<Vec<String>> {
@@ -172,4 +173,122 @@ fn unreachable_cluster_is_an_open_error() {
         .expect("refused");
     assert!(matches!(err, StoreError::Open { .. }), "{err}");
     assert!(err.to_string().contains("redis://127.0.0.1:1/x"), "{err}");
+}
+
+/// The decision log of a fresh crawl on the local cluster, with a lock TTL.
+fn decision_log(nodes: &[String], prefix: &str, ttl: std::time::Duration) -> (RedisStore, RedisLog) {
+    let s = RedisStore::open(nodes, &redis_local::unique_crawl_name(prefix)).unwrap();
+    let log = RedisLog::new(s.conn.clone(), s.name()).with_ttl(ttl);
+    (s, log)
+}
+
+#[test]
+fn decision_log_refuses_an_append_whose_lock_expired() {
+    let Some(nodes) = nodes() else { return };
+    let (s, log) = decision_log(&nodes, "dlog-fence", std::time::Duration::from_millis(100));
+    let start = Cursor::start();
+    let (lease, seen) = log.lock(&start).unwrap();
+    assert!(seen.is_empty());
+    std::thread::sleep(std::time::Duration::from_millis(250));
+    // Another worker takes the expired lock, and appends.
+    let (other, _) = log.lock(&start).unwrap();
+    let (_, at) = log.append_unlock(other, &start, &[b"b".to_vec()]).unwrap();
+    let err = log.append_unlock(lease, &start, &[b"a".to_vec()]).unwrap_err();
+    assert!(matches!(err, StoreError::LockLost { .. }), "{err}");
+    let all = log.read_after(&start, 10).unwrap();
+    assert_eq!(all, vec![(at, b"b".to_vec())]);
+    // A lock that expired with no other holder is refused as well.
+    let (lease, _) = log.lock(&start).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(250));
+    assert!(matches!(
+        log.append_unlock(lease, &start, &[b"c".to_vec()]),
+        Err(StoreError::LockLost { .. })
+    ));
+    assert_eq!(log.read_after(&start, 10).unwrap().len(), 1);
+    // The store hands out the same log.
+    let shared = s.decision_log().expect("a redis store has a decision log");
+    assert_eq!(shared.read_after(&start, 10).unwrap().len(), 1);
+}
+
+/// Two threads append under the lock, each seeing the other's entries
+/// when it takes the lock: both views are the log, in one order.
+fn concurrent_appends_share_one_order(log: Arc<dyn DecisionLog>) {
+    let done = Arc::new(std::sync::Barrier::new(2));
+    let run = |t: u8| {
+        let log = log.clone();
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let mut at = Cursor::start();
+            let mut view: Vec<Vec<u8>> = Vec::new();
+            for i in 0..40u8 {
+                let (lease, seen) = log.lock(&at).unwrap();
+                for (c, e) in seen {
+                    view.push(e);
+                    at = c;
+                }
+                let mine = vec![vec![t, i, 0], vec![t, i, 1]];
+                let (others, last) = log.append_unlock(lease, &at, &mine).unwrap();
+                // Only entries appended without the lock come back here.
+                assert!(others.iter().all(|(_, e)| e.first() == Some(&9)), "{others:?}");
+                view.extend(others.into_iter().map(|(_, e)| e));
+                view.extend(mine);
+                at = last;
+                if i % 10 == 0 {
+                    log.append(&[vec![9, t, i]]).unwrap();
+                }
+                std::thread::sleep(std::time::Duration::from_micros(200 * u64::from(t)));
+            }
+            // Both done: the last look sees the whole log.
+            done.wait();
+            let (lease, seen) = log.lock(&at).unwrap();
+            view.extend(seen.into_iter().map(|(_, e)| e));
+            log.append_unlock(lease, &at, &[]).unwrap();
+            view
+        })
+    };
+    let (a, b) = (run(1), run(2));
+    let (va, vb) = (a.join().unwrap(), b.join().unwrap());
+    let all: Vec<Vec<u8>> = log
+        .read_all_after(&Cursor::start())
+        .unwrap()
+        .into_iter()
+        .map(|(_, e)| e)
+        .collect();
+    assert_eq!(all.len(), 2 * 40 * 2 + 8);
+    // The lock's entries in one order everywhere (the unlocked ones may
+    // sit elsewhere in a view: they decide nothing).
+    let locked = |v: &[Vec<u8>]| -> Vec<Vec<u8>> { v.iter().filter(|e| e[0] != 9).cloned().collect() };
+    assert_eq!(locked(&va), locked(&all));
+    assert_eq!(locked(&vb), locked(&all));
+    // Each pair of one hold is adjacent: no append of the other inside it;
+    // and the threads did interleave.
+    let l = locked(&all);
+    assert!(
+        l.windows(2).any(|w| w[0][0] != w[1][0] && w[0][0] == 2),
+        "no interleaving"
+    );
+    for w in l.chunks(2) {
+        assert_eq!((w[0][0], w[0][1], w[0][2], w[1][2]), (w[1][0], w[1][1], 0, 1));
+    }
+}
+
+#[test]
+fn decision_log_appends_of_two_threads_share_one_order() {
+    concurrent_appends_share_one_order(Arc::new(MemLog::new()));
+    let Some(nodes) = nodes() else { return };
+    let (_s, log) = decision_log(&nodes, "dlog-order", LOCK_TTL);
+    concurrent_appends_share_one_order(Arc::new(log));
+}
+
+#[test]
+fn two_workers_share_decisions_on_redis() {
+    let Some(nodes) = nodes() else { return };
+    let (s, _) = decision_log(&nodes, "dlog-workers", LOCK_TTL);
+    let log = s.decision_log().expect("log");
+    let calls = redis_calls();
+    let pairs = 100;
+    let holds = crate::dedup::replica::tests::two_workers_share_decisions(log, pairs);
+    let per_page = (redis_calls() - calls) as f64 / (2 * pairs) as f64;
+    eprintln!("two workers on Redis: {holds:.2} lock holds per page, {per_page:.2} Redis calls per page");
+    assert!(holds <= 0.25, "{holds}");
 }

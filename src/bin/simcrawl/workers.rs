@@ -80,10 +80,7 @@ pub(crate) fn crawl(args: CrawlArgs) -> anyhow::Result<ExitCode> {
     }
     let dir = simcrawl::model::CrawlDir::new(&args.out);
     if dir.store().exists() || !dir.logs().is_empty() {
-        anyhow::bail!(
-            "{} already holds a crawl; choose another --out",
-            args.out.display()
-        );
+        anyhow::bail!("{} already holds a crawl; choose another --out", args.out.display());
     }
     std::fs::create_dir_all(&args.out).with_context(|| format!("cannot create {}", args.out.display()))?;
     let exe = std::env::current_exe().context("cannot find the simcrawl executable")?;
@@ -91,7 +88,11 @@ pub(crate) fn crawl(args: CrawlArgs) -> anyhow::Result<ExitCode> {
     let mut children = Vec::new();
     for id in 1..=n {
         let mut cmd = std::process::Command::new(&exe);
-        cmd.arg("worker").arg("--id").arg(id.to_string()).arg("--out").arg(&args.out);
+        cmd.arg("worker")
+            .arg("--id")
+            .arg(id.to_string())
+            .arg("--out")
+            .arg(&args.out);
         if let Some(c) = &args.config {
             cmd.arg("--config").arg(c);
         }
