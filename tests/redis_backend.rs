@@ -152,13 +152,16 @@ async fn redis_crawl_stops_and_resumes_from_redis() {
     assert_eq!(store.pages_recorded().unwrap(), records.len() as u64);
 }
 
-/// A cluster of its own (ports 7100-7105), stopped when dropped.
-struct OwnCluster(std::path::PathBuf);
+/// A cluster of a test's own, stopped when dropped.
+pub(crate) struct OwnCluster {
+    script: std::path::PathBuf,
+    /// The first of its six ports.
+    pub(crate) base: u16,
+}
 
 impl OwnCluster {
-    const BASE: u16 = 7100;
-
-    fn start() -> Option<OwnCluster> {
+    /// A cluster on ports `base`..`base`+5 (each test its own).
+    pub(crate) fn start(base: u16) -> Option<OwnCluster> {
         // Only where the shared cluster runs (redis-server is installed),
         // and not against a cluster named by SIMCRAWL_REDIS_NODES.
         if std::env::var_os("SIMCRAWL_REDIS_NODES").is_some() {
@@ -169,16 +172,16 @@ impl OwnCluster {
         let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/redis-cluster.sh");
         let ok = std::process::Command::new("bash")
             .arg(&script)
-            .args(["start", &Self::BASE.to_string()])
+            .args(["start", &base.to_string()])
             .status()
             .unwrap()
             .success();
-        assert!(ok, "redis-cluster.sh start {}", Self::BASE);
-        Some(OwnCluster(script))
+        assert!(ok, "redis-cluster.sh start {base}");
+        Some(OwnCluster { script, base })
     }
 
-    fn nodes(&self) -> Vec<String> {
-        (Self::BASE..Self::BASE + 6).map(|p| format!("127.0.0.1:{p}")).collect()
+    pub(crate) fn nodes(&self) -> Vec<String> {
+        (self.base..self.base + 6).map(|p| format!("127.0.0.1:{p}")).collect()
     }
 
     fn cli(&self, port: u16, args: &[&str]) -> String {
@@ -192,11 +195,67 @@ impl OwnCluster {
     }
 }
 
+impl OwnCluster {
+    /// Kill the master on the first port with SIGKILL, once its replica
+    /// has every write it acknowledged, and wait until the replica has
+    /// taken over.
+    pub(crate) fn fail_over(&self) {
+        // Replication is asynchronous (a write the master acknowledged can be
+        // lost with it): wait until its replica has everything, then kill the
+        // master on the first port.
+        assert!(self.cli(self.base, &["role"]).starts_with("master"));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let info = self.cli(self.base, &["info", "replication"]);
+            let field = |line: &str, key: &str| -> Option<u64> {
+                line.split([',', ':'])
+                    .find_map(|kv| kv.trim().strip_prefix(key)?.strip_prefix('=')?.parse().ok())
+            };
+            let master = info
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("master_repl_offset:")?.parse::<u64>().ok());
+            let replica = info
+                .lines()
+                .filter(|l| l.starts_with("slave"))
+                .find_map(|l| field(l, "offset"));
+            if master.is_some() && master == replica {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the replica never caught up: {info}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let pid_file = std::env::temp_dir()
+            .join(format!("simcrawl-redis-cluster-{}", self.base))
+            .join(self.base.to_string())
+            .join("redis.pid");
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        assert!(std::process::Command::new("kill")
+            .args(["-9", pid.trim()])
+            .status()
+            .unwrap()
+            .success());
+        // Its replica takes over (node timeout 2 s).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let info = self.cli(self.base + 1, &["cluster", "info"]);
+            let nodes = self.cli(self.base + 1, &["cluster", "nodes"]);
+            if nodes.contains("master,fail") && info.contains("cluster_state:ok") {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "no failover: {info}\n{nodes}");
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    }
+}
+
 impl Drop for OwnCluster {
     fn drop(&mut self) {
         let _ = std::process::Command::new("bash")
-            .arg(&self.0)
-            .args(["stop", &Self::BASE.to_string()])
+            .arg(&self.script)
+            .args(["stop", &self.base.to_string()])
             .status();
     }
 }
@@ -205,7 +264,7 @@ impl Drop for OwnCluster {
 fn redis_store_survives_a_master_failover() {
     use simcrawl::model::{HostStats, QueuedUrl, StoredPage};
     use simcrawl::store::{RedisStore, Store};
-    let Some(cluster) = OwnCluster::start() else {
+    let Some(cluster) = OwnCluster::start(7100) else {
         // Prints why (or fails with SIMCRAWL_REQUIRE_REDIS).
         let _ = redis_overrides("unused");
         return;
@@ -250,54 +309,7 @@ fn redis_store_survives_a_master_failover() {
         store.enqueue(&[url(h, 1), url(h, 2)]).unwrap();
         record(&store, h, 1);
     }
-    // Replication is asynchronous (a write the master acknowledged can be
-    // lost with it): wait until its replica has everything, then kill the
-    // master on the first port.
-    assert!(cluster.cli(OwnCluster::BASE, &["role"]).starts_with("master"));
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
-        let info = cluster.cli(OwnCluster::BASE, &["info", "replication"]);
-        let field = |line: &str, key: &str| -> Option<u64> {
-            line.split([',', ':'])
-                .find_map(|kv| kv.trim().strip_prefix(key)?.strip_prefix('=')?.parse().ok())
-        };
-        let master = info
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("master_repl_offset:")?.parse::<u64>().ok());
-        let replica = info
-            .lines()
-            .filter(|l| l.starts_with("slave"))
-            .find_map(|l| field(l, "offset"));
-        if master.is_some() && master == replica {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the replica never caught up: {info}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    let pid_file = std::env::temp_dir()
-        .join(format!("simcrawl-redis-cluster-{}", OwnCluster::BASE))
-        .join(OwnCluster::BASE.to_string())
-        .join("redis.pid");
-    let pid = std::fs::read_to_string(&pid_file).unwrap();
-    assert!(std::process::Command::new("kill")
-        .args(["-9", pid.trim()])
-        .status()
-        .unwrap()
-        .success());
-    // Its replica takes over (node timeout 2 s).
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
-        let info = cluster.cli(OwnCluster::BASE + 1, &["cluster", "info"]);
-        let nodes = cluster.cli(OwnCluster::BASE + 1, &["cluster", "nodes"]);
-        if nodes.contains("master,fail") && info.contains("cluster_state:ok") {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "no failover: {info}\n{nodes}");
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
+    cluster.fail_over();
     // Nothing is lost, and the crawl goes on with the same store handle
     // (its calls retry while the cluster fails over).
     for h in 0..hosts {

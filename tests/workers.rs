@@ -25,14 +25,19 @@ const DELAY_MS: u64 = 40;
 /// printed message) when no local cluster can be started.
 fn shared_overrides(name: &str) -> Option<Vec<String>> {
     let nodes = redis_local::cluster_for_test("the worker tests")?;
+    Some(overrides_on(name, &nodes))
+}
+
+/// A worker's `--set` overrides of a shared crawl named `name` on `nodes`.
+fn overrides_on(name: &str, nodes: &[String]) -> Vec<String> {
     let list: Vec<String> = nodes.iter().map(|n| format!("\"{n}\"")).collect();
-    Some(vec![
+    vec![
         "store.backend=\"redis\"".into(),
         format!("store.crawl_name=\"{name}\""),
         format!("store.redis_nodes=[{}]", list.join(",")),
         "store.lease_ms=2000".into(),
         format!("politeness.min_delay_ms={DELAY_MS}"),
-    ])
+    ]
 }
 
 /// `simcrawl ARGS` with the test web's settings and `sets`, writing `out`,
@@ -226,4 +231,83 @@ async fn a_killed_worker_loses_nothing() {
     for (u, n) in count {
         assert!(n == 1 || (n == 2 && victim.contains(u)), "{u} logged {n} times");
     }
+}
+
+/// Records in the workers' logs so far.
+fn logged(out: &Path) -> usize {
+    CrawlDir::new(out)
+        .logs()
+        .iter()
+        .map(|l| std::fs::read_to_string(l).map_or(0, |t| t.lines().count()))
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_outlive_a_master_failover() {
+    let Some(cluster) = crate::redis_backend::OwnCluster::start(7200) else {
+        // Prints why (or fails with SIMCRAWL_REQUIRE_REDIS).
+        let _ = shared_overrides("unused");
+        return;
+    };
+    let nodes = cluster.nodes();
+    let mut sets = overrides_on(&redis_local::unique_crawl_name("failover"), &nodes);
+    // Leases outlast the failover (node timeout 2 s, then the election):
+    // no host changes hands while its worker waits for the cluster.
+    sets.push("store.lease_ms=10000".into());
+    let server = start_web().await;
+    let (one_dir, dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (_, one) = crawl_web(&server, one_dir.path(), &[]).await;
+    let out = dir.path().join("shared");
+    let seeds = server.seeds();
+    let workers: Vec<std::process::Child> = (1..=3)
+        .map(|id| {
+            simcrawl(&["worker", "--id", &id.to_string()], &sets, &out, &seeds)
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let started = Instant::now();
+    while logged(&out) < 150 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{} records in 60 s",
+            logged(&out)
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let at = logged(&out);
+    let cluster = tokio::task::spawn_blocking(move || {
+        cluster.fail_over();
+        cluster
+    })
+    .await
+    .unwrap();
+    for (i, mut w) in workers.into_iter().enumerate() {
+        let status = tokio::task::spawn_blocking(move || w.wait().unwrap()).await.unwrap();
+        assert!(status.success(), "worker {}: {status}", i + 1);
+    }
+    let records = logs(&out);
+    assert!(records.len() > at, "the crawl went on after the failover");
+    let b = canonical_set(&one);
+    let store = simcrawl::store::RedisStore::open(&nodes, &sets_name(&sets)).unwrap();
+    let pages: Vec<_> = store.iter_pages().collect::<Result<_, _>>().unwrap();
+    let mut once = HashSet::new();
+    for p in &pages {
+        assert!(once.insert(p.canonical.clone()), "{} recorded twice", p.canonical);
+    }
+    let missing: Vec<_> = b.difference(&once).filter(|u| !u.contains("/calendar/")).collect();
+    assert!(
+        missing.is_empty(),
+        "failed over at {at} records; not recorded: {missing:?}"
+    );
+    assert!(store.iter_queue().next().is_none(), "the queue is empty at the end");
+    drop(cluster);
+}
+
+/// The crawl name in a worker's overrides.
+fn sets_name(sets: &[String]) -> String {
+    sets.iter()
+        .find_map(|s| s.strip_prefix("store.crawl_name=\""))
+        .map(|s| s.trim_end_matches('"').to_string())
+        .unwrap()
 }

@@ -192,7 +192,7 @@ impl HostLeases for RedisStore {
         Ok(raw
             .into_iter()
             .map(|(n, next_ms)| {
-                (n >= 0).then(|| Acquired {
+                (n >= 0).then_some(Acquired {
                     queued: n as u64,
                     next_ms,
                 })
