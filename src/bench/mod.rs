@@ -22,9 +22,11 @@ pub mod index;
 mod pipeline;
 mod redis;
 mod resume;
+mod workers;
 
 pub use crawl::{cpu_time, disk_usage, peak_rss, run_crawl_bench, CrawlBenchOptions, CrawlFigures};
 pub use frontier::run_frontier_bench;
 pub use pipeline::run_pipeline_bench;
 pub use redis::{run_redis_bench, RedisBenchOptions};
 pub use resume::run_resume_bench;
+pub use workers::run_workers_bench;

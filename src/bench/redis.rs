@@ -28,12 +28,12 @@ pub struct RedisBenchOptions {
 
 /// One node's counters.
 #[derive(Debug, Clone, Default)]
-struct NodeStats {
-    master: bool,
-    commands: u64,
+pub(super) struct NodeStats {
+    pub(super) master: bool,
+    pub(super) commands: u64,
     used_memory: u64,
     /// User + system CPU seconds of the node's process, when readable.
-    cpu_s: Option<f64>,
+    pub(super) cpu_s: Option<f64>,
 }
 
 fn redis_err(e: ::redis::RedisError) -> Error {
@@ -75,17 +75,17 @@ fn node_stats(node: &str) -> Result<NodeStats> {
     })
 }
 
-fn all_stats(nodes: &[String]) -> Result<Vec<NodeStats>> {
+pub(super) fn all_stats(nodes: &[String]) -> Result<Vec<NodeStats>> {
     nodes.iter().map(|n| node_stats(n)).collect()
 }
 
 /// Per kind of key: bytes and keys.
-type KeyKinds = BTreeMap<String, (u64, u64)>;
+pub(super) type KeyKinds = BTreeMap<String, (u64, u64)>;
 
 /// Memory of the crawl's keys on the masters, by kind of key (the part
 /// after the hash tag, or the tag's kind), and the keys' count; the keys
 /// are deleted afterwards.
-fn crawl_keys(nodes: &[String], masters: &[bool], name: &str) -> Result<(KeyKinds, u64)> {
+pub(super) fn crawl_keys(nodes: &[String], masters: &[bool], name: &str) -> Result<(KeyKinds, u64)> {
     let mut kinds = KeyKinds::new();
     let mut keys_total = 0;
     for (node, _) in nodes.iter().zip(masters).filter(|(_, m)| **m) {

@@ -30,13 +30,14 @@ pub(super) async fn dispatch(
                 break;
             }
         }
-        // A worker counts the pages of the whole crawl (as its lease loop
-        // last read them).
-        let recorded = shared
-            .recorded
-            .load(Ordering::Acquire)
-            .max(shared.worker.as_ref().map_or(0, |w| w.recorded()));
-        if max_pages > 0 && recorded + inflight as u64 >= max_pages {
+        // A worker fetches within the fetch budget it took from the whole
+        // crawl's (see `workers.rs`).
+        let over = match &shared.worker {
+            Some(w) if max_pages > 0 && !shared.frontier.is_empty() => !w.has_budget(shared).await,
+            Some(_) => false,
+            None => max_pages > 0 && shared.recorded.load(Ordering::Acquire) + inflight as u64 >= max_pages,
+        };
+        if over {
             stop = StopReason::MaxPages;
             if inflight == 0 {
                 break;
@@ -61,6 +62,9 @@ pub(super) async fn dispatch(
         tracing::trace!("frontier.next: {next:?}");
         let wait_until = match next {
             NextUrl::Ready(q) => {
+                if let Some(w) = &shared.worker {
+                    w.spend_budget();
+                }
                 shared.in_flight.fetch_add(1, Ordering::AcqRel);
                 let (shared, tx) = (shared.clone(), tx.clone());
                 tokio::spawn(async move {

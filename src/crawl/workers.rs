@@ -24,25 +24,75 @@ use std::time::Instant;
 
 /// The lease loop runs every TTL ÷ this.
 const LEASE_STEP: u32 = 5;
+/// ... and at least this often while the worker has nothing to fetch.
+const IDLE_TICK: Duration = Duration::from_millis(200);
 
 /// What the dispatcher of a worker reads from its lease loop.
 #[derive(Default)]
 pub(super) struct WorkerShared {
     /// The crawl is over (see the module docs).
     drained: AtomicBool,
-    /// Pages the whole crawl has recorded, as last read.
-    recorded: AtomicU64,
     /// Set when the crawl loop ends: the lease loop stops.
     stop: AtomicBool,
+    /// Fetches taken from the crawl's budget (`crawl.max_pages`) and not
+    /// made yet; the budget ran out when `spent`.
+    budget: AtomicU64,
+    spent: AtomicBool,
 }
+
+/// Fetches a worker takes from the crawl's budget at a time: a crawl stops
+/// at most this many fetches per worker short of `crawl.max_pages`.
+const BUDGET_BLOCK: u64 = 8;
 
 impl WorkerShared {
     pub(super) fn drained(&self) -> bool {
         self.drained.load(Ordering::Acquire)
     }
 
-    pub(super) fn recorded(&self) -> u64 {
-        self.recorded.load(Ordering::Acquire)
+    /// Whether this worker may make one more fetch under `crawl.max_pages`:
+    /// from the budget it holds, or from a block it takes from the crawl's
+    /// (a counter in the store that every worker draws from).
+    pub(super) async fn has_budget(&self, shared: &Arc<Shared>) -> bool {
+        if self.budget.load(Ordering::Acquire) > 0 {
+            return true;
+        }
+        if self.spent.load(Ordering::Acquire) {
+            return false;
+        }
+        let max = shared.settings.crawl.max_pages;
+        let sh = shared.clone();
+        let took = tokio::task::spawn_blocking(move || {
+            let leases = leases(&sh)?;
+            Ok::<u64, Error>(leases.take_fetches(BUDGET_BLOCK)?)
+        })
+        .await;
+        match took {
+            Ok(Ok(total)) => {
+                let before = total.saturating_sub(BUDGET_BLOCK);
+                let granted = max.saturating_sub(before).min(BUDGET_BLOCK);
+                if granted == 0 {
+                    self.spent.store(true, Ordering::Release);
+                    return false;
+                }
+                self.budget.fetch_add(granted, Ordering::AcqRel);
+                true
+            }
+            Ok(Err(e)) => {
+                tracing::warn!("fetch budget: {e}");
+                false
+            }
+            Err(e) => {
+                tracing::warn!("fetch budget: {e}");
+                false
+            }
+        }
+    }
+
+    /// One fetch made from the budget.
+    pub(super) fn spend_budget(&self) {
+        let _ = self
+            .budget
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |b| b.checked_sub(1));
     }
 
     /// The crawl loop has ended: the lease loop stops at its next tick.
@@ -119,7 +169,10 @@ pub(super) async fn lease_loop(shared: Arc<Shared>, name: String) {
         if w.drained() {
             shared.wake.notify_one();
         }
-        tokio::time::sleep(tick).await;
+        // A worker with nothing to fetch looks for work (and for the end
+        // of the crawl) more often.
+        let idle = shared.frontier.is_empty() && shared.in_flight.load(Ordering::Acquire) == 0;
+        tokio::time::sleep(if idle { tick.min(IDLE_TICK) } else { tick }).await;
     }
 }
 
@@ -202,7 +255,6 @@ fn lease_step(shared: &Shared, me: &str, ttl: Duration, last_empty: &mut Option<
         }
     }
     let recorded = frontier.store().pages_recorded()?;
-    w.recorded.store(recorded, Ordering::Release);
     let quiet = frontier.in_flight() == 0 && shared.in_flight.load(Ordering::Acquire) == 0;
     if total == 0 && quiet {
         if *last_empty == Some(recorded) {

@@ -47,6 +47,12 @@ impl Keys {
         format!("{{{}}}:pages", self.name)
     }
 
+    /// `{N}:fetches`: fetches the crawl's workers took from its budget
+    /// (`crawl.max_pages`).
+    pub(super) fn fetches(&self) -> String {
+        format!("{{{}}}:fetches", self.name)
+    }
+
     /// `{N}:workers`: hash worker id → when its heartbeat expires (ms
     /// since the Unix epoch).
     pub(super) fn workers(&self) -> String {

@@ -59,6 +59,9 @@ pub trait HostLeases: Send + Sync {
     /// Give up `worker`'s leases of these hosts, each with the time it may
     /// be fetched next (ms since the Unix epoch).
     fn release(&self, worker: &str, hosts: &[(&str, u64)]) -> Result<(), StoreError>;
+    /// Count `n` more fetches against the crawl's fetch counter; returns
+    /// the count after (the workers share `crawl.max_pages` through it).
+    fn take_fetches(&self, n: u64) -> Result<u64, StoreError>;
 }
 
 /// Milliseconds since the Unix epoch, now.
@@ -216,6 +219,10 @@ impl HostLeases for RedisStore {
         }
         let raw: Vec<i64> = self.with(|c| p.query(c))?;
         Ok(raw.into_iter().map(|n| (n >= 0).then_some(n as u64)).collect())
+    }
+
+    fn take_fetches(&self, n: u64) -> Result<u64, StoreError> {
+        self.with(|c| ::redis::cmd("INCRBY").arg(self.keys.fetches()).arg(n).query(c))
     }
 
     fn release(&self, worker: &str, hosts: &[(&str, u64)]) -> Result<(), StoreError> {

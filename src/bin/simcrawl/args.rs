@@ -394,6 +394,11 @@ pub(crate) enum BenchKind {
         /// memory per page with the ratios to the disk store (no peer).
         #[arg(long, value_enum, default_value = "disk")]
         backend: BenchBackend,
+        /// With `--backend redis`: crawl with each of these numbers of
+        /// `simcrawl worker` processes sharing the crawl (e.g. `1,2,4`) and
+        /// print a row per number against the disk store.
+        #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
+        workers: Vec<u16>,
     },
 }
 

@@ -39,7 +39,11 @@ pub(crate) fn run(which: BenchKind) -> anyhow::Result<ExitCode> {
             set,
             keep,
             backend,
+            workers,
         } => {
+            if !workers.is_empty() && backend != BenchBackend::Redis {
+                anyhow::bail!("--workers shares the crawl on a Redis Cluster: add --backend redis");
+            }
             if backend == BenchBackend::Redis {
                 if keep.is_some() {
                     anyhow::bail!("--keep is for the disk store (--backend disk)");
@@ -49,7 +53,11 @@ pub(crate) fn run(which: BenchKind) -> anyhow::Result<ExitCode> {
                     max_pages,
                     overrides: set,
                 };
-                simcrawl::bench::run_redis_bench(&opts, &mut std::io::stdout().lock())?;
+                if workers.is_empty() {
+                    simcrawl::bench::run_redis_bench(&opts, &mut std::io::stdout().lock())?;
+                } else {
+                    simcrawl::bench::run_workers_bench(&opts, &workers, &mut std::io::stdout().lock())?;
+                }
                 return Ok(ExitCode::SUCCESS);
             }
             let opts = simcrawl::bench::CrawlBenchOptions {
