@@ -313,6 +313,48 @@ mod tests {
     }
 
     #[test]
+    fn several_logs_read_as_one() {
+        // A worker's log cut short by a kill, then another worker's, as
+        // `DIR/worker-N/pages.jsonl` in a shared crawl.
+        let dir = tempfile::tempdir().unwrap();
+        let one = |u: &str| PageRecord {
+            url: u.into(),
+            canonical: u.into(),
+            ..Default::default()
+        };
+        let line = |u: &str| serde_json::to_string(&one(u)).unwrap();
+        let layout = crate::model::CrawlDir::new(dir.path());
+        for (n, text) in [
+            (2, format!("{}\n{{\"url\":\"http://a.te", line("http://a.test/2"))),
+            (10, format!("{}\n", line("http://a.test/10"))),
+            (
+                1,
+                format!("{}\n{}\n", line("http://a.test/1a"), line("http://a.test/1b")),
+            ),
+        ] {
+            std::fs::create_dir_all(layout.worker(n)).unwrap();
+            std::fs::write(layout.worker(n).join("pages.jsonl"), text).unwrap();
+        }
+        std::fs::create_dir_all(dir.path().join("worker-x")).unwrap();
+        let logs = layout.logs();
+        assert_eq!(logs.len(), 3, "{logs:?}");
+        let urls: Vec<String> = records_of(&logs).unwrap().map(|r| r.unwrap().url).collect();
+        assert_eq!(
+            urls,
+            [
+                "http://a.test/1a",
+                "http://a.test/1b",
+                "http://a.test/2",
+                "http://a.test/10"
+            ]
+        );
+        // A crawl's own log is read alone.
+        std::fs::write(layout.log(), format!("{}\n", line("http://a.test/own"))).unwrap();
+        assert_eq!(layout.logs(), vec![layout.log()]);
+        assert!(records_of(&[]).is_err());
+    }
+
+    #[test]
     fn stream_names_a_bad_middle_line() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("pages.jsonl");

@@ -79,12 +79,12 @@ mod progress;
 mod provisional;
 mod resume;
 mod revisit;
+mod shared_crawl;
 mod shared_dedup;
 mod sitemaps;
 #[cfg(test)]
 mod tests;
 mod worker;
-mod workers;
 
 use analyze::*;
 use chains::DupChains;
@@ -93,8 +93,8 @@ use progress::*;
 pub(crate) use resume::DedupState;
 use resume::*;
 use revisit::*;
+use shared_crawl::*;
 use worker::*;
-use workers::*;
 
 /// What to crawl and where to write it.
 pub struct CrawlOptions {

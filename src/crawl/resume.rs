@@ -176,7 +176,7 @@ fn open_worker(
     seeds: &[Url],
     id: u16,
 ) -> Result<Opened> {
-    let store: Arc<dyn Store> = Arc::new(workers::open_worker_store(settings, opts, store_dir)?);
+    let store: Arc<dyn Store> = Arc::new(shared_crawl::open_worker_store(settings, opts, store_dir)?);
     let _ = std::fs::remove_file(snapshot);
     let crawl_tag = crawl_tag(store.as_ref())?;
     let (frontier, seeded) = Frontier::for_worker(store.clone(), settings, seeds, id)?;

@@ -31,7 +31,7 @@ pub(super) async fn dispatch(
             }
         }
         // A worker fetches within the fetch budget it took from the whole
-        // crawl's (see `workers.rs`).
+        // crawl's (see `shared_crawl.rs`).
         let over = match &shared.worker {
             Some(w) if max_pages > 0 && !shared.frontier.is_empty() => !w.has_budget(shared).await,
             Some(_) => false,
