@@ -32,14 +32,14 @@ fn children_cpu_s() -> f64 {
 }
 
 /// One shared crawl by `n` workers: its figures (workers' CPU), the nodes'
-/// CPU seconds and the masters' commands.
+/// CPU seconds, the masters' commands and the workers' store calls.
 fn shared_crawl(
     n: u16,
     port: u16,
     opts: &RedisBenchOptions,
     nodes: &[String],
     dir: &std::path::Path,
-) -> Result<(CrawlFigures, Option<f64>, f64)> {
+) -> Result<(CrawlFigures, Option<f64>, f64, u64)> {
     let config = dir.join("test.toml");
     std::fs::write(&config, crate::config::TEST_TOML).map_err(|e| Error::io(&config, e))?;
     let name = crate::store::redis_local::unique_crawl_name(&format!("bench-w{n}"));
@@ -73,18 +73,30 @@ fn shared_crawl(
         .arg("--out")
         .arg(&out)
         .arg(format!("http://www.news.test:{port}/"))
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null());
         for s in &set {
             cmd.arg("--set").arg(s);
         }
         children.push(cmd.spawn().map_err(|e| Error::io("simcrawl worker", e))?);
     }
-    for mut c in children {
-        let status = c.wait().map_err(|e| Error::io("simcrawl worker", e))?;
-        if !status.success() {
-            return Err(Error::Internal(format!("a bench worker failed: {status}")));
+    // Each worker prints the store calls it made (`store calls: N`).
+    let mut calls = 0u64;
+    for c in children {
+        let done = c.wait_with_output().map_err(|e| Error::io("simcrawl worker", e))?;
+        if !done.status.success() {
+            return Err(Error::Internal(format!("a bench worker failed: {}", done.status)));
         }
+        calls += String::from_utf8_lossy(&done.stdout)
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("store calls: ")?
+                    .split_whitespace()
+                    .next()?
+                    .parse::<u64>()
+                    .ok()
+            })
+            .unwrap_or(0);
     }
     let (wall, cpu) = (t0.elapsed(), children_cpu_s() - cpu0);
     let after = all_stats(nodes)?;
@@ -115,6 +127,7 @@ fn shared_crawl(
         },
         node_cpu,
         commands,
+        calls,
     ))
 }
 
@@ -144,14 +157,24 @@ pub fn run_workers_bench(opts: &RedisBenchOptions, workers: &[u16], out: &mut dy
     let (disk, _) = crawl_simcrawl(web.port, opts.max_pages, &opts.overrides, &dir.join("disk"))?;
     writeln!(
         out,
-        "{:<12} {:>7} {:>8} {:>8} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9}",
-        "crawl", "pages", "wall s", "pages/s", "CPU/1k", "nodes/1k", "total/1k", "cmds/page", "pages/s×", "CPU×"
+        "{:<12} {:>7} {:>8} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9}",
+        "crawl",
+        "pages",
+        "wall s",
+        "pages/s",
+        "CPU/1k",
+        "nodes/1k",
+        "total/1k",
+        "cmds/page",
+        "calls/page",
+        "pages/s×",
+        "CPU×"
     )
     .map_err(io)?;
     let base_cpu = disk.cpu_per_1k().max(1e-9);
     writeln!(
         out,
-        "{:<12} {:>7} {:>8.2} {:>8.0} {:>10.3} {:>10} {:>10.3} {:>10} {:>9} {:>9}",
+        "{:<12} {:>7} {:>8.2} {:>8.0} {:>10.3} {:>10} {:>10.3} {:>10} {:>10} {:>9} {:>9}",
         "disk, 1",
         disk.pages,
         disk.wall_s,
@@ -160,18 +183,19 @@ pub fn run_workers_bench(opts: &RedisBenchOptions, workers: &[u16], out: &mut dy
         "",
         disk.cpu_per_1k(),
         "",
+        "",
         "1.00",
         "1.00"
     )
     .map_err(io)?;
     for &n in workers {
-        let (f, node_cpu, commands) = shared_crawl(n, web.port, opts, &nodes, &dir)?;
+        let (f, node_cpu, commands, calls) = shared_crawl(n, web.port, opts, &nodes, &dir)?;
         let pages = f.pages.max(1) as f64;
         let nodes_1k = node_cpu.map(|c| c * 1000.0 / pages);
         let total = f.cpu_per_1k() + nodes_1k.unwrap_or(0.0);
         writeln!(
             out,
-            "{:<12} {:>7} {:>8.2} {:>8.0} {:>10.3} {:>10} {:>10.3} {:>10.1} {:>9.2} {:>9.2}",
+            "{:<12} {:>7} {:>8.2} {:>8.0} {:>10.3} {:>10} {:>10.3} {:>10.1} {:>10.2} {:>9.2} {:>9.2}",
             format!("redis, {n}"),
             f.pages,
             f.wall_s,
@@ -180,6 +204,7 @@ pub fn run_workers_bench(opts: &RedisBenchOptions, workers: &[u16], out: &mut dy
             nodes_1k.map_or_else(|| "-".into(), |c| format!("{c:.3}")),
             total,
             commands / pages,
+            calls as f64 / pages,
             f.pages_per_s() / disk.pages_per_s().max(1e-9),
             total / base_cpu
         )
@@ -187,7 +212,7 @@ pub fn run_workers_bench(opts: &RedisBenchOptions, workers: &[u16], out: &mut dy
     }
     writeln!(
         out,
-        "(CPU/1k: CPU-s per 1k pages of the crawl processes; nodes/1k: of the Redis nodes; ×: against the disk store's crawl)"
+        "(CPU/1k: CPU-s per 1k pages of the crawl processes; nodes/1k: of the Redis nodes; calls: the workers' store calls, one round trip per node each; ×: against the disk store's crawl)"
     )
     .map_err(io)?;
     let _ = std::fs::remove_dir_all(&dir);

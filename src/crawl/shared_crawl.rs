@@ -42,7 +42,7 @@ pub(super) struct WorkerShared {
 
 /// Fetches a worker takes from the crawl's budget at a time: a crawl stops
 /// at most this many fetches per worker short of `crawl.max_pages`.
-const BUDGET_BLOCK: u64 = 8;
+const BUDGET_BLOCK: u64 = 32;
 
 impl WorkerShared {
     pub(super) fn drained(&self) -> bool {

@@ -52,6 +52,10 @@ pub(crate) fn worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
         });
     })?;
     crate::crawl::print_summary(&summary, &out);
+    println!(
+        "store calls: {} (one round trip per node each)",
+        simcrawl::store::redis_calls()
+    );
     Ok(ExitCode::SUCCESS)
 }
 
