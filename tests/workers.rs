@@ -311,3 +311,29 @@ fn sets_name(sets: &[String]) -> String {
         .map(|s| s.trim_end_matches('"').to_string())
         .unwrap()
 }
+
+/// `bench crawl --backend redis --workers 1,2` prints a row per number of
+/// workers, with the ratios to the disk store.
+#[test]
+fn bench_crawl_with_workers_prints_a_row_per_count() {
+    let Some(_) = redis_local::cluster_for_test("bench crawl --workers") else {
+        return;
+    };
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_simcrawl"))
+        .args([
+            "bench", "crawl", "--backend", "redis", "--workers", "1,2", "--pages", "300", "--max-pages", "300",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    for row in ["disk, 1", "redis, 1", "redis, 2"] {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(row))
+            .unwrap_or_else(|| panic!("no row {row:?}:\n{text}"));
+        let pages: u64 = line.split_whitespace().nth(2).unwrap().parse().unwrap();
+        assert!((250..=300).contains(&pages), "{line}");
+    }
+    assert!(text.contains("calls/page"), "{text}");
+}
