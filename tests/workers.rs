@@ -321,7 +321,16 @@ fn bench_crawl_with_workers_prints_a_row_per_count() {
     };
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_simcrawl"))
         .args([
-            "bench", "crawl", "--backend", "redis", "--workers", "1,2", "--pages", "300", "--max-pages", "300",
+            "bench",
+            "crawl",
+            "--backend",
+            "redis",
+            "--workers",
+            "1,2",
+            "--pages",
+            "300",
+            "--max-pages",
+            "300",
         ])
         .output()
         .unwrap();
