@@ -215,22 +215,7 @@ fn open_redis(settings: &Settings, opts: &CrawlOptions, store_dir: &Path) -> Res
         return Ok(store);
     }
     let name = if configured.is_empty() {
-        let dir_name = std::fs::canonicalize(&opts.out)
-            .ok()
-            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .unwrap_or_default();
-        let ok = !dir_name.is_empty()
-            && dir_name.len() <= 100
-            && dir_name
-                .chars()
-                .all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '-' | '_' | '.'));
-        if !ok {
-            return Err(Error::InvalidInput(format!(
-                "{}: the directory's name {dir_name:?} is not a valid crawl name; set [store] crawl_name",
-                opts.out.display()
-            )));
-        }
-        dir_name
+        crawl_name_of(&opts.out, &opts.out)?
     } else {
         configured.clone()
     };
@@ -246,6 +231,28 @@ fn open_redis(settings: &Settings, opts: &CrawlOptions, store_dir: &Path) -> Res
     }
     .write(store_dir)?;
     Ok(store)
+}
+
+/// The crawl name `dir`'s name makes (when `[store] crawl_name` is `""`):
+/// at most 100 characters of A-Z a-z 0-9 - _ . (`out`: the crawl
+/// directory, for the error).
+pub(super) fn crawl_name_of(dir: &Path, out: &Path) -> Result<String> {
+    let name = std::fs::canonicalize(dir)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    let ok = !name.is_empty()
+        && name.len() <= 100
+        && name
+            .chars()
+            .all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '-' | '_' | '.'));
+    if !ok {
+        return Err(Error::InvalidInput(format!(
+            "{}: the directory's name {name:?} is not a valid crawl name; set [store] crawl_name",
+            out.display()
+        )));
+    }
+    Ok(name)
 }
 
 /// The seeds, canonicalized (at least one).

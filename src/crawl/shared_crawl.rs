@@ -114,26 +114,8 @@ pub(super) fn worker_name(id: u16) -> String {
 /// ([`RedisMarker`]).
 pub(super) fn open_worker_store(settings: &Settings, opts: &CrawlOptions, store_dir: &Path) -> Result<RedisStore> {
     let name = if settings.store.crawl_name.is_empty() {
-        let parent = std::fs::canonicalize(&opts.out)
-            .ok()
-            .and_then(|p| {
-                p.parent()
-                    .and_then(|d| d.file_name())
-                    .map(|n| n.to_string_lossy().into_owned())
-            })
-            .unwrap_or_default();
-        let ok = !parent.is_empty()
-            && parent.len() <= 100
-            && parent
-                .chars()
-                .all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '-' | '_' | '.'));
-        if !ok {
-            return Err(Error::InvalidInput(format!(
-                "{}: the crawl directory's name {parent:?} is not a valid crawl name; set [store] crawl_name",
-                opts.out.display()
-            )));
-        }
-        parent
+        let out = std::fs::canonicalize(&opts.out).unwrap_or_else(|_| opts.out.clone());
+        crawl_name_of(out.parent().unwrap_or(&out), &opts.out)?
     } else {
         settings.store.crawl_name.clone()
     };
