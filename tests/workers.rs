@@ -346,3 +346,63 @@ fn bench_crawl_with_workers_prints_a_row_per_count() {
     }
     assert!(text.contains("calls/page"), "{text}");
 }
+
+/// A worker stopped (SIGSTOP) for longer than its leases last loses its
+/// hosts to the others; when it goes on, what it still had in flight is
+/// either recorded by it or dropped as recorded by another, and the crawl
+/// ends with every page recorded once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_worker_loses_its_hosts_and_nothing_is_recorded_twice() {
+    let name = redis_local::unique_crawl_name("stall");
+    let Some(sets) = shared_overrides(&name) else { return };
+    let server = start_web().await;
+    let (one_dir, dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (_, one) = crawl_web(&server, one_dir.path(), &[]).await;
+    let out = dir.path().join("shared");
+    let seeds = server.seeds();
+    let mut workers: Vec<std::process::Child> = (1..=3)
+        .map(|id| {
+            simcrawl(&["worker", "--id", &id.to_string()], &sets, &out, &seeds)
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let victim_log = CrawlDir::new(CrawlDir::new(&out).worker(2)).log();
+    let started = Instant::now();
+    while std::fs::read_to_string(&victim_log).map_or(0, |t| t.lines().count()) < 30 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "worker 2 wrote too little in 60 s"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let pid = workers[1].id().to_string();
+    let signal = |sig: &str| {
+        let ok = std::process::Command::new("kill").args([sig, &pid]).status().unwrap();
+        assert!(ok.success(), "kill {sig} {pid}");
+    };
+    signal("-STOP");
+    // Longer than the 2 s leases: the others take worker 2's hosts.
+    tokio::time::sleep(Duration::from_millis(3500)).await;
+    signal("-CONT");
+    for (i, w) in workers.drain(..).enumerate() {
+        let mut w = w;
+        let status = tokio::task::spawn_blocking(move || w.wait().unwrap()).await.unwrap();
+        assert!(status.success(), "worker {}: {status}", i + 1);
+    }
+    let marker = simcrawl::store::RedisMarker::read(&CrawlDir::new(CrawlDir::new(&out).worker(1)).store())
+        .unwrap()
+        .unwrap();
+    let store = simcrawl::store::RedisStore::open(&marker.nodes, &marker.name).unwrap();
+    let pages: Vec<_> = store.iter_pages().collect::<Result<_, _>>().unwrap();
+    let mut once = HashSet::new();
+    for p in &pages {
+        assert!(once.insert(p.canonical.clone()), "{} recorded twice", p.canonical);
+    }
+    let missing: Vec<_> = canonical_set(&one)
+        .into_iter()
+        .filter(|u| !once.contains(u) && !u.contains("/calendar/"))
+        .collect();
+    assert!(missing.is_empty(), "not recorded: {missing:?}");
+    assert!(store.iter_queue().next().is_none(), "the queue is empty at the end");
+}

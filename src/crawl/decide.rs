@@ -44,10 +44,10 @@ pub(super) fn next_in_group(rx: &mut mpsc::Receiver<Fetched>, opened: std::time:
 
 /// A decided page waiting for its group's commit.
 pub(super) struct Done {
-    q: QueuedUrl,
-    page: StoredPage,
+    pub(super) q: QueuedUrl,
+    pub(super) page: StoredPage,
     /// Where its body is in the WARC files (filled in at the commit).
-    body: Option<BodyRef>,
+    pub(super) body: Option<BodyRef>,
 }
 
 /// The metadata record of a page in the WARC files: its dedup outcome, as
@@ -146,7 +146,7 @@ pub(super) struct Decider {
     /// The crawl log, flushed before each group's store commit.
     log: CrawlLogWriter<std::io::BufWriter<std::fs::File>>,
     /// Decided pages waiting for the commit (see [`Decider::run`]).
-    group: Vec<Done>,
+    pub(super) group: Vec<Done>,
     /// The exact and near-duplicate indexes and the content sketches, over
     /// the crawl's shared decision log when the store has one
     /// (`shared_dedup.rs`).
@@ -752,9 +752,7 @@ impl Decider {
                 }
             }
         }
-        let items: Vec<(&QueuedUrl, &StoredPage, Option<BodyRef>)> =
-            self.group.iter().map(|d| (&d.q, &d.page, d.body)).collect();
-        self.shared.frontier.complete_many(&items)?;
+        self.complete_group()?;
         let ids: Vec<PageId> = self.group_ids().collect();
         if let Err(e) = self.dedup.committed(&ids) {
             // The records are in the store: a worker that looks for ghosts

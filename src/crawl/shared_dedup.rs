@@ -19,6 +19,8 @@
 use super::decide::Decider;
 use super::*;
 use crate::dedup::{Fate, Judgement, SharedReplica};
+use crate::frontier::FrontierError;
+use crate::store::StoreError;
 use parking_lot::Mutex;
 
 /// Hosts whose ghosts (pages another worker decided and never committed)
@@ -124,6 +126,45 @@ pub(super) fn open_replica(s: &Settings, store: &dyn Store, loaded: DedupState) 
         r.replica().uncommitted_len()
     );
     Ok(r)
+}
+
+impl Decider {
+    /// Records the group's pages in the store. A worker of a shared crawl
+    /// whose lease of a host expired while pages of it were in flight (a
+    /// stall longer than `[store] lease_ms`) may find one of them recorded
+    /// by the worker that took the host over ([`StoreError::AlreadyDone`]):
+    /// that page leaves the group and the frontier without a record, its
+    /// decision becomes a ghost of the shared decisions (forgotten before
+    /// the next batch), and the rest of the group is recorded.
+    pub(super) fn complete_group(&mut self) -> Result<()> {
+        loop {
+            let items: Vec<(&QueuedUrl, &StoredPage, Option<BodyRef>)> =
+                self.group.iter().map(|d| (&d.q, &d.page, d.body)).collect();
+            let done_elsewhere = match self.shared.frontier.complete_many(&items) {
+                Ok(()) => return Ok(()),
+                Err(FrontierError::Store(StoreError::AlreadyDone { url, page }))
+                    if self.shared.frontier.is_worker() =>
+                {
+                    (url, page)
+                }
+                Err(e) => return Err(e.into()),
+            };
+            let (url, page) = done_elsewhere;
+            let Some(at) = self.group.iter().position(|d| d.q.canonical == url) else {
+                return Err(StoreError::AlreadyDone { url, page }.into());
+            };
+            let d = self.group.remove(at);
+            tracing::warn!(
+                "{url}: recorded by another worker as page {page} (this worker's lease of {} expired while it was in flight); not recorded here",
+                d.q.host
+            );
+            self.shared.frontier.abandon(&d.q)?;
+            self.shared.ghosts.host(&d.q.host);
+            if self.group.is_empty() {
+                return Ok(());
+            }
+        }
+    }
 }
 
 impl Decider {

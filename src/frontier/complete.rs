@@ -132,6 +132,17 @@ impl Frontier {
         Ok(())
     }
 
+    /// Drop an in-flight URL that another process recorded first (a worker
+    /// of a shared crawl whose lease of the host expired while the URL was
+    /// in flight): it leaves the frontier without a record of this process.
+    pub fn abandon(&self, url: &QueuedUrl) -> Result<(), FrontierError> {
+        let mut g = self.inner.lock();
+        let inner = &mut *g;
+        let (id, _) = self.take_in_flight(inner, url)?;
+        self.reschedule(inner, id)?;
+        Ok(())
+    }
+
     /// Record `alias` (a redirect hop or rel=canonical source) as another
     /// name of `canonical`. False when `alias` was already known (then it is
     /// not to be fetched as a new URL).
