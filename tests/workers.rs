@@ -162,13 +162,7 @@ async fn a_killed_worker_loses_nothing() {
     server.clear_requests();
     let out = dir.path().join("shared");
     let seeds = server.seeds();
-    let workers: Vec<std::process::Child> = (1..=3)
-        .map(|id| {
-            simcrawl(&["worker", "--id", &id.to_string()], &sets, &out, &seeds)
-                .spawn()
-                .unwrap()
-        })
-        .collect();
+    let workers = spawn_workers(&sets, &out, &seeds);
     // Kill worker 2 once it has written 40 records.
     let victim_log = CrawlDir::new(CrawlDir::new(&out).worker(2)).log();
     let started = Instant::now();
@@ -206,19 +200,7 @@ async fn a_killed_worker_loses_nothing() {
         differ.is_empty(),
         "killed at {killed_at} records; differs from one process: {differ:?}"
     );
-    let marker = simcrawl::store::RedisMarker::read(&CrawlDir::new(CrawlDir::new(&out).worker(1)).store())
-        .unwrap()
-        .unwrap();
-    let store = simcrawl::store::RedisStore::open(&marker.nodes, &marker.name).unwrap();
-    let pages: Vec<_> = store.iter_pages().collect::<Result<_, _>>().unwrap();
-    let mut once = HashSet::new();
-    for p in &pages {
-        assert!(once.insert(p.canonical.clone()), "{} recorded twice", p.canonical);
-    }
-    let stored: HashSet<String> = pages.iter().map(|p| p.canonical.clone()).collect();
-    let missing: Vec<_> = b.difference(&stored).filter(|u| !u.contains("/calendar/")).collect();
-    assert!(missing.is_empty(), "not recorded: {missing:?}");
-    assert!(store.iter_queue().next().is_none(), "the queue is empty at the end");
+    assert_recorded_once(&out, &b, &format!("killed at {killed_at} records"));
     // A record logged twice is one the killed worker had not committed.
     let mut count: HashMap<&str, usize> = HashMap::new();
     for r in &records {
@@ -231,6 +213,52 @@ async fn a_killed_worker_loses_nothing() {
     for (u, n) in count {
         assert!(n == 1 || (n == 2 && victim.contains(u)), "{u} logged {n} times");
     }
+}
+
+/// Three `simcrawl worker` processes (ids 1 to 3) on the crawl in `out`.
+fn spawn_workers(sets: &[String], out: &Path, seeds: &[String]) -> Vec<std::process::Child> {
+    (1..=3)
+        .map(|id| {
+            simcrawl(&["worker", "--id", &id.to_string()], sets, out, seeds)
+                .spawn()
+                .unwrap()
+        })
+        .collect()
+}
+
+/// Waits for every worker; each must end with success.
+async fn wait_all(workers: Vec<std::process::Child>) {
+    for (i, mut w) in workers.into_iter().enumerate() {
+        let status = tokio::task::spawn_blocking(move || w.wait().unwrap()).await.unwrap();
+        assert!(status.success(), "worker {}: {status}", i + 1);
+    }
+}
+
+/// The shared crawl in `out` recorded each page once, every URL of
+/// `expected` (calendar-trap months aside), and left nothing queued.
+fn assert_recorded_once(out: &Path, expected: &HashSet<String>, what: &str) {
+    let marker = simcrawl::store::RedisMarker::read(&CrawlDir::new(CrawlDir::new(out).worker(1)).store())
+        .unwrap()
+        .unwrap();
+    let store = simcrawl::store::RedisStore::open(&marker.nodes, &marker.name).unwrap();
+    let mut once = HashSet::new();
+    for p in store.iter_pages() {
+        let p = p.unwrap();
+        assert!(
+            once.insert(p.canonical.clone()),
+            "{what}: {} recorded twice",
+            p.canonical
+        );
+    }
+    let missing: Vec<_> = expected
+        .difference(&once)
+        .filter(|u| !u.contains("/calendar/"))
+        .collect();
+    assert!(missing.is_empty(), "{what}: not recorded: {missing:?}");
+    assert!(
+        store.iter_queue().next().is_none(),
+        "{what}: the queue is empty at the end"
+    );
 }
 
 /// Records in the workers' logs so far.
@@ -259,13 +287,7 @@ async fn workers_outlive_a_master_failover() {
     let (_, one) = crawl_web(&server, one_dir.path(), &[]).await;
     let out = dir.path().join("shared");
     let seeds = server.seeds();
-    let workers: Vec<std::process::Child> = (1..=3)
-        .map(|id| {
-            simcrawl(&["worker", "--id", &id.to_string()], &sets, &out, &seeds)
-                .spawn()
-                .unwrap()
-        })
-        .collect();
+    let workers = spawn_workers(&sets, &out, &seeds);
     let started = Instant::now();
     while logged(&out) < 150 {
         assert!(
@@ -282,34 +304,12 @@ async fn workers_outlive_a_master_failover() {
     })
     .await
     .unwrap();
-    for (i, mut w) in workers.into_iter().enumerate() {
-        let status = tokio::task::spawn_blocking(move || w.wait().unwrap()).await.unwrap();
-        assert!(status.success(), "worker {}: {status}", i + 1);
-    }
+    wait_all(workers).await;
     let records = logs(&out);
     assert!(records.len() > at, "the crawl went on after the failover");
     let b = canonical_set(&one);
-    let store = simcrawl::store::RedisStore::open(&nodes, &sets_name(&sets)).unwrap();
-    let pages: Vec<_> = store.iter_pages().collect::<Result<_, _>>().unwrap();
-    let mut once = HashSet::new();
-    for p in &pages {
-        assert!(once.insert(p.canonical.clone()), "{} recorded twice", p.canonical);
-    }
-    let missing: Vec<_> = b.difference(&once).filter(|u| !u.contains("/calendar/")).collect();
-    assert!(
-        missing.is_empty(),
-        "failed over at {at} records; not recorded: {missing:?}"
-    );
-    assert!(store.iter_queue().next().is_none(), "the queue is empty at the end");
+    assert_recorded_once(&out, &b, &format!("failed over at {at} records"));
     drop(cluster);
-}
-
-/// The crawl name in a worker's overrides.
-fn sets_name(sets: &[String]) -> String {
-    sets.iter()
-        .find_map(|s| s.strip_prefix("store.crawl_name=\""))
-        .map(|s| s.trim_end_matches('"').to_string())
-        .unwrap()
 }
 
 /// `bench crawl --backend redis --workers 1,2` prints a row per number of
@@ -360,13 +360,7 @@ async fn a_stalled_worker_loses_its_hosts_and_nothing_is_recorded_twice() {
     let (_, one) = crawl_web(&server, one_dir.path(), &[]).await;
     let out = dir.path().join("shared");
     let seeds = server.seeds();
-    let mut workers: Vec<std::process::Child> = (1..=3)
-        .map(|id| {
-            simcrawl(&["worker", "--id", &id.to_string()], &sets, &out, &seeds)
-                .spawn()
-                .unwrap()
-        })
-        .collect();
+    let workers = spawn_workers(&sets, &out, &seeds);
     let victim_log = CrawlDir::new(CrawlDir::new(&out).worker(2)).log();
     let started = Instant::now();
     while std::fs::read_to_string(&victim_log).map_or(0, |t| t.lines().count()) < 30 {
@@ -385,24 +379,6 @@ async fn a_stalled_worker_loses_its_hosts_and_nothing_is_recorded_twice() {
     // Longer than the 2 s leases: the others take worker 2's hosts.
     tokio::time::sleep(Duration::from_millis(3500)).await;
     signal("-CONT");
-    for (i, w) in workers.drain(..).enumerate() {
-        let mut w = w;
-        let status = tokio::task::spawn_blocking(move || w.wait().unwrap()).await.unwrap();
-        assert!(status.success(), "worker {}: {status}", i + 1);
-    }
-    let marker = simcrawl::store::RedisMarker::read(&CrawlDir::new(CrawlDir::new(&out).worker(1)).store())
-        .unwrap()
-        .unwrap();
-    let store = simcrawl::store::RedisStore::open(&marker.nodes, &marker.name).unwrap();
-    let pages: Vec<_> = store.iter_pages().collect::<Result<_, _>>().unwrap();
-    let mut once = HashSet::new();
-    for p in &pages {
-        assert!(once.insert(p.canonical.clone()), "{} recorded twice", p.canonical);
-    }
-    let missing: Vec<_> = canonical_set(&one)
-        .into_iter()
-        .filter(|u| !once.contains(u) && !u.contains("/calendar/"))
-        .collect();
-    assert!(missing.is_empty(), "not recorded: {missing:?}");
-    assert!(store.iter_queue().next().is_none(), "the queue is empty at the end");
+    wait_all(workers).await;
+    assert_recorded_once(&out, &canonical_set(&one), "stalled 3.5 s");
 }

@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 
-use super::crawl::{crawl_simcrawl, mib, start_child_web, CrawlFigures};
+use super::crawl::{crawl_simcrawl, mib, start_child_web, ChildWeb, CrawlFigures};
 use crate::error::{Error, Result};
 
 /// What `bench crawl --backend redis` runs.
@@ -123,18 +123,26 @@ pub(super) fn crawl_keys(nodes: &[String], masters: &[bool], name: &str) -> Resu
     Ok((kinds, keys_total))
 }
 
-/// Runs the disk and the Redis crawl and prints their figures.
-pub fn run_redis_bench(opts: &RedisBenchOptions, out: &mut dyn Write) -> Result<()> {
-    let io = |e| Error::io("stdout", e);
+/// What a Redis bench runs against: the cluster's nodes, the test web of
+/// `pages` article pages in a child process, and a new temporary directory
+/// for the crawls (`simcrawl-bench-NAME-PID`).
+pub(super) fn cluster_and_web(pages: usize, name: &str) -> Result<(Vec<String>, ChildWeb, std::path::PathBuf)> {
     let nodes = crate::store::redis_local::local_cluster().map_err(|why| {
         Error::InvalidInput(format!(
             "no Redis Cluster ({why}); start one with scripts/redis-cluster.sh start, or name its nodes in SIMCRAWL_REDIS_NODES"
         ))
     })?;
-    let web = start_child_web(opts.pages)?;
-    let dir = std::env::temp_dir().join(format!("simcrawl-bench-redis-{}", std::process::id()));
+    let web = start_child_web(pages)?;
+    let dir = std::env::temp_dir().join(format!("simcrawl-bench-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    Ok((nodes, web, dir))
+}
+
+/// Runs the disk and the Redis crawl and prints their figures.
+pub fn run_redis_bench(opts: &RedisBenchOptions, out: &mut dyn Write) -> Result<()> {
+    let io = |e| Error::io("stdout", e);
+    let (nodes, web, dir) = cluster_and_web(opts.pages, "redis")?;
     writeln!(
         out,
         "test web: {} article pages on 127.0.0.1:{} (child process); each crawl stops at {} fetches; Redis Cluster {}",

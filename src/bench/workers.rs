@@ -14,7 +14,7 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use super::crawl::{crawl_simcrawl, start_child_web, CrawlFigures};
+use super::crawl::{crawl_simcrawl, CrawlFigures};
 use super::redis::{all_stats, NodeStats};
 use super::RedisBenchOptions;
 use crate::error::{Error, Result};
@@ -135,15 +135,7 @@ fn shared_crawl(
 /// table of their figures.
 pub fn run_workers_bench(opts: &RedisBenchOptions, workers: &[u16], out: &mut dyn Write) -> Result<()> {
     let io = |e| Error::io("stdout", e);
-    let nodes = crate::store::redis_local::local_cluster().map_err(|why| {
-        Error::InvalidInput(format!(
-            "no Redis Cluster ({why}); start one with scripts/redis-cluster.sh start, or name its nodes in SIMCRAWL_REDIS_NODES"
-        ))
-    })?;
-    let web = start_child_web(opts.pages)?;
-    let dir = std::env::temp_dir().join(format!("simcrawl-bench-workers-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    let (nodes, web, dir) = super::redis::cluster_and_web(opts.pages, "workers")?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     writeln!(
         out,

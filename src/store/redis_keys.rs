@@ -82,6 +82,16 @@ impl Keys {
         format!("{{{}|pi|{}}}", self.name, id / PAGE_BUCKET)
     }
 
+    /// `{N|h|host}:lease` (the worker holding the host's lease, with a TTL)
+    /// and `{N|h|host}:next` (when the host may be fetched next, ms since
+    /// the Unix epoch, written by the worker that gives the lease up): in
+    /// the host's slot, apart from [`HostKeys`] so that the per-URL calls
+    /// do not build them.
+    pub(super) fn host_lease(&self, host: &str) -> (String, String) {
+        let tag = format!("{{{}|h|{host}}}", self.name);
+        (format!("{tag}:lease"), format!("{tag}:next"))
+    }
+
     /// The keys of one host: all in the slot of the tag `{N|h|host}`.
     pub(super) fn host(&self, host: &str) -> HostKeys {
         let tag = format!("{{{}|h|{host}}}", self.name);
@@ -92,8 +102,6 @@ impl Keys {
             stats: format!("{tag}:st"),
             pages: format!("{tag}:p"),
             bodies: format!("{tag}:b"),
-            lease: format!("{tag}:lease"),
-            next: format!("{tag}:next"),
         }
     }
 }
@@ -114,11 +122,6 @@ pub(super) struct HostKeys {
     pub(super) pages: String,
     /// Hash page id (u64 BE) → body reference.
     pub(super) bodies: String,
-    /// String, with a TTL: the worker that holds the host's lease.
-    pub(super) lease: String,
-    /// String: when the host may be fetched next (ms since the Unix epoch),
-    /// written by the worker that gives the lease up.
-    pub(super) next: String,
 }
 
 /// The host key a canonical URL's seen state lives under: the host key of

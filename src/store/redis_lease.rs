@@ -15,7 +15,6 @@
 //! Each call is one pipeline (one round trip per node); each host's part
 //! is one script on its slot.
 
-use super::redis_keys::HostKeys;
 use super::*;
 use ::redis::cluster::cluster_pipe;
 use std::time::Duration;
@@ -111,12 +110,6 @@ fn script(src: &str, keys: &[&str], args: &[&[u8]]) -> ::redis::Cmd {
     c
 }
 
-impl RedisStore {
-    fn host_keys(&self, host: &str) -> HostKeys {
-        self.keys.host(host)
-    }
-}
-
 impl HostLeases for RedisStore {
     fn heartbeat(&self, worker: &str, ttl: Duration) -> Result<usize, StoreError> {
         let now = epoch_ms();
@@ -154,8 +147,8 @@ impl HostLeases for RedisStore {
         for chunk in hosts.chunks(1000) {
             let mut p = cluster_pipe();
             for h in chunk {
-                let k = self.host_keys(h);
-                p.cmd("ZCARD").arg(&k.queue).cmd("GET").arg(&k.lease);
+                let (lease, _) = self.keys.host_lease(h);
+                p.cmd("ZCARD").arg(self.keys.host(h).queue).cmd("GET").arg(&lease);
             }
             let raw: Vec<(u64, Option<String>)> = self.with(|c| {
                 let flat: Vec<::redis::Value> = p.query(c)?;
@@ -184,10 +177,11 @@ impl HostLeases for RedisStore {
         let ttl = ttl.as_millis().max(1).to_string();
         let mut p = cluster_pipe();
         for h in hosts {
-            let k = self.host_keys(h);
+            let (lease, next) = self.keys.host_lease(h);
+            let queue = self.keys.host(h).queue;
             p.add_command(script(
                 ACQUIRE,
-                &[&k.lease, &k.queue, &k.next],
+                &[&lease, &queue, &next],
                 &[worker.as_bytes(), ttl.as_bytes()],
             ));
         }
@@ -210,12 +204,9 @@ impl HostLeases for RedisStore {
         let ttl = ttl.as_millis().max(1).to_string();
         let mut p = cluster_pipe();
         for h in hosts {
-            let k = self.host_keys(h);
-            p.add_command(script(
-                RENEW,
-                &[&k.lease, &k.queue],
-                &[worker.as_bytes(), ttl.as_bytes()],
-            ));
+            let (lease, _) = self.keys.host_lease(h);
+            let queue = self.keys.host(h).queue;
+            p.add_command(script(RENEW, &[&lease, &queue], &[worker.as_bytes(), ttl.as_bytes()]));
         }
         let raw: Vec<i64> = self.with(|c| p.query(c))?;
         Ok(raw.into_iter().map(|n| (n >= 0).then_some(n as u64)).collect())
@@ -230,15 +221,11 @@ impl HostLeases for RedisStore {
             return Ok(());
         }
         let mut p = cluster_pipe();
-        for (h, next) in hosts {
-            let k = self.host_keys(h);
-            let next = next.to_string();
-            p.add_command(script(
-                RELEASE,
-                &[&k.lease, &k.next],
-                &[worker.as_bytes(), next.as_bytes()],
-            ))
-            .ignore();
+        for (h, at) in hosts {
+            let (lease, next) = self.keys.host_lease(h);
+            let at = at.to_string();
+            p.add_command(script(RELEASE, &[&lease, &next], &[worker.as_bytes(), at.as_bytes()]))
+                .ignore();
         }
         self.with(|c| p.exec(c))
     }
