@@ -382,3 +382,18 @@ async fn a_stalled_worker_loses_its_hosts_and_nothing_is_recorded_twice() {
     wait_all(workers).await;
     assert_recorded_once(&out, &canonical_set(&one), "stalled 3.5 s");
 }
+
+/// A worker without seeds joins a crawl; with no crawl under the name yet
+/// it says so (exit 2) and leaves no directory behind.
+#[test]
+fn a_worker_without_seeds_needs_a_crawl_to_join() {
+    let name = redis_local::unique_crawl_name("nojoin");
+    let Some(sets) = shared_overrides(&name) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("shared");
+    let done = simcrawl(&["worker", "--id", "1"], &sets, &out, &[]).output().unwrap();
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(2), "{err}");
+    assert!(err.contains("give the first worker the seed URLs"), "{err}");
+    assert!(!CrawlDir::new(&out).worker(1).join("store").exists());
+}

@@ -179,7 +179,14 @@ fn open_worker(
     let store: Arc<dyn Store> = Arc::new(shared_crawl::open_worker_store(settings, opts, store_dir)?);
     let _ = std::fs::remove_file(snapshot);
     let crawl_tag = crawl_tag(store.as_ref())?;
-    let (frontier, seeded) = Frontier::for_worker(store.clone(), settings, seeds, id)?;
+    let (frontier, seeded) = match Frontier::for_worker(store.clone(), settings, seeds, id) {
+        Err(crate::frontier::FrontierError::NothingToResume) => {
+            return Err(Error::InvalidInput(
+                "no crawl under this name in Redis yet: give the first worker the seed URLs".into(),
+            ))
+        }
+        r => r?,
+    };
     tracing::info!("worker {id}: {} the crawl", if seeded { "seeded" } else { "joined" });
     let dedup_state = DedupState::empty(settings, snapshot)?;
     Ok((store, frontier, Vec::new(), dedup_state, crawl_tag))
