@@ -279,12 +279,10 @@ async fn drop_policy_does_not_follow_duplicates_links() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn politeness_holds_during_a_crawl() {
-    let server = start_web().await;
-    let dir = tempfile::tempdir().unwrap();
-    let (_, records) = crawl_web(&server, dir.path(), &["politeness.min_delay_ms=60"]).await;
-    assert_once(&records);
+/// Every host's requests at least its delay apart (its robots.txt
+/// Crawl-delay, else `default_ms`), never two in flight at once, from the
+/// test web's request log.
+pub(crate) fn assert_per_host_gaps(server: &RunningTestWeb, default_ms: u64) {
     let truth = server.truth();
     let requests = server.requests();
     let mut per_host: HashMap<&str, Vec<&simcrawl::testweb::RequestLogEntry>> = HashMap::new();
@@ -293,7 +291,7 @@ async fn politeness_holds_during_a_crawl() {
     }
     for (host, reqs) in &mut per_host {
         reqs.sort_by_key(|r| r.start);
-        let delay = Duration::from_millis(truth.crawl_delays.get(*host).map_or(60, |s| s * 1000));
+        let delay = Duration::from_millis(truth.crawl_delays.get(*host).map_or(default_ms, |s| s * 1000));
         for w in reqs.windows(2) {
             let gap = w[1].start.duration_since(w[0].start);
             // 5 ms of slack for timer granularity.
@@ -312,6 +310,16 @@ async fn politeness_holds_during_a_crawl() {
             );
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn politeness_holds_during_a_crawl() {
+    let server = start_web().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (_, records) = crawl_web(&server, dir.path(), &["politeness.min_delay_ms=60"]).await;
+    assert_once(&records);
+    assert_per_host_gaps(&server, 60);
+    let requests = server.requests();
     // The 503-robots host: only its robots.txt was requested.
     let r503: Vec<&str> = requests
         .iter()

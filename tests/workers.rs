@@ -16,7 +16,7 @@ use simcrawl::store::{redis_local, Store};
 use simcrawl::testweb::RunningTestWeb;
 use simcrawl::Settings;
 
-use crate::crawl::{assert_trap_bounded, canonical_set, crawl_web, start_web};
+use crate::crawl::{assert_per_host_gaps, assert_trap_bounded, canonical_set, crawl_web, start_web};
 
 /// The delay between two requests to one host in these crawls.
 const DELAY_MS: u64 = 40;
@@ -59,32 +59,6 @@ fn logs(dir: &Path) -> Vec<PageRecord> {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap()
-}
-
-/// Every host's requests at least its delay apart, never two at once.
-fn assert_gaps(server: &RunningTestWeb) {
-    let truth = server.truth();
-    let requests = server.requests();
-    let mut per_host: HashMap<&str, Vec<&simcrawl::testweb::RequestLogEntry>> = HashMap::new();
-    for r in &requests {
-        per_host.entry(&r.host).or_default().push(r);
-    }
-    for (host, reqs) in &mut per_host {
-        reqs.sort_by_key(|r| r.start);
-        let delay = Duration::from_millis(truth.crawl_delays.get(*host).map_or(DELAY_MS, |s| s * 1000));
-        for w in reqs.windows(2) {
-            let gap = w[1].start.duration_since(w[0].start);
-            assert!(
-                gap + Duration::from_millis(5) >= delay,
-                "{host}: two requests {gap:?} apart (< {delay:?}): {} then {}",
-                w[0].target,
-                w[1].target
-            );
-            if let Some(end) = w[0].end {
-                assert!(end <= w[1].start, "{host}: {} and {} at once", w[0].target, w[1].target);
-            }
-        }
-    }
 }
 
 /// How often each URL (host and target, robots.txt aside) was requested.
@@ -134,7 +108,7 @@ async fn three_workers_crawl_like_one_process() {
         .filter(|u| !u.contains("/calendar/"))
         .collect();
     assert!(differ.is_empty(), "three workers and one process differ: {differ:?}");
-    assert_gaps(&server);
+    assert_per_host_gaps(&server, DELAY_MS);
 
     let canon = Canonicalizer::new(&Settings::test_web(&[]).unwrap().canon);
     let score = simcrawl::demo::score(&server.truth(), &records, &canon, &server.requests());
