@@ -124,6 +124,28 @@ async fn three_workers_crawl_like_one_process() {
     let store = simcrawl::store::open_crawl_store(&CrawlDir::new(&out).store()).unwrap();
     assert_eq!(store.pages_recorded().unwrap(), records.len() as u64);
     assert!(store.iter_queue().next().is_none(), "the queue is empty at the end");
+    assert_new_pages_in_shared_tables(store.as_ref(), &records);
+}
+
+/// Every new page's fingerprint is in the near-duplicate tables the
+/// workers share on the cluster.
+fn assert_new_pages_in_shared_tables(store: &dyn Store, records: &[PageRecord]) {
+    let settings = Settings::test_web(&[]).unwrap();
+    let buckets = store.table_buckets().expect("a shared crawl keeps its tables in the store");
+    let mut tables = simcrawl::index::SharedIndex::from_settings(&settings.index, settings.simhash.k, buckets);
+    let fps: Vec<u64> = records
+        .iter()
+        .filter(|r| r.decision == simcrawl::model::Decision::New)
+        .filter_map(|r| r.simhash.as_deref())
+        .map(|h| u64::from_str_radix(h, 16).unwrap())
+        .collect();
+    assert!(fps.len() > 20, "{} new pages", fps.len());
+    tables.prefetch(&fps).unwrap();
+    for fp in fps {
+        let mut found = Vec::new();
+        tables.query(fp, &mut found).unwrap();
+        assert!(found.iter().any(|m| m.distance == 0), "{fp:016x} is not in the shared tables");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -208,7 +208,11 @@ impl LogCounts {
 
 /// What the decider leaves for the crawl summary.
 pub(super) struct Decided {
-    pub(super) index: LiveIndex,
+    /// The index in memory, to snapshot (`None`: its tables are in the
+    /// store).
+    pub(super) index: Option<LiveIndex>,
+    /// Fingerprints indexed.
+    pub(super) index_len: usize,
     dropped: HashSet<String>,
     demoted: u64,
     mirror_demoted: HashSet<String>,
@@ -378,6 +382,7 @@ impl Decider {
             tracing::info!("decision log: {holds} lock holds; {applied} entries read back (replay, other workers' decisions, commit markers)");
         }
         Ok(Decided {
+            index_len: self.dedup.replica().index_len(),
             index: self.dedup.into_replica().into_index(),
             mirror_demoted: self.mirror_demoted,
             focus: self.shared.focus.is_some().then_some((

@@ -664,7 +664,7 @@ pub async fn run(
         Ok(r) => r?,
         Err(_) => return Err(Error::thread_panicked("decider")),
     };
-    shared.metrics.set_index_size(decided.index.len());
+    shared.metrics.set_index_size(decided.index_len);
     if let Some(w) = &shared.worker {
         w.stop();
     }
@@ -678,7 +678,9 @@ pub async fn run(
             .map_err(|e| Error::Internal(format!("leaving the crawl: {e}")))??;
     }
     // Only after the flush: every page id below the watermark is in the store.
-    save_index(&decided.index, &snapshot, store.next_page_id(), crawl_tag);
+    if let Some(index) = &decided.index {
+        save_index(index, &snapshot, store.next_page_id(), crawl_tag);
+    }
     write_flush_mark(&store_dir, store.as_ref());
 
     let stats = decided.stats(store.as_ref())?;

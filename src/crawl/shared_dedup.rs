@@ -19,6 +19,7 @@
 use super::decide::Decider;
 use super::*;
 use crate::dedup::{Fate, Judgement, SharedReplica};
+use crate::index::SharedIndex;
 use crate::frontier::FrontierError;
 use crate::store::StoreError;
 use parking_lot::Mutex;
@@ -113,8 +114,18 @@ pub(super) fn open_replica(s: &Settings, store: &dyn Store, loaded: DedupState) 
         Some(p) => SketchIndex::spilling(p).map_err(|e| Error::io(p, e))?,
         None => SketchIndex::new(),
     };
-    let empty = LiveIndex::from_settings(&s.index, k);
-    let d = Deduper::new(ExactIndex::new(), empty, sketches, k, s.dedup.verify_threshold);
+    let d = match store.table_buckets() {
+        // The tables on the cluster: the replay builds no index.
+        Some(buckets) => {
+            let tables = SharedIndex::from_settings(&s.index, k, buckets);
+            tracing::info!("near-duplicate tables in the store: {}", tables.design().name());
+            Deduper::new(ExactIndex::new(), tables, sketches, k, s.dedup.verify_threshold)
+        }
+        None => {
+            let empty = LiveIndex::from_settings(&s.index, k);
+            Deduper::new(ExactIndex::new(), empty, sketches, k, s.dedup.verify_threshold)
+        }
+    };
     let mut r = SharedReplica::open(d, log)?;
     // What the replay learned is the whole crawl's content: not a cache.
     r.take_learned();
@@ -182,7 +193,7 @@ impl Decider {
         let mut batch = batch;
         self.dedup.begin()?;
         let mut pres = Vec::with_capacity(batch.len());
-        let mut result = self.forget_asked_ghosts();
+        let mut result = self.forget_asked_ghosts().and_then(|()| self.prefetch(&batch));
         if result.is_ok() {
             for f in batch.iter_mut() {
                 match self.prejudge(f) {
@@ -205,6 +216,24 @@ impl Decider {
             self.handle(f, pre)?;
         }
         Ok(())
+    }
+
+    /// Under the lock: the candidates of the batch's fingerprints, fetched
+    /// from the shared tables in one call (see [`SharedReplica::prefetch`]).
+    fn prefetch(&mut self, batch: &[Fetched]) -> Result<()> {
+        let fps: Vec<u64> = batch
+            .iter()
+            .filter_map(|f| match &f.kind {
+                FetchedKind::Page(a) => Some(a.simhash),
+                _ => None,
+            })
+            .collect();
+        if fps.is_empty() {
+            return Ok(());
+        }
+        let store = self.shared.frontier.store().clone();
+        self.dedup
+            .prefetch(&fps, |id| -> Result<bool> { Ok(store.page(id)?.is_some()) })
     }
 
     /// The dedup part of a page: its id, a revisit's previous content

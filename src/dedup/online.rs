@@ -3,9 +3,69 @@
 //! arrives so the next page sees it.
 
 use super::{decide, ContentHashes, ExactIndex, Ruling};
-use crate::index::{LiveIndex, Match};
+use crate::index::{LiveIndex, Match, SharedIndex};
 use crate::model::{NearMatch, PageId, Verdict};
 use crate::sketch::{Sketch, SketchIndex};
+use crate::store::StoreError;
+use std::collections::HashSet;
+
+/// Where a [`Deduper`]'s fingerprints are indexed.
+pub enum NearIndex {
+    /// In memory: a crawl one process decides.
+    Local(LiveIndex),
+    /// In the store, shared by the worker processes of one crawl: queried
+    /// in batches ([`Deduper::prefetch`]), written at the end of each
+    /// ([`Deduper::flush`]).
+    Shared(SharedIndex),
+}
+
+impl From<LiveIndex> for NearIndex {
+    fn from(ix: LiveIndex) -> Self {
+        NearIndex::Local(ix)
+    }
+}
+
+impl From<SharedIndex> for NearIndex {
+    fn from(ix: SharedIndex) -> Self {
+        NearIndex::Shared(ix)
+    }
+}
+
+impl NearIndex {
+    fn query(&mut self, fp: u64, out: &mut Vec<Match>) -> std::io::Result<()> {
+        match self {
+            NearIndex::Local(ix) => {
+                ix.query(fp, out);
+                Ok(())
+            }
+            NearIndex::Shared(ix) => ix
+                .query(fp, out)
+                .map_err(|e| std::io::Error::other(format!("the near-duplicate tables in the store: {e}"))),
+        }
+    }
+
+    fn insert(&mut self, fp: u64, id: PageId) {
+        match self {
+            NearIndex::Local(ix) => ix.insert(fp, id),
+            NearIndex::Shared(ix) => ix.insert(fp, id),
+        }
+    }
+
+    /// Another process indexed `fp` as `id`.
+    fn indexed_elsewhere(&mut self, fp: u64, id: PageId) {
+        match self {
+            NearIndex::Local(ix) => ix.insert(fp, id),
+            NearIndex::Shared(ix) => ix.note_indexed(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            NearIndex::Local(ix) => ix.len(),
+            NearIndex::Shared(ix) => ix.len(),
+        }
+    }
+}
 
 /// Decides pages in arrival order: exact body hash, then exact text hash,
 /// then the nearest fingerprint within k — confirmed by content-shingle
@@ -13,7 +73,7 @@ use crate::sketch::{Sketch, SketchIndex};
 /// page's fingerprint and sketch are indexed at once.
 pub struct Deduper {
     exact: ExactIndex,
-    index: LiveIndex,
+    index: NearIndex,
     sketches: SketchIndex,
     k: u32,
     verify_threshold: f64,
@@ -39,10 +99,16 @@ impl Deduper {
     /// Over the state a crawl starts from (empty, or rebuilt on resume).
     /// `verify_threshold` is the resemblance a sketched page needs to be a
     /// near duplicate of a candidate.
-    pub fn new(exact: ExactIndex, index: LiveIndex, sketches: SketchIndex, k: u32, verify_threshold: f64) -> Self {
+    pub fn new(
+        exact: ExactIndex,
+        index: impl Into<NearIndex>,
+        sketches: SketchIndex,
+        k: u32,
+        verify_threshold: f64,
+    ) -> Self {
         Deduper {
             exact,
-            index,
+            index: index.into(),
             sketches,
             k,
             verify_threshold,
@@ -86,7 +152,7 @@ impl Deduper {
             });
         }
         self.matches.clear();
-        self.index.query(simhash, &mut self.matches);
+        self.index.query(simhash, &mut self.matches)?;
         if !self.live.is_empty() {
             let live = &self.live;
             self.matches
@@ -130,6 +196,97 @@ impl Deduper {
         Ok(Judgement { ruling, looks_like })
     }
 
+    /// What [`Deduper::decide`] did for page `id`, replayed from its outcome
+    /// (`new`: it was new content) rather than decided again: a decision
+    /// another worker process made over the shared tables, which already
+    /// hold its fingerprint. The exact-hash index, the sketches and the
+    /// live fingerprints change as they did in that process. Returns the
+    /// verdict (a near duplicate's original is not known here).
+    pub fn apply_decided(
+        &mut self,
+        id: PageId,
+        hashes: &ContentHashes,
+        simhash: u64,
+        sketch: Option<&Sketch>,
+        new: bool,
+    ) -> std::io::Result<Judgement> {
+        if let Some(ruling) = self.exact.check_and_insert(Some(&hashes.body), Some(&hashes.text), id) {
+            return Ok(Judgement {
+                ruling,
+                looks_like: None,
+            });
+        }
+        let ruling = if new {
+            if let Some(fp) = self.live.get_mut(&id) {
+                *fp = Some(simhash);
+            }
+            self.index.indexed_elsewhere(simhash, id);
+            if let Some(sk) = sketch {
+                self.sketches.insert(id, sk.clone(), simhash)?;
+            }
+            Ruling::new_content()
+        } else {
+            Ruling {
+                verdict: Verdict::NearDuplicate,
+                ..Ruling::new_content()
+            }
+        };
+        Ok(Judgement {
+            ruling,
+            looks_like: None,
+        })
+    }
+
+    /// [`Deduper::reindex`] done by another worker process (the shared
+    /// tables already hold the new fingerprint).
+    pub fn apply_reindexed(&mut self, id: PageId, old: u64, simhash: u64, sketch: Option<Sketch>) -> std::io::Result<()> {
+        if let Some(sk) = sketch {
+            self.sketches.update(id, sk, simhash)?;
+        }
+        if simhash != old {
+            self.index.indexed_elsewhere(simhash, id);
+        }
+        Ok(())
+    }
+
+    /// Whether the fingerprints are in the store, shared with other
+    /// worker processes ([`NearIndex::Shared`]).
+    pub fn has_shared_index(&self) -> bool {
+        matches!(self.index, NearIndex::Shared(_))
+    }
+
+    /// Fetch from the shared tables the candidates of the fingerprints a
+    /// batch will query; returns their page ids (nothing with the index in
+    /// memory).
+    pub fn prefetch(&mut self, fps: &[u64]) -> Result<HashSet<PageId>, StoreError> {
+        match &mut self.index {
+            NearIndex::Shared(ix) => ix.prefetch(fps),
+            NearIndex::Local(_) => Ok(HashSet::new()),
+        }
+    }
+
+    /// Leave out these fetched candidates (entries no decision names).
+    pub fn drop_candidates(&mut self, ids: &HashSet<PageId>) {
+        if let NearIndex::Shared(ix) = &mut self.index {
+            ix.drop_ids(ids);
+        }
+    }
+
+    /// End a batch: write the fingerprints it indexed to the shared tables.
+    pub fn flush(&mut self) -> Result<(), StoreError> {
+        match &mut self.index {
+            NearIndex::Shared(ix) => ix.flush(),
+            NearIndex::Local(_) => Ok(()),
+        }
+    }
+
+    /// End a batch whose decisions do not reach the log: nothing written.
+    pub fn discard(&mut self) {
+        if let NearIndex::Shared(ix) = &mut self.index {
+            ix.discard();
+        }
+    }
+
     /// A new page fingerprinted again (its host's template changed): index
     /// the new fingerprint under the same id (the old one stays: both name
     /// the page) and replace its sketch.
@@ -156,9 +313,13 @@ impl Deduper {
         self.index.len()
     }
 
-    /// The near-duplicate index, to save at the end of a crawl.
-    pub fn into_index(self) -> LiveIndex {
-        self.index
+    /// The near-duplicate index, to save at the end of a crawl (`None`:
+    /// it is in the store).
+    pub fn into_index(self) -> Option<LiveIndex> {
+        match self.index {
+            NearIndex::Local(ix) => Some(ix),
+            NearIndex::Shared(_) => None,
+        }
     }
 }
 

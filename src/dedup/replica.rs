@@ -22,11 +22,11 @@ use crate::model::PageId;
 use crate::sketch::Sketch;
 use crate::store::codec::{Dec, Enc};
 use crate::store::{Cursor, DecisionLog, Lease, LogEntries, READ_CHUNK};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// The encoding version of an [`Op`] this build writes and reads.
-pub const OP_VERSION: u8 = 1;
+pub const OP_VERSION: u8 = 2;
 
 const DECIDE: u8 = 1;
 const REINDEX: u8 = 2;
@@ -51,6 +51,9 @@ pub enum Op {
         simhash: u64,
         /// Its verification sketch.
         sketch: Option<Sketch>,
+        /// Whether it was decided new content (what a replica over the
+        /// shared tables applies instead of deciding again).
+        new: bool,
     },
     /// [`Deduper::reindex`]: page `id` fingerprinted again.
     Reindex {
@@ -143,10 +146,12 @@ impl Op {
                 hashes,
                 simhash,
                 sketch,
+                new,
             } => {
                 e.u8(DECIDE).varint(*id).str(host).str(url);
                 e.raw(&hashes.body).raw(&hashes.text).u64(*simhash);
                 opt_sketch(&mut e, sketch.as_ref());
+                e.u8(u8::from(*new));
             }
             Op::Reindex {
                 id,
@@ -190,6 +195,11 @@ impl Op {
                     },
                     simhash: d.u64()?,
                     sketch: dec_sketch(&mut d)?,
+                    new: match d.u8()? {
+                        0 => false,
+                        1 => true,
+                        b => return Err(format!("bad flag {b}")),
+                    },
                 },
                 REINDEX => Op::Reindex {
                     id: d.varint()?,
@@ -296,6 +306,7 @@ impl Replica {
                 hashes: *hashes,
                 simhash,
                 sketch: sketch.cloned(),
+                new: judged.ruling.verdict == crate::model::Verdict::New,
             });
         }
         Ok(judged)
@@ -350,6 +361,10 @@ impl Replica {
 
     /// Apply an op of the log (another worker's, or a replay): the same
     /// mutation, not recorded. Returns the judgement of an [`Op::Decide`].
+    /// Over the shared tables ([`Deduper::has_shared_index`]) a decision is
+    /// applied from its outcome, since the tables hold what was decided
+    /// after it too; over an index in memory it is decided again, from the
+    /// same state, to the same outcome.
     pub fn apply(&mut self, op: Op) -> std::io::Result<Option<Judgement>> {
         match op {
             Op::Decide {
@@ -359,8 +374,13 @@ impl Replica {
                 hashes,
                 simhash,
                 sketch,
+                new,
             } => {
-                let judged = self.dedup.decide(id, &hashes, simhash, sketch.as_ref())?;
+                let judged = if self.dedup.has_shared_index() {
+                    self.dedup.apply_decided(id, &hashes, simhash, sketch.as_ref(), new)?
+                } else {
+                    self.dedup.decide(id, &hashes, simhash, sketch.as_ref())?
+                };
                 self.uncommitted.insert(
                     id,
                     Uncommitted {
@@ -372,6 +392,12 @@ impl Replica {
                 );
                 return Ok(Some(judged));
             }
+            Op::Reindex {
+                id,
+                old,
+                simhash,
+                sketch,
+            } if self.dedup.has_shared_index() => self.dedup.apply_reindexed(id, old, simhash, sketch)?,
             Op::Reindex {
                 id,
                 old,
@@ -476,7 +502,7 @@ impl Replica {
     }
 
     /// [`Deduper::into_index`].
-    pub fn into_index(self) -> LiveIndex {
+    pub fn into_index(self) -> Option<LiveIndex> {
         self.dedup.into_index()
     }
 }
@@ -513,7 +539,14 @@ pub struct SharedReplica {
     /// Lock holds, and log entries of others applied (replay included).
     holds: u64,
     applied: u64,
+    /// Pages found in the store while their entries in the shared tables
+    /// were checked ([`SharedReplica::prefetch`]); at most
+    /// [`RECORDED_CACHE`].
+    recorded: HashSet<PageId>,
 }
+
+/// Page ids [`SharedReplica::prefetch`] remembers as recorded.
+const RECORDED_CACHE: usize = 1 << 16;
 
 impl SharedReplica {
     /// `dedup` alone: nothing recorded, no log.
@@ -526,6 +559,7 @@ impl SharedReplica {
             learned: Vec::new(),
             holds: 0,
             applied: 0,
+            recorded: HashSet::new(),
         }
     }
 
@@ -540,6 +574,7 @@ impl SharedReplica {
             learned: Vec::new(),
             holds: 0,
             applied: 0,
+            recorded: HashSet::new(),
         };
         s.catch_up()?;
         Ok(s)
@@ -597,6 +632,46 @@ impl SharedReplica {
         Ok(())
     }
 
+    /// Under the lock, before a batch is decided: fetch from the shared
+    /// tables the candidates of the fingerprints `fps` (one call; nothing
+    /// with the index in memory), and leave out those whose page no
+    /// decision in the log names: a page neither decided and uncommitted
+    /// (as far as the log says) nor recorded (`recorded(id)`, the store) is
+    /// an entry written by a holder whose lock expired before its append.
+    pub fn prefetch<E: From<ReplicaError>>(
+        &mut self,
+        fps: &[u64],
+        mut recorded: impl FnMut(PageId) -> Result<bool, E>,
+    ) -> Result<(), E> {
+        let ids = self
+            .replica
+            .dedup
+            .prefetch(fps)
+            .map_err(|e| E::from(ReplicaError::Log(e)))?;
+        let mut stray = HashSet::new();
+        for id in ids {
+            if self.replica.url_of(id).is_some() || self.recorded.contains(&id) {
+                continue;
+            }
+            if recorded(id)? {
+                if self.recorded.len() >= RECORDED_CACHE {
+                    self.recorded.clear();
+                }
+                self.recorded.insert(id);
+            } else {
+                stray.insert(id);
+            }
+        }
+        if !stray.is_empty() {
+            tracing::info!(
+                "near-duplicate tables: {} entries that no decision names are left out",
+                stray.len()
+            );
+            self.replica.dedup.drop_candidates(&stray);
+        }
+        Ok(())
+    }
+
     /// Append the ops performed since [`SharedReplica::begin`] and release
     /// the lock. A lock lost meanwhile is [`StoreError::LockLost`]
     /// (in [`ReplicaError::Log`]): this replica then holds mutations the
@@ -608,6 +683,14 @@ impl SharedReplica {
             return Ok(());
         };
         let ops: Vec<Vec<u8>> = self.replica.take_outbox().iter().map(Op::encode).collect();
+        // The tables first: whoever takes the lock next finds every
+        // fingerprint the log names. Entries written by a holder whose
+        // append is refused name no decision (see `prefetch`).
+        if let Err(e) = self.replica.dedup.flush() {
+            self.replica.dedup.discard();
+            let _ = log.append_unlock(lease, &self.cursor, &[]);
+            return Err(ReplicaError::Log(e));
+        }
         let (others, last) = log.append_unlock(lease, &self.cursor, &ops)?;
         self.apply_entries(others)?;
         self.cursor = last;

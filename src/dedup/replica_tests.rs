@@ -7,7 +7,7 @@ use super::*;
 use crate::dedup::ExactIndex;
 use crate::model::Verdict;
 use crate::sketch::{ContentSketch, SketchIndex};
-use crate::store::MemLog;
+use crate::store::{MemBuckets, MemLog, TableBuckets};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 
@@ -20,6 +20,19 @@ fn deduper() -> Deduper {
         s.simhash.k,
         0.9,
     )
+}
+
+/// [`deduper`] with its tables in `buckets` (a shared crawl's).
+fn shared_deduper(buckets: &Arc<dyn TableBuckets>) -> Deduper {
+    let s = crate::Settings::default();
+    let tables = crate::index::SharedIndex::from_settings(&s.index, s.simhash.k, buckets.clone());
+    Deduper::new(ExactIndex::new(), tables, SketchIndex::new(), s.simhash.k, 0.9)
+}
+
+/// A fresh deduper for [`two_workers_share_decisions`]: its index in
+/// memory, or in `tables`.
+fn fresh(tables: &Option<Arc<dyn TableBuckets>>) -> Deduper {
+    tables.as_ref().map_or_else(deduper, shared_deduper)
 }
 
 fn sketch_of(base: u64) -> Sketch {
@@ -44,15 +57,17 @@ fn arb_op() -> impl Strategy<Value = Op> {
             arb_hash(),
             arb_hash(),
             any::<u64>(),
-            arb_sketch()
+            arb_sketch(),
+            any::<bool>()
         )
-            .prop_map(|(id, host, url, body, text, simhash, sketch)| Op::Decide {
+            .prop_map(|(id, host, url, body, text, simhash, sketch, new)| Op::Decide {
                 id,
                 host,
                 url,
                 hashes: ContentHashes { body, text },
                 simhash,
                 sketch,
+                new,
             }),
         (any::<u64>(), any::<u64>(), any::<u64>(), arb_sketch()).prop_map(|(id, old, simhash, sketch)| {
             Op::Reindex {
@@ -212,13 +227,18 @@ fn pair_page(worker: u8, i: u64) -> (ContentHashes, u64, Option<Sketch>) {
 /// pages each in interleaved batches, where page `i` of one is a copy of
 /// page `i` of the other (exact or near): exactly one of each pair is new,
 /// the other its duplicate; both replicas, caught up, hold the same state,
-/// and a third that replays the log makes the same decisions. Returns lock
-/// holds per page.
-pub(crate) fn two_workers_share_decisions(log: Arc<dyn DecisionLog>, pairs: u64) -> f64 {
+/// and a third that replays the log makes the same decisions. With
+/// `tables`, the near-duplicate index is shared there instead of held by
+/// each replica. Returns lock holds per page.
+pub(crate) fn two_workers_share_decisions(
+    log: Arc<dyn DecisionLog>,
+    tables: Option<Arc<dyn TableBuckets>>,
+    pairs: u64,
+) -> f64 {
     let run = |worker: u8| {
-        let log = log.clone();
+        let (log, tables) = (log.clone(), tables.clone());
         std::thread::spawn(move || {
-            let mut r = SharedReplica::open(deduper(), log).unwrap();
+            let mut r = SharedReplica::open(fresh(&tables), log).unwrap();
             let mut decided: BTreeMap<PageId, Judgement> = BTreeMap::new();
             let order: Vec<u64> = if worker == 0 {
                 (0..pairs).collect()
@@ -228,16 +248,19 @@ pub(crate) fn two_workers_share_decisions(log: Arc<dyn DecisionLog>, pairs: u64)
             let mut rng = u64::from(worker) + 7;
             for chunk in order.chunks(5) {
                 let ids: Vec<PageId> = chunk.iter().map(|i| 10_000 * (u64::from(worker) + 1) + i).collect();
-                r.locked(|rep| -> Result<(), ReplicaError> {
-                    for (&i, &id) in chunk.iter().zip(&ids) {
-                        let (h, fp, sk) = pair_page(worker, i);
-                        let url = format!("http://w{worker}.test/{i}");
-                        let j = rep.decide(id, &format!("w{worker}.test"), &url, &h, fp, sk.as_ref())?;
-                        decided.insert(id, j);
-                    }
-                    Ok(())
-                })
-                .unwrap();
+                r.begin().unwrap();
+                let fps: Vec<u64> = chunk.iter().map(|&i| pair_page(worker, i).1).collect();
+                r.prefetch(&fps, |_| Ok::<bool, ReplicaError>(true)).unwrap();
+                for (&i, &id) in chunk.iter().zip(&ids) {
+                    let (h, fp, sk) = pair_page(worker, i);
+                    let url = format!("http://w{worker}.test/{i}");
+                    let j = r
+                        .replica_mut()
+                        .decide(id, &format!("w{worker}.test"), &url, &h, fp, sk.as_ref())
+                        .unwrap();
+                    decided.insert(id, j);
+                }
+                r.end().unwrap();
                 rng = crate::hash::mix64(rng);
                 std::thread::sleep(std::time::Duration::from_micros(rng % 2000));
                 r.committed(&ids).unwrap();
@@ -274,7 +297,7 @@ pub(crate) fn two_workers_share_decisions(log: Arc<dyn DecisionLog>, pairs: u64)
     // opposite orders).
     assert!(new_of_a > 0 && new_of_a < pairs, "{new_of_a} of {pairs}");
     // A third replica replaying the log decides every page as its worker did.
-    let mut third = Replica::recording(deduper());
+    let mut third = Replica::recording(fresh(&tables));
     let mut replayed = BTreeMap::new();
     for (_, e) in log.read_all_after(&Cursor::start()).unwrap() {
         let op = Op::decode(&e).unwrap();
@@ -288,7 +311,15 @@ pub(crate) fn two_workers_share_decisions(log: Arc<dyn DecisionLog>, pairs: u64)
     }
     let mut live = da.clone();
     live.extend(db.clone());
-    assert_eq!(replayed, live);
+    if tables.is_none() {
+        assert_eq!(replayed, live);
+    } else {
+        // Over shared tables a replica applies outcomes: the same verdicts.
+        let verdicts = |m: &BTreeMap<PageId, Judgement>| -> Vec<(PageId, Verdict)> {
+            m.iter().map(|(id, j)| (*id, j.ruling.verdict)).collect()
+        };
+        assert_eq!(verdicts(&replayed), verdicts(&live));
+    }
     // Every page was committed; the three hold the same state.
     for r in [&ra, &rb, &third] {
         assert_eq!(r.uncommitted_len(), 0);
@@ -306,9 +337,60 @@ pub(crate) fn two_workers_share_decisions(log: Arc<dyn DecisionLog>, pairs: u64)
 
 #[test]
 fn two_workers_share_decisions_in_memory() {
-    let per_page = two_workers_share_decisions(Arc::new(MemLog::new()), 60);
+    let per_page = two_workers_share_decisions(Arc::new(MemLog::new()), None, 60);
     // One lock hold per batch of five pages.
     assert!(per_page <= 0.25, "{per_page} lock holds per page");
+}
+
+#[test]
+fn two_workers_share_decisions_over_shared_tables() {
+    let tables = Arc::new(MemBuckets::new());
+    let per_page = two_workers_share_decisions(Arc::new(MemLog::new()), Some(tables.clone() as Arc<dyn TableBuckets>), 60);
+    assert!(per_page <= 0.25, "{per_page} lock holds per page");
+    // The new pages' fingerprints are in the tables, once per table.
+    let t = crate::index::Design::fewest_tables(3, crate::Settings::default().index.expected_size_log2).tables();
+    assert_eq!(tables.entries(), 60 * t);
+}
+
+#[test]
+fn table_entries_no_decision_names_are_left_out() {
+    let log: Arc<dyn DecisionLog> = Arc::new(MemLog::new());
+    let tables: Arc<dyn TableBuckets> = Arc::new(MemBuckets::new());
+    let h = |n: u8| ContentHashes {
+        body: [n; 32],
+        text: [n; 32],
+    };
+    // A holder whose lock expired wrote page 7's entries, and its append
+    // was refused: the log never names page 7.
+    let mut zombie = shared_deduper(&tables);
+    zombie.prefetch(&[0xabcd]).unwrap();
+    zombie.decide(7, &h(7), 0xabcd, None).unwrap();
+    zombie.flush().unwrap();
+    let mut b = SharedReplica::open(shared_deduper(&tables), log.clone()).unwrap();
+    b.begin().unwrap();
+    let mut asked = Vec::new();
+    b.prefetch(&[0xabce], |id| -> Result<bool, ReplicaError> {
+        asked.push(id);
+        Ok(false)
+    })
+    .unwrap();
+    let j = b.replica_mut().decide(8, "a.test", "http://a.test/8", &h(8), 0xabce, None).unwrap();
+    b.end().unwrap();
+    assert_eq!(asked, vec![7]);
+    assert_eq!(j.ruling.verdict, Verdict::New);
+    // A page the store has is a candidate; one decided and uncommitted in
+    // the log is one without asking the store.
+    b.begin().unwrap();
+    let mut asked = Vec::new();
+    b.prefetch(&[0xabcf], |id| -> Result<bool, ReplicaError> {
+        asked.push(id);
+        Ok(true)
+    })
+    .unwrap();
+    let j = b.replica_mut().decide(9, "a.test", "http://a.test/9", &h(9), 0xabcf, None).unwrap();
+    b.end().unwrap();
+    assert_eq!(asked, vec![7]);
+    assert_eq!((j.ruling.verdict, j.ruling.dup_of), (Verdict::NearDuplicate, Some(7)));
 }
 
 #[test]

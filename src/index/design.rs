@@ -193,6 +193,26 @@ impl Design {
         }
     }
 
+    /// The fewest tables whose prefixes are all at least d − 3 bits for an
+    /// expected 2^`expected_log2` = 2^d fingerprints, group splits allowed
+    /// (see [`Design::with_tables`]): the design of tables kept in a
+    /// key-value store ([`crate::index::SharedIndex`]), where each table
+    /// costs one command per query and one per insert, and a bucket expects
+    /// at most 8 entries at the expected size. For k = 3 and d = 24: 6
+    /// tables, p = 21.
+    pub fn fewest_tables(k: u32, expected_log2: u32) -> Design {
+        let k = k.min(32);
+        let mut pmin = expected_log2.saturating_sub(3).clamp(1, 64);
+        loop {
+            if let Some((t, _)) = cost(64, 0, k as usize, pmin as usize, true) {
+                if t <= MAX_AUTO_TABLES || pmin <= 1 {
+                    return build_min_prefix(k, pmin, true);
+                }
+            }
+            pmin -= 1;
+        }
+    }
+
     /// The design for an expected 2^`expected_log2` fingerprints with the
     /// cheapest query, the `index.design = "auto"` choice.
     ///

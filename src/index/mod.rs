@@ -7,6 +7,8 @@
 //! - [`table`]: [`LiveIndex`], the live tables the crawl engine queries.
 //! - [`batch`]: tables over the queries, parallel scan of the stored file (§3.3).
 //! - [`persist`]: snapshots of the tables beside the crawl store.
+//! - [`shared`]: [`SharedIndex`], the tables of a crawl several worker
+//!   processes share, kept in the store (Redis Cluster).
 //!
 //! Errors are the module's own: [`SnapshotError`] (snapshots) and
 //! [`IndexError`] (batch mode's input). `simcrawl bench index` and `bench
@@ -18,9 +20,11 @@ pub mod design;
 #[cfg(test)]
 mod oracle;
 pub mod persist;
+pub mod shared;
 pub mod table;
 
 pub use batch::IndexError;
 pub use design::{Design, TableSpec};
 pub use persist::SnapshotError;
+pub use shared::SharedIndex;
 pub use table::{LiveIndex, Match, ProbeStats};

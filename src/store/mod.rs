@@ -83,6 +83,8 @@
 //!   pointer to its keys;
 //! - `decision_log.rs`: [`DecisionLog`], the log of decisions the workers
 //!   of one crawl share ([`Store::decision_log`]), and [`MemLog`];
+//! - `tables.rs`: [`TableBuckets`], where their shared near-duplicate
+//!   index keeps its tables ([`Store::table_buckets`]), and [`MemBuckets`];
 //!   `redis_log.rs`: [`RedisLog`], its Redis implementation;
 //! - `test_suite.rs`: the shared test suite; `tests.rs`: backend-specific
 //!   tests, `redis_tests.rs` those of the Redis store; `redis_local.rs`: the
@@ -103,8 +105,10 @@ mod redis_lease;
 #[doc(hidden)]
 pub mod redis_local;
 mod redis_log;
+mod redis_tables;
 mod redis_marker;
 mod seen;
+mod tables;
 #[cfg(test)]
 #[macro_use]
 pub(crate) mod test_suite;
@@ -122,7 +126,9 @@ pub use kvstore::{BatchOp, DiskStore, KvStore, MemStore};
 pub use redis::{calls as redis_calls, RedisStore};
 pub use redis_lease::{epoch_ms, Acquired, HostLeases, HostWork};
 pub use redis_log::RedisLog;
+pub use redis_tables::RedisTables;
 pub use redis_marker::RedisMarker;
+pub use tables::{Bucket, BucketEntry, MemBuckets, TableBuckets};
 pub use types::{Completion, PageHashes};
 
 use crate::model::{BodyRef, HostStats, PageId, QueueKey, QueuedUrl, StoredPage, UrlState};
@@ -353,6 +359,13 @@ pub trait Store: Send + Sync {
     /// The log of dedup decisions the worker processes of this crawl share
     /// (see [`DecisionLog`]): `None` for a store only one process uses.
     fn decision_log(&self) -> Option<std::sync::Arc<dyn DecisionLog>> {
+        None
+    }
+
+    /// Where the near-duplicate index of a crawl that worker processes
+    /// share keeps its tables (see [`TableBuckets`]): `None` for a store
+    /// only one process uses (its index is in memory).
+    fn table_buckets(&self) -> Option<std::sync::Arc<dyn TableBuckets>> {
         None
     }
 }

@@ -15,6 +15,7 @@
 //! | `{N}:pages` | string | pages recorded (first fetches) |
 //! | `{N}:dlog` | stream | the decision log the workers share ([`RedisLog`], `redis_log.rs`) |
 //! | `{N}:dlock`, `{N}:dlast` | string | its lock (holder's token, TTL) and the last locked append |
+//! | `{N\|t\|i\|prefix}` | string | bucket `prefix` (hex) of the shared near-duplicate index's table `i`: 16-byte entries fingerprint ‖ page id ([`RedisTables`], `redis_tables.rs`) |
 //! | `{N\|hs\|k}` | set | host keys, shard `k` = FNV-1a(host) mod 16 (the host registry) |
 //! | `{N\|pi\|b}` | hash | page id (u64 BE) → host key, for ids `b`·1024 ..< (`b`+1)·1024 |
 //! | `{N\|h\|host}:q` | sorted set | the host's queue: members rank ‖ seq (u64 BE each), score 0, read best first with `ZRANGE … BYLEX` |
@@ -68,6 +69,7 @@ pub use super::redis_conn::calls;
 use super::redis_conn::Conn;
 use super::redis_keys::*;
 use super::redis_log::RedisLog;
+use super::redis_tables::RedisTables;
 use super::*;
 use ::redis::cluster::{cluster_pipe, ClusterClient, ClusterConnection};
 use parking_lot::Mutex;
@@ -87,6 +89,9 @@ pub struct RedisStore {
     pub(super) conn: Arc<Conn>,
     /// The crawl's decision log (`{N}:dlog`, see `redis_log.rs`).
     log: Arc<RedisLog>,
+    /// The crawl's shared near-duplicate tables (`{N|t|i|prefix}`, see
+    /// `redis_tables.rs`).
+    tables: Arc<RedisTables>,
     pub(super) keys: Keys,
     name: String,
     /// Page ids taken from `{N}:ids` and not handed out yet: `next..end`.
@@ -120,6 +125,7 @@ impl RedisStore {
         let conn = Arc::new(Conn::new(client, con));
         let mut store = RedisStore {
             log: Arc::new(RedisLog::new(conn.clone(), name)),
+            tables: Arc::new(RedisTables::new(conn.clone(), name)),
             conn,
             keys: Keys::new(name),
             name: name.to_string(),
@@ -703,6 +709,10 @@ impl Store for RedisStore {
 
     fn decision_log(&self) -> Option<Arc<dyn DecisionLog>> {
         Some(self.log.clone())
+    }
+
+    fn table_buckets(&self) -> Option<Arc<dyn super::TableBuckets>> {
+        Some(self.tables.clone())
     }
 
     fn iter_fingerprints_from(&self, first: PageId) -> StoreIter<'_, (PageId, u64)> {

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 /// The layout version a [`super::RedisStore`] writes into its `meta` hash
 /// (`format_version`, u32 big-endian), checked at open.
-pub(super) const REDIS_FORMAT_VERSION: u32 = 1;
+pub(super) const REDIS_FORMAT_VERSION: u32 = 2;
 
 /// Page ids per page-index bucket (`{N|pi|id / PAGE_BUCKET}`).
 pub(super) const PAGE_BUCKET: u64 = 1024;
@@ -80,6 +80,13 @@ impl Keys {
     /// `{N|pi|b}`: page id → host key, for the ids of bucket `b`.
     pub(super) fn page_index(&self, id: PageId) -> String {
         format!("{{{}|pi|{}}}", self.name, id / PAGE_BUCKET)
+    }
+
+    /// `{N|t|i|prefix}`: bucket `prefix` (lowercase hex) of the shared
+    /// near-duplicate index's table `i` (see `redis_tables.rs`): every
+    /// bucket is its own slot, so the tables spread over the cluster.
+    pub(super) fn bucket(&self, table: u8, prefix: u64) -> String {
+        format!("{{{}|t|{table}|{prefix:x}}}", self.name)
     }
 
     /// `{N|h|host}:lease` (the worker holding the host's lease, with a TTL)
