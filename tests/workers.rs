@@ -81,6 +81,10 @@ async fn three_workers_crawl_like_one_process() {
     server.clear_requests();
 
     let out = dir.path().join("shared");
+    // Crawl-wide limits: every host of the test web is 127.0.0.1.
+    let mut sets = sets;
+    sets.push(format!("politeness.max_in_flight_per_ip={IP_SLOTS}"));
+    sets.push(format!("politeness.max_requests_per_sec={RATE}"));
     let mut cmd = simcrawl(&["crawl", "--workers", "3"], &sets, &out, &server.seeds());
     let status = tokio::task::spawn_blocking(move || cmd.status().unwrap())
         .await
@@ -109,6 +113,7 @@ async fn three_workers_crawl_like_one_process() {
         .collect();
     assert!(differ.is_empty(), "three workers and one process differ: {differ:?}");
     assert_per_host_gaps(&server, DELAY_MS);
+    assert_crawl_wide_limits(&server);
 
     let canon = Canonicalizer::new(&Settings::test_web(&[]).unwrap().canon);
     let score = simcrawl::demo::score(&server.truth(), &records, &canon, &server.requests());
@@ -127,11 +132,57 @@ async fn three_workers_crawl_like_one_process() {
     assert_new_pages_in_shared_tables(store.as_ref(), &records);
 }
 
+/// Requests in flight to the test web's one address at once, over every
+/// worker, in [`three_workers_crawl_like_one_process`].
+const IP_SLOTS: usize = 2;
+/// Requests per second, over every worker, in the same test.
+const RATE: u64 = 200;
+
+/// At no moment more than [`IP_SLOTS`] requests in flight at the server,
+/// and no ten page requests started sooner than the rate allows.
+fn assert_crawl_wide_limits(server: &RunningTestWeb) {
+    let requests = server.requests();
+    let mut edges: Vec<(Instant, i32)> = Vec::new();
+    for r in &requests {
+        edges.push((r.start, 1));
+        edges.push((r.end.expect("request finished"), -1));
+    }
+    // Ends before starts at the same instant.
+    edges.sort_unstable();
+    let (mut now, mut most) = (0i32, 0i32);
+    for (_, d) in edges {
+        now += d;
+        most = most.max(now);
+    }
+    assert!(
+        most as usize <= IP_SLOTS,
+        "{most} requests in flight at once (limit {IP_SLOTS})"
+    );
+    // robots.txt requests are outside the rate (as in one process).
+    let mut starts: Vec<Instant> = requests
+        .iter()
+        .filter(|r| r.target != "/robots.txt")
+        .map(|r| r.start)
+        .collect();
+    starts.sort_unstable();
+    let ten = Duration::from_micros(10 * 1_000_000 / RATE);
+    for w in starts.windows(11) {
+        let took = w[10].duration_since(w[0]);
+        // 5 ms of slack for timer granularity.
+        assert!(
+            took + Duration::from_millis(5) >= ten,
+            "ten requests in {took:?} (rate {RATE}/s)"
+        );
+    }
+}
+
 /// Every new page's fingerprint is in the near-duplicate tables the
 /// workers share on the cluster.
 fn assert_new_pages_in_shared_tables(store: &dyn Store, records: &[PageRecord]) {
     let settings = Settings::test_web(&[]).unwrap();
-    let buckets = store.table_buckets().expect("a shared crawl keeps its tables in the store");
+    let buckets = store
+        .table_buckets()
+        .expect("a shared crawl keeps its tables in the store");
     let mut tables = simcrawl::index::SharedIndex::from_settings(&settings.index, settings.simhash.k, buckets);
     let fps: Vec<u64> = records
         .iter()
@@ -144,7 +195,10 @@ fn assert_new_pages_in_shared_tables(store: &dyn Store, records: &[PageRecord]) 
     for fp in fps {
         let mut found = Vec::new();
         tables.query(fp, &mut found).unwrap();
-        assert!(found.iter().any(|m| m.distance == 0), "{fp:016x} is not in the shared tables");
+        assert!(
+            found.iter().any(|m| m.distance == 0),
+            "{fp:016x} is not in the shared tables"
+        );
     }
 }
 

@@ -215,7 +215,7 @@ struct Shared {
     /// The topic profile when `[focus] enabled`.
     focus: Option<Focus>,
     /// The crawl-wide request rate cap (`politeness.max_requests_per_sec`).
-    rate: Option<governor::DefaultDirectRateLimiter>,
+    rate: Option<crate::politeness::rate::RateCap>,
     /// Body and text hashes already decided, with their simhash: an exact
     /// duplicate's analysis skips features and fingerprint.
     known: dedup::KnownContent,
@@ -566,7 +566,14 @@ pub async fn run(
     // The seeds' sitemaps are read by the process that seeded the crawl.
     let sitemap_seeds = if frontier.seeded_here() { &seed_urls[..] } else { &[] };
     let sitemaps = sitemaps::Sitemaps::new(&settings, &opts.out, sitemap_seeds);
-    let ip_limits = Arc::new(crate::politeness::ip::IpLimits::new(&settings));
+    // A worker of a shared crawl keeps its per-address and rate limits
+    // crawl-wide, in the store.
+    let shared_limits = opts.worker.and_then(|_| frontier.store().shared_limits());
+    let ip_limits = crate::politeness::ip::IpLimits::new(&settings);
+    let ip_limits = Arc::new(match (&shared_limits, opts.worker) {
+        (Some(l), Some(w)) => ip_limits.shared(&settings, l.clone(), w),
+        _ => ip_limits,
+    });
     let shared = Arc::new(Shared {
         focus,
         politeness: Politeness::new(&settings),
@@ -576,8 +583,7 @@ pub async fn run(
         templates: std::mem::replace(&mut dedup_state.templates, TemplateLearner::new(&settings.features)),
         verifier: verifier(&settings),
         canon,
-        rate: std::num::NonZeroU32::new(settings.politeness.max_requests_per_sec)
-            .map(|n| governor::RateLimiter::direct(governor::Quota::per_second(n))),
+        rate: crate::politeness::rate::RateCap::new(&settings, shared_limits.clone()),
         known: dedup::KnownContent::new(KNOWN_CONTENT_MAX),
         analysis: rayon::ThreadPoolBuilder::new()
             .num_threads(cores)

@@ -19,8 +19,8 @@
 use super::decide::Decider;
 use super::*;
 use crate::dedup::{Fate, Judgement, SharedReplica};
-use crate::index::SharedIndex;
 use crate::frontier::FrontierError;
+use crate::index::SharedIndex;
 use crate::store::StoreError;
 use parking_lot::Mutex;
 

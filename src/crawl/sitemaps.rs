@@ -251,7 +251,7 @@ async fn read(shared: &Arc<Shared>, job: Job, jobs: &mut VecDeque<Job>) -> Sitem
         }
     };
     if let Some(rate) = &shared.rate {
-        rate.until_ready().await;
+        rate.wait().await;
     }
     let result = shared.robots_fetcher.fetch(url).await;
     permit.finish(&RequestOutcome::of(&result));

@@ -288,7 +288,7 @@ pub(super) async fn fetch_one(
     set_host_ready(shared, &q.host, ready);
     let delay_ms = Some(permit.delay().as_millis() as u64);
     if let Some(rate) = &shared.rate {
-        rate.until_ready().await;
+        rate.wait().await;
     }
     // One of the server address's slots, held for the request.
     let ip_slot = shared.ip_limits.acquire(url).await;

@@ -239,7 +239,13 @@ impl Deduper {
 
     /// [`Deduper::reindex`] done by another worker process (the shared
     /// tables already hold the new fingerprint).
-    pub fn apply_reindexed(&mut self, id: PageId, old: u64, simhash: u64, sketch: Option<Sketch>) -> std::io::Result<()> {
+    pub fn apply_reindexed(
+        &mut self,
+        id: PageId,
+        old: u64,
+        simhash: u64,
+        sketch: Option<Sketch>,
+    ) -> std::io::Result<()> {
         if let Some(sk) = sketch {
             self.sketches.update(id, sk, simhash)?;
         }

@@ -345,7 +345,11 @@ fn two_workers_share_decisions_in_memory() {
 #[test]
 fn two_workers_share_decisions_over_shared_tables() {
     let tables = Arc::new(MemBuckets::new());
-    let per_page = two_workers_share_decisions(Arc::new(MemLog::new()), Some(tables.clone() as Arc<dyn TableBuckets>), 60);
+    let per_page = two_workers_share_decisions(
+        Arc::new(MemLog::new()),
+        Some(tables.clone() as Arc<dyn TableBuckets>),
+        60,
+    );
     assert!(per_page <= 0.25, "{per_page} lock holds per page");
     // The new pages' fingerprints are in the tables, once per table.
     let t = crate::index::Design::fewest_tables(3, crate::Settings::default().index.expected_size_log2).tables();
@@ -374,7 +378,10 @@ fn table_entries_no_decision_names_are_left_out() {
         Ok(false)
     })
     .unwrap();
-    let j = b.replica_mut().decide(8, "a.test", "http://a.test/8", &h(8), 0xabce, None).unwrap();
+    let j = b
+        .replica_mut()
+        .decide(8, "a.test", "http://a.test/8", &h(8), 0xabce, None)
+        .unwrap();
     b.end().unwrap();
     assert_eq!(asked, vec![7]);
     assert_eq!(j.ruling.verdict, Verdict::New);
@@ -387,7 +394,10 @@ fn table_entries_no_decision_names_are_left_out() {
         Ok(true)
     })
     .unwrap();
-    let j = b.replica_mut().decide(9, "a.test", "http://a.test/9", &h(9), 0xabcf, None).unwrap();
+    let j = b
+        .replica_mut()
+        .decide(9, "a.test", "http://a.test/9", &h(9), 0xabcf, None)
+        .unwrap();
     b.end().unwrap();
     assert_eq!(asked, vec![7]);
     assert_eq!((j.ruling.verdict, j.ruling.dup_of), (Verdict::NearDuplicate, Some(7)));

@@ -263,7 +263,14 @@ mod tests {
         assert_eq!(ids, HashSet::from([1]));
         let mut out = Vec::new();
         b.query(0xfc, &mut out).unwrap();
-        assert_eq!(out, vec![Match { fp: 0xff, id: 1, distance: 2 }]);
+        assert_eq!(
+            out,
+            vec![Match {
+                fp: 0xff,
+                id: 1,
+                distance: 2
+            }]
+        );
         b.flush().unwrap();
         b.prefetch(&[0xfd]).unwrap();
         b.drop_ids(&HashSet::from([1]));

@@ -21,6 +21,7 @@
 
 mod host;
 pub mod ip;
+pub mod rate;
 pub mod robots;
 
 use std::collections::HashMap;

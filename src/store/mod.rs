@@ -83,6 +83,8 @@
 //!   pointer to its keys;
 //! - `decision_log.rs`: [`DecisionLog`], the log of decisions the workers
 //!   of one crawl share ([`Store::decision_log`]), and [`MemLog`];
+//! - `limits.rs`: [`SharedLimits`], the politeness limits they share
+//!   ([`Store::shared_limits`]);
 //! - `tables.rs`: [`TableBuckets`], where their shared near-duplicate
 //!   index keeps its tables ([`Store::table_buckets`]), and [`MemBuckets`];
 //!   `redis_log.rs`: [`RedisLog`], its Redis implementation;
@@ -97,16 +99,18 @@ mod fjall_kv;
 mod keys;
 mod kv;
 mod kvstore;
+mod limits;
 mod records;
 mod redis;
 mod redis_conn;
 mod redis_keys;
 mod redis_lease;
+mod redis_limits;
 #[doc(hidden)]
 pub mod redis_local;
 mod redis_log;
-mod redis_tables;
 mod redis_marker;
+mod redis_tables;
 mod seen;
 mod tables;
 #[cfg(test)]
@@ -123,11 +127,13 @@ pub use disk::{DiskBackend, Engine};
 pub use fjall_kv::FjallBackend;
 pub use kv::{Backend, Entry, MemBackend, RawIter, SledBackend};
 pub use kvstore::{BatchOp, DiskStore, KvStore, MemStore};
+pub use limits::SharedLimits;
 pub use redis::{calls as redis_calls, RedisStore};
 pub use redis_lease::{epoch_ms, Acquired, HostLeases, HostWork};
+pub use redis_limits::RedisLimits;
 pub use redis_log::RedisLog;
-pub use redis_tables::RedisTables;
 pub use redis_marker::RedisMarker;
+pub use redis_tables::RedisTables;
 pub use tables::{Bucket, BucketEntry, MemBuckets, TableBuckets};
 pub use types::{Completion, PageHashes};
 
@@ -366,6 +372,12 @@ pub trait Store: Send + Sync {
     /// share keeps its tables (see [`TableBuckets`]): `None` for a store
     /// only one process uses (its index is in memory).
     fn table_buckets(&self) -> Option<std::sync::Arc<dyn TableBuckets>> {
+        None
+    }
+
+    /// The politeness limits the worker processes of this crawl share
+    /// (see [`SharedLimits`]): `None` for a store only one process uses.
+    fn shared_limits(&self) -> Option<std::sync::Arc<dyn SharedLimits>> {
         None
     }
 }

@@ -15,6 +15,8 @@
 //! | `{N}:pages` | string | pages recorded (first fetches) |
 //! | `{N}:dlog` | stream | the decision log the workers share ([`RedisLog`], `redis_log.rs`) |
 //! | `{N}:dlock`, `{N}:dlast` | string | its lock (holder's token, TTL) and the last locked append |
+//! | `{N\|ip\|addr}` | sorted set | the holders of server address `addr`'s request slots, scored by expiry (ms; [`RedisLimits`], `redis_limits.rs`) |
+//! | `{N}:rate` | string | the crawl-wide request rate's next start time (µs, `[politeness] max_requests_per_sec`) |
 //! | `{N\|t\|i\|prefix}` | string | bucket `prefix` (hex) of the shared near-duplicate index's table `i`: 16-byte entries fingerprint ‖ page id ([`RedisTables`], `redis_tables.rs`) |
 //! | `{N\|hs\|k}` | set | host keys, shard `k` = FNV-1a(host) mod 16 (the host registry) |
 //! | `{N\|pi\|b}` | hash | page id (u64 BE) → host key, for ids `b`·1024 ..< (`b`+1)·1024 |
@@ -68,6 +70,7 @@ use super::records::*;
 pub use super::redis_conn::calls;
 use super::redis_conn::Conn;
 use super::redis_keys::*;
+use super::redis_limits::RedisLimits;
 use super::redis_log::RedisLog;
 use super::redis_tables::RedisTables;
 use super::*;
@@ -92,6 +95,9 @@ pub struct RedisStore {
     /// The crawl's shared near-duplicate tables (`{N|t|i|prefix}`, see
     /// `redis_tables.rs`).
     tables: Arc<RedisTables>,
+    /// The crawl-wide politeness limits (`{N|ip|addr}`, `{N}:rate`, see
+    /// `redis_limits.rs`).
+    limits: Arc<RedisLimits>,
     pub(super) keys: Keys,
     name: String,
     /// Page ids taken from `{N}:ids` and not handed out yet: `next..end`.
@@ -126,6 +132,7 @@ impl RedisStore {
         let mut store = RedisStore {
             log: Arc::new(RedisLog::new(conn.clone(), name)),
             tables: Arc::new(RedisTables::new(conn.clone(), name)),
+            limits: Arc::new(RedisLimits::new(conn.clone(), name)),
             conn,
             keys: Keys::new(name),
             name: name.to_string(),
@@ -713,6 +720,10 @@ impl Store for RedisStore {
 
     fn table_buckets(&self) -> Option<Arc<dyn super::TableBuckets>> {
         Some(self.tables.clone())
+    }
+
+    fn shared_limits(&self) -> Option<Arc<dyn super::SharedLimits>> {
+        Some(self.limits.clone())
     }
 
     fn iter_fingerprints_from(&self, first: PageId) -> StoreIter<'_, (PageId, u64)> {

@@ -292,3 +292,45 @@ fn two_workers_share_decisions_on_redis() {
     eprintln!("two workers on Redis: {holds:.2} lock holds per page, {per_page:.2} Redis calls per page");
     assert!(holds <= 0.25, "{holds}");
 }
+
+#[test]
+fn shared_limits_hold_slots_crawl_wide_and_space_requests() {
+    use std::time::{Duration, Instant};
+    let Some(nodes) = nodes() else { return };
+    let s = RedisStore::open(&nodes, &redis_local::unique_crawl_name("limits")).unwrap();
+    let l = s.shared_limits().expect("limits");
+    let ttl = Duration::from_secs(30);
+    assert!(l.take_slot("10.0.0.1", 2, "a", ttl).unwrap());
+    assert!(l.take_slot("10.0.0.1", 2, "b", ttl).unwrap());
+    assert!(!l.take_slot("10.0.0.1", 2, "c", ttl).unwrap(), "both slots are held");
+    // A retried take keeps its slot; another address has its own.
+    assert!(l.take_slot("10.0.0.1", 2, "b", ttl).unwrap());
+    assert!(l.take_slot("10.0.0.2", 2, "c", ttl).unwrap());
+    l.free_slot("10.0.0.1", "a").unwrap();
+    assert!(l.take_slot("10.0.0.1", 2, "c", ttl).unwrap());
+    // A holder that never frees its slot loses it after its TTL.
+    assert!(l.take_slot("10.0.0.3", 1, "dies", Duration::from_millis(100)).unwrap());
+    assert!(!l.take_slot("10.0.0.3", 1, "waits", ttl).unwrap());
+    std::thread::sleep(Duration::from_millis(150));
+    assert!(l.take_slot("10.0.0.3", 1, "waits", ttl).unwrap());
+    // 20 requests per second: the second waits about 50 ms.
+    assert_eq!(l.take_request(20).unwrap(), Duration::ZERO);
+    let wait = l.take_request(20).unwrap();
+    assert!(
+        wait > Duration::from_millis(30) && wait <= Duration::from_millis(50),
+        "{wait:?}"
+    );
+    let started = Instant::now();
+    let mut taken = 1;
+    while taken < 6 {
+        match l.take_request(20).unwrap() {
+            w if w.is_zero() => taken += 1,
+            w => std::thread::sleep(w),
+        }
+    }
+    assert!(
+        started.elapsed() >= Duration::from_millis(200),
+        "{:?}",
+        started.elapsed()
+    );
+}
