@@ -47,7 +47,7 @@ pub(crate) fn encode_entry((fp, id): BucketEntry) -> [u8; 16] {
 /// A bucket's bytes as entries, repeats left out. A length that is not a
 /// multiple of 16 is damage.
 pub(crate) fn decode_entries(bytes: &[u8]) -> Result<Vec<BucketEntry>, String> {
-    if bytes.len() % 16 != 0 {
+    if !bytes.len().is_multiple_of(16) {
         return Err(format!("a bucket of {} bytes (entries are 16)", bytes.len()));
     }
     let mut out: Vec<BucketEntry> = bytes
