@@ -177,7 +177,7 @@ fn assert_crawl_wide_limits(server: &RunningTestWeb) {
 }
 
 /// Every new page's fingerprint is in the near-duplicate tables the
-/// workers share on the cluster.
+/// workers share on the cluster, and its body hash in their exact maps.
 fn assert_new_pages_in_shared_tables(store: &dyn Store, records: &[PageRecord]) {
     let settings = Settings::test_web(&[]).unwrap();
     let buckets = store
@@ -200,6 +200,27 @@ fn assert_new_pages_in_shared_tables(store: &dyn Store, records: &[PageRecord]) 
             "{fp:016x} is not in the shared tables"
         );
     }
+    let owners = store
+        .content_owners()
+        .expect("a shared crawl keeps its exact maps in the store");
+    let keys: Vec<_> = records
+        .iter()
+        .filter(|r| r.decision == simcrawl::model::Decision::New)
+        .filter_map(|r| r.content_hash.as_deref())
+        .map(|h| {
+            let bytes: Vec<u8> = (0..32)
+                .map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16).unwrap())
+                .collect();
+            let key = simcrawl::store::owner_key(&bytes.try_into().unwrap());
+            (simcrawl::store::HashKind::Body, key)
+        })
+        .collect();
+    assert!(!keys.is_empty());
+    let got = owners.owners(&keys).unwrap();
+    assert!(
+        got.iter().all(Option::is_some),
+        "a new page's body hash has no owner in the shared maps"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

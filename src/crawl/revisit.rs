@@ -14,12 +14,14 @@ use crate::model::{Change, Revisit};
 impl Decider {
     /// A revisit that ended without content (error, redirect, robots.txt,
     /// not HTML...): the page's previous content no longer names it.
-    pub(super) fn forget_previous(&mut self, id: PageId, previous: Option<&StoredPage>) {
+    pub(super) fn forget_previous(&mut self, id: PageId, previous: Option<&StoredPage>) -> Result<()> {
         if let Some(p) = previous {
             self.dedup
                 .replica_mut()
-                .forget(id, p.content_hash.as_ref(), p.text_hash.as_ref());
+                .forget(id, p.content_hash.as_ref(), p.text_hash.as_ref())
+                .map_err(|e| Error::io(self.dedup.replica().sketch_path(), e))?;
         }
+        Ok(())
     }
 
     /// A 304 Not Modified: `unchanged`, with the recorded page's

@@ -18,7 +18,7 @@
 
 use super::decide::Decider;
 use super::*;
-use crate::dedup::{Fate, Judgement, SharedReplica};
+use crate::dedup::{Fate, Judgement, SharedExact, SharedReplica};
 use crate::frontier::FrontierError;
 use crate::index::SharedIndex;
 use crate::store::StoreError;
@@ -114,14 +114,15 @@ pub(super) fn open_replica(s: &Settings, store: &dyn Store, loaded: DedupState) 
         Some(p) => SketchIndex::spilling(p).map_err(|e| Error::io(p, e))?,
         None => SketchIndex::new(),
     };
-    let d = match store.table_buckets() {
-        // The tables on the cluster: the replay builds no index.
-        Some(buckets) => {
+    let d = match (store.table_buckets(), store.content_owners()) {
+        // The maps and tables on the cluster: the replay builds neither.
+        (Some(buckets), Some(owners)) => {
             let tables = SharedIndex::from_settings(&s.index, k, buckets);
             tracing::info!("near-duplicate tables in the store: {}", tables.design().name());
-            Deduper::new(ExactIndex::new(), tables, sketches, k, s.dedup.verify_threshold)
+            let exact = SharedExact::new(owners);
+            Deduper::shared(exact, tables, sketches, k, s.dedup.verify_threshold)
         }
-        None => {
+        _ => {
             let empty = LiveIndex::from_settings(&s.index, k);
             Deduper::new(ExactIndex::new(), empty, sketches, k, s.dedup.verify_threshold)
         }
@@ -231,9 +232,21 @@ impl Decider {
         if fps.is_empty() {
             return Ok(());
         }
+        // The pages' hashes, and a revisit's previous content's.
+        let hashes = batch.iter().flat_map(|f| {
+            let page = match &f.kind {
+                FetchedKind::Page(a) => Some((Some(&a.hashes.body), Some(&a.hashes.text))),
+                _ => None,
+            };
+            let previous = f
+                .previous
+                .as_deref()
+                .map(|p| (p.content_hash.as_ref(), p.text_hash.as_ref()));
+            page.into_iter().chain(previous)
+        });
         let store = self.shared.frontier.store().clone();
         self.dedup
-            .prefetch(&fps, |id| -> Result<bool> { Ok(store.page(id)?.is_some()) })
+            .prefetch(&fps, hashes, |id| -> Result<bool> { Ok(store.page(id)?.is_some()) })
     }
 
     /// The dedup part of a page: its id, a revisit's previous content
@@ -246,14 +259,15 @@ impl Decider {
         let previous = f.previous.as_deref();
         let mut judged = None;
         match &f.kind {
-            FetchedKind::Outcome { .. } | FetchedKind::Redirect { .. } => self.forget_previous(id, previous),
+            FetchedKind::Outcome { .. } | FetchedKind::Redirect { .. } => self.forget_previous(id, previous)?,
             FetchedKind::NotModified => {}
             FetchedKind::Page(a) => {
                 let kept = previous.and_then(|p| revisit_change(&shared.settings, p, a).1);
                 if let (Some(p), None) = (previous, kept) {
                     self.dedup
                         .replica_mut()
-                        .forget(id, p.content_hash.as_ref(), p.text_hash.as_ref());
+                        .forget(id, p.content_hash.as_ref(), p.text_hash.as_ref())
+                        .map_err(|e| Error::io(self.dedup.replica().sketch_path(), e))?;
                 }
                 if !a.noindex && kept.is_none() {
                     self.refresh_provisional(&a.template)?;

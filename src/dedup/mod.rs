@@ -9,6 +9,8 @@
 //!   cache of decided content;
 //! - `online.rs`: the [`Deduper`] that owns the exact index, the near-duplicate
 //!   index and the content sketches, and decides each page as it arrives;
+//! - `shared_exact.rs`: the exact-hash maps of a crawl several worker
+//!   processes share, in the store ([`SharedExact`]);
 //! - `replica.rs`: its mutations as entries of a log the worker processes of
 //!   one crawl share ([`Op`]), and the [`Replica`] / [`SharedReplica`] that
 //!   record and apply them.
@@ -17,11 +19,13 @@ mod exact;
 mod online;
 mod owners;
 pub mod replica;
+mod shared_exact;
 
 pub(crate) use exact::hex;
 pub use exact::{ContentHashes, ExactIndex, KnownContent};
 pub use online::{Deduper, Judgement};
 pub use replica::{Fate, ReplicaError, SharedReplica};
+pub use shared_exact::SharedExact;
 
 use crate::config::{DedupPolicy, DedupSettings, Settings};
 use crate::model::{Decision, NearMatch, PageId, ParentDup, Verdict};

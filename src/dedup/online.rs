@@ -2,12 +2,54 @@
 //! near-duplicate index and the content sketches, deciding each page as it
 //! arrives so the next page sees it.
 
+use super::shared_exact::SharedExact;
 use super::{decide, ContentHashes, ExactIndex, Ruling};
 use crate::index::{LiveIndex, Match, SharedIndex};
 use crate::model::{NearMatch, PageId, Verdict};
 use crate::sketch::{Sketch, SketchIndex};
 use crate::store::StoreError;
 use std::collections::HashSet;
+
+/// A store error as the I/O error a decision returns.
+fn shared_err(what: &str, e: StoreError) -> std::io::Error {
+    std::io::Error::other(format!("the {what} in the store: {e}"))
+}
+
+/// Where a [`Deduper`]'s exact-duplicate maps are.
+enum ExactMaps {
+    /// In memory.
+    Local(ExactIndex),
+    /// In the store, shared by the worker processes of one crawl.
+    Shared(SharedExact),
+}
+
+impl ExactMaps {
+    fn check_and_insert(
+        &mut self,
+        body: Option<&[u8; 32]>,
+        text: Option<&[u8; 32]>,
+        page: PageId,
+    ) -> std::io::Result<Option<Ruling>> {
+        match self {
+            ExactMaps::Local(e) => Ok(e.check_and_insert(body, text, page)),
+            ExactMaps::Shared(e) => e
+                .check_and_insert(body, text, page)
+                .map_err(|e| shared_err("exact-duplicate maps", e)),
+        }
+    }
+
+    fn remove_owned(&mut self, body: Option<&[u8; 32]>, text: Option<&[u8; 32]>, page: PageId) -> std::io::Result<()> {
+        match self {
+            ExactMaps::Local(e) => {
+                e.remove_owned(body, text, page);
+                Ok(())
+            }
+            ExactMaps::Shared(e) => e
+                .remove_owned(body, text, page)
+                .map_err(|e| shared_err("exact-duplicate maps", e)),
+        }
+    }
+}
 
 /// Where a [`Deduper`]'s fingerprints are indexed.
 pub enum NearIndex {
@@ -38,9 +80,7 @@ impl NearIndex {
                 ix.query(fp, out);
                 Ok(())
             }
-            NearIndex::Shared(ix) => ix
-                .query(fp, out)
-                .map_err(|e| std::io::Error::other(format!("the near-duplicate tables in the store: {e}"))),
+            NearIndex::Shared(ix) => ix.query(fp, out).map_err(|e| shared_err("near-duplicate tables", e)),
         }
     }
 
@@ -72,7 +112,7 @@ impl NearIndex {
 /// resemblance when the page has a [`Sketch`] (`[dedup] verify`). A new
 /// page's fingerprint and sketch are indexed at once.
 pub struct Deduper {
-    exact: ExactIndex,
+    exact: ExactMaps,
     index: NearIndex,
     sketches: SketchIndex,
     k: u32,
@@ -107,7 +147,7 @@ impl Deduper {
         verify_threshold: f64,
     ) -> Self {
         Deduper {
-            exact,
+            exact: ExactMaps::Local(exact),
             index: index.into(),
             sketches,
             k,
@@ -115,6 +155,20 @@ impl Deduper {
             matches: Vec::with_capacity(16),
             live: std::collections::HashMap::new(),
         }
+    }
+
+    /// Over the maps and tables a crawl's worker processes share in the
+    /// store (the sketches stay in memory).
+    pub fn shared(
+        exact: SharedExact,
+        index: SharedIndex,
+        sketches: SketchIndex,
+        k: u32,
+        verify_threshold: f64,
+    ) -> Self {
+        let mut d = Deduper::new(ExactIndex::new(), index, sketches, k, verify_threshold);
+        d.exact = ExactMaps::Shared(exact);
+        d
     }
 
     /// The live fingerprint of each page revisited with changed content
@@ -129,8 +183,16 @@ impl Deduper {
     /// is decided again under the same id without matching itself. Its
     /// hashes are released (unless another page owns them) and its
     /// fingerprint is ignored until [`Deduper::decide`] indexes a new one.
-    pub fn forget(&mut self, id: PageId, body: Option<&[u8; 32]>, text: Option<&[u8; 32]>) {
-        self.exact.remove_owned(body, text, id);
+    /// Fails only on the shared maps' store.
+    pub fn forget(&mut self, id: PageId, body: Option<&[u8; 32]>, text: Option<&[u8; 32]>) -> std::io::Result<()> {
+        self.exact.remove_owned(body, text, id)?;
+        self.apply_forgotten(id);
+        Ok(())
+    }
+
+    /// [`Deduper::forget`] done by another worker process (the shared maps
+    /// no longer name the page).
+    pub fn apply_forgotten(&mut self, id: PageId) {
         self.sketches.remove(id);
         self.live.insert(id, None);
     }
@@ -145,7 +207,10 @@ impl Deduper {
         simhash: u64,
         sketch: Option<&Sketch>,
     ) -> std::io::Result<Judgement> {
-        if let Some(ruling) = self.exact.check_and_insert(Some(&hashes.body), Some(&hashes.text), id) {
+        if let Some(ruling) = self
+            .exact
+            .check_and_insert(Some(&hashes.body), Some(&hashes.text), id)?
+        {
             return Ok(Judgement {
                 ruling,
                 looks_like: None,
@@ -196,27 +261,20 @@ impl Deduper {
         Ok(Judgement { ruling, looks_like })
     }
 
-    /// What [`Deduper::decide`] did for page `id`, replayed from its outcome
-    /// (`new`: it was new content) rather than decided again: a decision
-    /// another worker process made over the shared tables, which already
-    /// hold its fingerprint. The exact-hash index, the sketches and the
-    /// live fingerprints change as they did in that process. Returns the
-    /// verdict (a near duplicate's original is not known here).
+    /// What [`Deduper::decide`] did for page `id`, replayed from its
+    /// `verdict` rather than decided again: a decision another worker
+    /// process made over the shared maps and tables, which already hold
+    /// its hashes and fingerprint. The sketches and the live fingerprints
+    /// change as they did in that process. Returns the verdict (a
+    /// duplicate's original is not known here).
     pub fn apply_decided(
         &mut self,
         id: PageId,
-        hashes: &ContentHashes,
         simhash: u64,
         sketch: Option<&Sketch>,
-        new: bool,
+        verdict: Verdict,
     ) -> std::io::Result<Judgement> {
-        if let Some(ruling) = self.exact.check_and_insert(Some(&hashes.body), Some(&hashes.text), id) {
-            return Ok(Judgement {
-                ruling,
-                looks_like: None,
-            });
-        }
-        let ruling = if new {
+        if verdict == Verdict::New {
             if let Some(fp) = self.live.get_mut(&id) {
                 *fp = Some(simhash);
             }
@@ -224,15 +282,12 @@ impl Deduper {
             if let Some(sk) = sketch {
                 self.sketches.insert(id, sk.clone(), simhash)?;
             }
-            Ruling::new_content()
-        } else {
-            Ruling {
-                verdict: Verdict::NearDuplicate,
-                ..Ruling::new_content()
-            }
-        };
+        }
         Ok(Judgement {
-            ruling,
+            ruling: Ruling {
+                verdict,
+                ..Ruling::new_content()
+            },
             looks_like: None,
         })
     }
@@ -255,31 +310,47 @@ impl Deduper {
         Ok(())
     }
 
-    /// Whether the fingerprints are in the store, shared with other
-    /// worker processes ([`NearIndex::Shared`]).
-    pub fn has_shared_index(&self) -> bool {
+    /// Whether the exact maps and the fingerprints are in the store,
+    /// shared with other worker processes ([`Deduper::shared`]).
+    pub fn is_shared(&self) -> bool {
         matches!(self.index, NearIndex::Shared(_))
     }
 
-    /// Fetch from the shared tables the candidates of the fingerprints a
-    /// batch will query; returns their page ids (nothing with the index in
-    /// memory).
-    pub fn prefetch(&mut self, fps: &[u64]) -> Result<HashSet<PageId>, StoreError> {
-        match &mut self.index {
-            NearIndex::Shared(ix) => ix.prefetch(fps),
-            NearIndex::Local(_) => Ok(HashSet::new()),
+    /// Fetch from the shared maps and tables the owners of the hashes and
+    /// the candidates of the fingerprints a batch will look up (one call
+    /// each); returns their page ids (nothing when they are in memory).
+    pub fn prefetch<'a>(
+        &mut self,
+        fps: &[u64],
+        hashes: impl IntoIterator<Item = (Option<&'a [u8; 32]>, Option<&'a [u8; 32]>)>,
+    ) -> Result<HashSet<PageId>, StoreError> {
+        let mut ids = match &mut self.exact {
+            ExactMaps::Shared(e) => e.prefetch(hashes)?,
+            ExactMaps::Local(_) => HashSet::new(),
+        };
+        if let NearIndex::Shared(ix) = &mut self.index {
+            ids.extend(ix.prefetch(fps)?);
         }
+        Ok(ids)
     }
 
-    /// Leave out these fetched candidates (entries no decision names).
+    /// Leave out these fetched owners and candidates (entries no decision
+    /// names).
     pub fn drop_candidates(&mut self, ids: &HashSet<PageId>) {
+        if let ExactMaps::Shared(e) = &mut self.exact {
+            e.drop_owners(ids);
+        }
         if let NearIndex::Shared(ix) = &mut self.index {
             ix.drop_ids(ids);
         }
     }
 
-    /// End a batch: write the fingerprints it indexed to the shared tables.
+    /// End a batch: write the owners and fingerprints it changed to the
+    /// shared maps and tables.
     pub fn flush(&mut self) -> Result<(), StoreError> {
+        if let ExactMaps::Shared(e) = &mut self.exact {
+            e.flush()?;
+        }
         match &mut self.index {
             NearIndex::Shared(ix) => ix.flush(),
             NearIndex::Local(_) => Ok(()),
@@ -288,6 +359,9 @@ impl Deduper {
 
     /// End a batch whose decisions do not reach the log: nothing written.
     pub fn discard(&mut self) {
+        if let ExactMaps::Shared(e) = &mut self.exact {
+            e.discard();
+        }
         if let NearIndex::Shared(ix) = &mut self.index {
             ix.discard();
         }
@@ -360,7 +434,7 @@ mod tests {
             Verdict::New
         );
         // Page 1 revisited with near content: not a duplicate of itself.
-        d.forget(1, Some(&[1; 32]), Some(&[1; 32]));
+        d.forget(1, Some(&[1; 32]), Some(&[1; 32])).unwrap();
         let got = d.decide(1, &hashes(2), 0b0111, None).unwrap().ruling;
         assert_eq!(got.verdict, Verdict::New);
         // Its old fingerprint and hashes no longer match; its new ones do.
@@ -373,7 +447,7 @@ mod tests {
         assert_eq!((exact.verdict, exact.dup_of), (Verdict::ExactDuplicate, Some(1)));
         // Revisited into a copy of another page: it matches that page, and
         // nothing matches it any more.
-        d.forget(1, Some(&[2; 32]), Some(&[2; 32]));
+        d.forget(1, Some(&[2; 32]), Some(&[2; 32])).unwrap();
         let copy = d.decide(1, &hashes(1), !0, None).unwrap().ruling;
         assert_eq!((copy.verdict, copy.dup_of), (Verdict::ExactDuplicate, Some(3)));
         let far = d.decide(5, &hashes(5), 0b0111 ^ (1 << 50), None).unwrap().ruling;

@@ -18,7 +18,7 @@
 
 use super::{ContentHashes, Deduper, Judgement};
 use crate::index::LiveIndex;
-use crate::model::PageId;
+use crate::model::{PageId, Verdict};
 use crate::sketch::Sketch;
 use crate::store::codec::{Dec, Enc};
 use crate::store::{Cursor, DecisionLog, Lease, LogEntries, READ_CHUNK};
@@ -51,9 +51,9 @@ pub enum Op {
         simhash: u64,
         /// Its verification sketch.
         sketch: Option<Sketch>,
-        /// Whether it was decided new content (what a replica over the
-        /// shared tables applies instead of deciding again).
-        new: bool,
+        /// What it was decided (what a replica over the shared maps and
+        /// tables applies instead of deciding again).
+        verdict: Verdict,
     },
     /// [`Deduper::reindex`]: page `id` fingerprinted again.
     Reindex {
@@ -146,12 +146,16 @@ impl Op {
                 hashes,
                 simhash,
                 sketch,
-                new,
+                verdict,
             } => {
                 e.u8(DECIDE).varint(*id).str(host).str(url);
                 e.raw(&hashes.body).raw(&hashes.text).u64(*simhash);
                 opt_sketch(&mut e, sketch.as_ref());
-                e.u8(u8::from(*new));
+                e.u8(match verdict {
+                    Verdict::New => 0,
+                    Verdict::ExactDuplicate => 1,
+                    Verdict::NearDuplicate => 2,
+                });
             }
             Op::Reindex {
                 id,
@@ -195,10 +199,11 @@ impl Op {
                     },
                     simhash: d.u64()?,
                     sketch: dec_sketch(&mut d)?,
-                    new: match d.u8()? {
-                        0 => false,
-                        1 => true,
-                        b => return Err(format!("bad flag {b}")),
+                    verdict: match d.u8()? {
+                        0 => Verdict::New,
+                        1 => Verdict::ExactDuplicate,
+                        2 => Verdict::NearDuplicate,
+                        b => return Err(format!("bad verdict {b}")),
                     },
                 },
                 REINDEX => Op::Reindex {
@@ -306,7 +311,7 @@ impl Replica {
                 hashes: *hashes,
                 simhash,
                 sketch: sketch.cloned(),
-                new: judged.ruling.verdict == crate::model::Verdict::New,
+                verdict: judged.ruling.verdict,
             });
         }
         Ok(judged)
@@ -340,14 +345,15 @@ impl Replica {
     }
 
     /// [`Deduper::forget`], recorded.
-    pub fn forget(&mut self, id: PageId, body: Option<&[u8; 32]>, text: Option<&[u8; 32]>) {
-        self.dedup.forget(id, body, text);
+    pub fn forget(&mut self, id: PageId, body: Option<&[u8; 32]>, text: Option<&[u8; 32]>) -> std::io::Result<()> {
+        self.dedup.forget(id, body, text)?;
         self.uncommitted.remove(&id);
         self.record(|| Op::Forget {
             id,
             body: body.copied(),
             text: text.copied(),
         });
+        Ok(())
     }
 
     /// The pages are in the store: they are no longer uncommitted. Returns
@@ -361,10 +367,10 @@ impl Replica {
 
     /// Apply an op of the log (another worker's, or a replay): the same
     /// mutation, not recorded. Returns the judgement of an [`Op::Decide`].
-    /// Over the shared tables ([`Deduper::has_shared_index`]) a decision is
-    /// applied from its outcome, since the tables hold what was decided
-    /// after it too; over an index in memory it is decided again, from the
-    /// same state, to the same outcome.
+    /// Over the shared maps and tables ([`Deduper::is_shared`]) a decision
+    /// is applied from its verdict, since they hold what was decided after
+    /// it too; over maps and an index in memory it is decided again, from
+    /// the same state, to the same outcome.
     pub fn apply(&mut self, op: Op) -> std::io::Result<Option<Judgement>> {
         match op {
             Op::Decide {
@@ -374,10 +380,10 @@ impl Replica {
                 hashes,
                 simhash,
                 sketch,
-                new,
+                verdict,
             } => {
-                let judged = if self.dedup.has_shared_index() {
-                    self.dedup.apply_decided(id, &hashes, simhash, sketch.as_ref(), new)?
+                let judged = if self.dedup.is_shared() {
+                    self.dedup.apply_decided(id, simhash, sketch.as_ref(), verdict)?
                 } else {
                     self.dedup.decide(id, &hashes, simhash, sketch.as_ref())?
                 };
@@ -397,15 +403,19 @@ impl Replica {
                 old,
                 simhash,
                 sketch,
-            } if self.dedup.has_shared_index() => self.dedup.apply_reindexed(id, old, simhash, sketch)?,
+            } if self.dedup.is_shared() => self.dedup.apply_reindexed(id, old, simhash, sketch)?,
             Op::Reindex {
                 id,
                 old,
                 simhash,
                 sketch,
             } => self.dedup.reindex(id, old, simhash, sketch)?,
+            Op::Forget { id, .. } if self.dedup.is_shared() => {
+                self.dedup.apply_forgotten(id);
+                self.uncommitted.remove(&id);
+            }
             Op::Forget { id, body, text } => {
-                self.dedup.forget(id, body.as_ref(), text.as_ref());
+                self.dedup.forget(id, body.as_ref(), text.as_ref())?;
                 self.uncommitted.remove(&id);
             }
             Op::Committed { ids } => {
@@ -440,7 +450,7 @@ impl Replica {
     /// not committed are looked at with `fate`; a [`Fate::Ghost`] is
     /// forgotten ([`Op::Forget`]), a [`Fate::Recorded`] one marked
     /// committed. Returns the ghosts forgotten.
-    pub fn forget_ghosts<E>(
+    pub fn forget_ghosts<E: From<ReplicaError>>(
         &mut self,
         host: Option<&str>,
         mut fate: impl FnMut(PageId) -> Result<Fate, E>,
@@ -449,7 +459,8 @@ impl Replica {
         for (id, body, text) in self.uncommitted_of_host(host) {
             match fate(id)? {
                 Fate::Ghost => {
-                    self.forget(id, Some(&body), Some(&text));
+                    self.forget(id, Some(&body), Some(&text))
+                        .map_err(|e| E::from(ReplicaError::Io(e)))?;
                     ghosts.push(id);
                 }
                 Fate::Recorded => recorded.push(id),
@@ -633,20 +644,22 @@ impl SharedReplica {
     }
 
     /// Under the lock, before a batch is decided: fetch from the shared
-    /// tables the candidates of the fingerprints `fps` (one call; nothing
-    /// with the index in memory), and leave out those whose page no
-    /// decision in the log names: a page neither decided and uncommitted
+    /// tables the candidates of the fingerprints `fps`, and from the shared
+    /// maps the owners of `hashes` (one call each; nothing when they are in
+    /// memory), and leave out those whose page no decision in the log
+    /// names: a page neither decided and uncommitted
     /// (as far as the log says) nor recorded (`recorded(id)`, the store) is
     /// an entry written by a holder whose lock expired before its append.
-    pub fn prefetch<E: From<ReplicaError>>(
+    pub fn prefetch<'a, E: From<ReplicaError>>(
         &mut self,
         fps: &[u64],
+        hashes: impl IntoIterator<Item = (Option<&'a [u8; 32]>, Option<&'a [u8; 32]>)>,
         mut recorded: impl FnMut(PageId) -> Result<bool, E>,
     ) -> Result<(), E> {
         let ids = self
             .replica
             .dedup
-            .prefetch(fps)
+            .prefetch(fps, hashes)
             .map_err(|e| E::from(ReplicaError::Log(e)))?;
         let mut stray = HashSet::new();
         for id in ids {

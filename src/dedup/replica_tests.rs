@@ -7,7 +7,7 @@ use super::*;
 use crate::dedup::ExactIndex;
 use crate::model::Verdict;
 use crate::sketch::{ContentSketch, SketchIndex};
-use crate::store::{MemBuckets, MemLog, TableBuckets};
+use crate::store::{ContentOwners, MemBuckets, MemLog, MemOwners, TableBuckets};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 
@@ -22,17 +22,27 @@ fn deduper() -> Deduper {
     )
 }
 
-/// [`deduper`] with its tables in `buckets` (a shared crawl's).
-fn shared_deduper(buckets: &Arc<dyn TableBuckets>) -> Deduper {
-    let s = crate::Settings::default();
-    let tables = crate::index::SharedIndex::from_settings(&s.index, s.simhash.k, buckets.clone());
-    Deduper::new(ExactIndex::new(), tables, SketchIndex::new(), s.simhash.k, 0.9)
+/// The store side of a shared crawl's dedup state: its near-duplicate
+/// tables and its exact-duplicate maps.
+pub(crate) type SharedState = (Arc<dyn TableBuckets>, Arc<dyn ContentOwners>);
+
+/// In memory.
+fn mem_state() -> SharedState {
+    (Arc::new(MemBuckets::new()), Arc::new(MemOwners::new()))
 }
 
-/// A fresh deduper for [`two_workers_share_decisions`]: its index in
-/// memory, or in `tables`.
-fn fresh(tables: &Option<Arc<dyn TableBuckets>>) -> Deduper {
-    tables.as_ref().map_or_else(deduper, shared_deduper)
+/// [`deduper`] with its maps and tables in `state` (a shared crawl's).
+fn shared_deduper(state: &SharedState) -> Deduper {
+    let s = crate::Settings::default();
+    let tables = crate::index::SharedIndex::from_settings(&s.index, s.simhash.k, state.0.clone());
+    let exact = crate::dedup::SharedExact::new(state.1.clone());
+    Deduper::shared(exact, tables, SketchIndex::new(), s.simhash.k, 0.9)
+}
+
+/// A fresh deduper for [`two_workers_share_decisions`]: its maps and index
+/// in memory, or in `state`.
+fn fresh(state: &Option<SharedState>) -> Deduper {
+    state.as_ref().map_or_else(deduper, shared_deduper)
 }
 
 fn sketch_of(base: u64) -> Sketch {
@@ -58,16 +68,20 @@ fn arb_op() -> impl Strategy<Value = Op> {
             arb_hash(),
             any::<u64>(),
             arb_sketch(),
-            any::<bool>()
+            prop_oneof![
+                Just(Verdict::New),
+                Just(Verdict::ExactDuplicate),
+                Just(Verdict::NearDuplicate)
+            ]
         )
-            .prop_map(|(id, host, url, body, text, simhash, sketch, new)| Op::Decide {
+            .prop_map(|(id, host, url, body, text, simhash, sketch, verdict)| Op::Decide {
                 id,
                 host,
                 url,
                 hashes: ContentHashes { body, text },
                 simhash,
                 sketch,
-                new,
+                verdict,
             }),
         (any::<u64>(), any::<u64>(), any::<u64>(), arb_sketch()).prop_map(|(id, old, simhash, sketch)| {
             Op::Reindex {
@@ -177,7 +191,7 @@ proptest! {
                 }
                 Step::Forget { page } if !pages.is_empty() => {
                     let (pid, h, _) = pages[page % pages.len()];
-                    live.forget(pid, Some(&h.body), Some(&h.text));
+                    live.forget(pid, Some(&h.body), Some(&h.text)).unwrap();
                 }
                 _ => {}
             }
@@ -230,11 +244,7 @@ fn pair_page(worker: u8, i: u64) -> (ContentHashes, u64, Option<Sketch>) {
 /// and a third that replays the log makes the same decisions. With
 /// `tables`, the near-duplicate index is shared there instead of held by
 /// each replica. Returns lock holds per page.
-pub(crate) fn two_workers_share_decisions(
-    log: Arc<dyn DecisionLog>,
-    tables: Option<Arc<dyn TableBuckets>>,
-    pairs: u64,
-) -> f64 {
+pub(crate) fn two_workers_share_decisions(log: Arc<dyn DecisionLog>, tables: Option<SharedState>, pairs: u64) -> f64 {
     let run = |worker: u8| {
         let (log, tables) = (log.clone(), tables.clone());
         std::thread::spawn(move || {
@@ -249,8 +259,10 @@ pub(crate) fn two_workers_share_decisions(
             for chunk in order.chunks(5) {
                 let ids: Vec<PageId> = chunk.iter().map(|i| 10_000 * (u64::from(worker) + 1) + i).collect();
                 r.begin().unwrap();
-                let fps: Vec<u64> = chunk.iter().map(|&i| pair_page(worker, i).1).collect();
-                r.prefetch(&fps, |_| Ok::<bool, ReplicaError>(true)).unwrap();
+                let pages: Vec<_> = chunk.iter().map(|&i| pair_page(worker, i)).collect();
+                let fps: Vec<u64> = pages.iter().map(|p| p.1).collect();
+                let hashes = pages.iter().map(|p| (Some(&p.0.body), Some(&p.0.text)));
+                r.prefetch(&fps, hashes, |_| Ok::<bool, ReplicaError>(true)).unwrap();
                 for (&i, &id) in chunk.iter().zip(&ids) {
                     let (h, fp, sk) = pair_page(worker, i);
                     let url = format!("http://w{worker}.test/{i}");
@@ -344,22 +356,22 @@ fn two_workers_share_decisions_in_memory() {
 
 #[test]
 fn two_workers_share_decisions_over_shared_tables() {
-    let tables = Arc::new(MemBuckets::new());
-    let per_page = two_workers_share_decisions(
-        Arc::new(MemLog::new()),
-        Some(tables.clone() as Arc<dyn TableBuckets>),
-        60,
-    );
+    let (tables, owners) = (Arc::new(MemBuckets::new()), Arc::new(MemOwners::new()));
+    let state: SharedState = (tables.clone(), owners.clone());
+    let per_page = two_workers_share_decisions(Arc::new(MemLog::new()), Some(state), 60);
     assert!(per_page <= 0.25, "{per_page} lock holds per page");
-    // The new pages' fingerprints are in the tables, once per table.
+    // The new pages' fingerprints are in the tables, once per table, and
+    // their hashes in the maps: the exact pairs share one body and text
+    // hash, the near pairs have one of each per worker.
     let t = crate::index::Design::fewest_tables(3, crate::Settings::default().index.expected_size_log2).tables();
     assert_eq!(tables.entries(), 60 * t);
+    assert_eq!(owners.len(), 30 * 2 + 30 * 2 * 2);
 }
 
 #[test]
 fn table_entries_no_decision_names_are_left_out() {
     let log: Arc<dyn DecisionLog> = Arc::new(MemLog::new());
-    let tables: Arc<dyn TableBuckets> = Arc::new(MemBuckets::new());
+    let tables = mem_state();
     let h = |n: u8| ContentHashes {
         body: [n; 32],
         text: [n; 32],
@@ -367,16 +379,20 @@ fn table_entries_no_decision_names_are_left_out() {
     // A holder whose lock expired wrote page 7's entries, and its append
     // was refused: the log never names page 7.
     let mut zombie = shared_deduper(&tables);
-    zombie.prefetch(&[0xabcd]).unwrap();
+    zombie.prefetch(&[0xabcd], [(Some(&[7; 32]), Some(&[7; 32]))]).unwrap();
     zombie.decide(7, &h(7), 0xabcd, None).unwrap();
     zombie.flush().unwrap();
     let mut b = SharedReplica::open(shared_deduper(&tables), log.clone()).unwrap();
     b.begin().unwrap();
     let mut asked = Vec::new();
-    b.prefetch(&[0xabce], |id| -> Result<bool, ReplicaError> {
-        asked.push(id);
-        Ok(false)
-    })
+    b.prefetch(
+        &[0xabce],
+        [(Some(&h(8).body), Some(&h(8).text))],
+        |id| -> Result<bool, ReplicaError> {
+            asked.push(id);
+            Ok(false)
+        },
+    )
     .unwrap();
     let j = b
         .replica_mut()
@@ -389,10 +405,14 @@ fn table_entries_no_decision_names_are_left_out() {
     // the log is one without asking the store.
     b.begin().unwrap();
     let mut asked = Vec::new();
-    b.prefetch(&[0xabcf], |id| -> Result<bool, ReplicaError> {
-        asked.push(id);
-        Ok(true)
-    })
+    b.prefetch(
+        &[0xabcf],
+        [(Some(&h(9).body), Some(&h(9).text))],
+        |id| -> Result<bool, ReplicaError> {
+            asked.push(id);
+            Ok(true)
+        },
+    )
     .unwrap();
     let j = b
         .replica_mut()

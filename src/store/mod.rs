@@ -85,6 +85,8 @@
 //!   of one crawl share ([`Store::decision_log`]), and [`MemLog`];
 //! - `limits.rs`: [`SharedLimits`], the politeness limits they share
 //!   ([`Store::shared_limits`]);
+//! - `content_owners.rs`: [`ContentOwners`], their shared exact-duplicate
+//!   maps ([`Store::content_owners`]), and [`MemOwners`];
 //! - `tables.rs`: [`TableBuckets`], where their shared near-duplicate
 //!   index keeps its tables ([`Store::table_buckets`]), and [`MemBuckets`];
 //!   `redis_log.rs`: [`RedisLog`], its Redis implementation;
@@ -93,6 +95,7 @@
 //!   local Redis Cluster the tests use.
 
 pub(crate) mod codec;
+mod content_owners;
 mod decision_log;
 mod disk;
 mod fjall_kv;
@@ -110,6 +113,7 @@ mod redis_limits;
 pub mod redis_local;
 mod redis_log;
 mod redis_marker;
+mod redis_owners;
 mod redis_tables;
 mod seen;
 mod tables;
@@ -122,6 +126,7 @@ mod redis_tests;
 mod tests;
 mod types;
 
+pub use content_owners::{owner_key, ContentOwners, HashKind, MemOwners, OwnerChange, OwnerKey};
 pub use decision_log::{Cursor, DecisionLog, Lease, LogEntries, MemLog, LOCK_TTL, LOCK_WAIT_MAX, READ_CHUNK};
 pub use disk::{DiskBackend, Engine};
 pub use fjall_kv::FjallBackend;
@@ -133,6 +138,7 @@ pub use redis_lease::{epoch_ms, Acquired, HostLeases, HostWork};
 pub use redis_limits::RedisLimits;
 pub use redis_log::RedisLog;
 pub use redis_marker::RedisMarker;
+pub use redis_owners::RedisOwners;
 pub use redis_tables::RedisTables;
 pub use tables::{Bucket, BucketEntry, MemBuckets, TableBuckets};
 pub use types::{Completion, PageHashes};
@@ -378,6 +384,13 @@ pub trait Store: Send + Sync {
     /// The politeness limits the worker processes of this crawl share
     /// (see [`SharedLimits`]): `None` for a store only one process uses.
     fn shared_limits(&self) -> Option<std::sync::Arc<dyn SharedLimits>> {
+        None
+    }
+
+    /// The exact-duplicate maps of a crawl that worker processes share
+    /// (see [`ContentOwners`]): `None` for a store only one process uses
+    /// (its maps are in memory).
+    fn content_owners(&self) -> Option<std::sync::Arc<dyn ContentOwners>> {
         None
     }
 }

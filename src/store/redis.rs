@@ -17,6 +17,7 @@
 //! | `{N}:dlock`, `{N}:dlast` | string | its lock (holder's token, TTL) and the last locked append |
 //! | `{N\|ip\|addr}` | sorted set | the holders of server address `addr`'s request slots, scored by expiry (ms; [`RedisLimits`], `redis_limits.rs`) |
 //! | `{N}:rate` | string | the crawl-wide request rate's next start time (µs, `[politeness] max_requests_per_sec`) |
+//! | `{N\|x\|b\|hh}`, `{N\|x\|t\|hh}` | hash | the exact-duplicate maps: a body (text) hash's first 16 bytes, whose first byte is `hh` → its owner's page id (u64 BE; [`RedisOwners`], `redis_owners.rs`) |
 //! | `{N\|t\|i\|prefix}` | string | bucket `prefix` (hex) of the shared near-duplicate index's table `i`: 16-byte entries fingerprint ‖ page id ([`RedisTables`], `redis_tables.rs`) |
 //! | `{N\|hs\|k}` | set | host keys, shard `k` = FNV-1a(host) mod 16 (the host registry) |
 //! | `{N\|pi\|b}` | hash | page id (u64 BE) → host key, for ids `b`·1024 ..< (`b`+1)·1024 |
@@ -72,6 +73,7 @@ use super::redis_conn::Conn;
 use super::redis_keys::*;
 use super::redis_limits::RedisLimits;
 use super::redis_log::RedisLog;
+use super::redis_owners::RedisOwners;
 use super::redis_tables::RedisTables;
 use super::*;
 use ::redis::cluster::{cluster_pipe, ClusterClient, ClusterConnection};
@@ -98,6 +100,9 @@ pub struct RedisStore {
     /// The crawl-wide politeness limits (`{N|ip|addr}`, `{N}:rate`, see
     /// `redis_limits.rs`).
     limits: Arc<RedisLimits>,
+    /// The crawl's shared exact-duplicate maps (`{N|x|b|hh}`, `{N|x|t|hh}`,
+    /// see `redis_owners.rs`).
+    owners: Arc<RedisOwners>,
     pub(super) keys: Keys,
     name: String,
     /// Page ids taken from `{N}:ids` and not handed out yet: `next..end`.
@@ -133,6 +138,7 @@ impl RedisStore {
             log: Arc::new(RedisLog::new(conn.clone(), name)),
             tables: Arc::new(RedisTables::new(conn.clone(), name)),
             limits: Arc::new(RedisLimits::new(conn.clone(), name)),
+            owners: Arc::new(RedisOwners::new(conn.clone(), name)),
             conn,
             keys: Keys::new(name),
             name: name.to_string(),
@@ -724,6 +730,10 @@ impl Store for RedisStore {
 
     fn shared_limits(&self) -> Option<Arc<dyn super::SharedLimits>> {
         Some(self.limits.clone())
+    }
+
+    fn content_owners(&self) -> Option<Arc<dyn super::ContentOwners>> {
+        Some(self.owners.clone())
     }
 
     fn iter_fingerprints_from(&self, first: PageId) -> StoreIter<'_, (PageId, u64)> {

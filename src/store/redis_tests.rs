@@ -287,7 +287,11 @@ fn two_workers_share_decisions_on_redis() {
     let log = s.decision_log().expect("log");
     let calls = redis_calls();
     let pairs = 100;
-    let holds = crate::dedup::replica::tests::two_workers_share_decisions(log, s.table_buckets(), pairs);
+    let holds = crate::dedup::replica::tests::two_workers_share_decisions(
+        log,
+        Some((s.table_buckets().expect("tables"), s.content_owners().expect("maps"))),
+        pairs,
+    );
     let per_page = (redis_calls() - calls) as f64 / (2 * pairs) as f64;
     eprintln!("two workers on Redis: {holds:.2} lock holds per page, {per_page:.2} Redis calls per page");
     assert!(holds <= 0.25, "{holds}");
