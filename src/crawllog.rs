@@ -93,6 +93,69 @@ pub struct PageRecord {
     /// A revisit: the page's revisit interval after it, seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval_secs: Option<u64>,
+    /// The page's id in the crawl store (a revisit keeps its page's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_id: Option<u64>,
+}
+
+/// Beside a `pages.jsonl`: the page ids of records in the crawl's logs that
+/// the store does not hold, one decimal id per line. A worker of a shared
+/// crawl writes them: the pages another worker decided and stopped before
+/// recording (forgotten when the host passes on), and its own pages that
+/// another worker recorded first (after a stall). The readers of the logs
+/// ([`records_of`]) leave those records out.
+pub const VOIDED_FILE: &str = "voided.txt";
+
+/// Appends page ids to a [`VOIDED_FILE`] (created on the first).
+pub struct VoidedWriter {
+    path: std::path::PathBuf,
+    out: Option<std::fs::File>,
+}
+
+impl VoidedWriter {
+    /// For the log `log` (the file goes beside it).
+    pub fn beside(log: &Path) -> Self {
+        VoidedWriter {
+            path: log.with_file_name(VOIDED_FILE),
+            out: None,
+        }
+    }
+
+    /// Append `ids` (each written through to the file at once).
+    pub fn void(&mut self, ids: &[u64]) -> std::io::Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        if self.out.is_none() {
+            self.out = Some(std::fs::OpenOptions::new().create(true).append(true).open(&self.path)?);
+        }
+        let mut text = String::new();
+        for id in ids {
+            text.push_str(&id.to_string());
+            text.push('\n');
+        }
+        self.out.as_mut().expect("opened").write_all(text.as_bytes())
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// The ids in the [`VOIDED_FILE`]s beside `logs` (a line that is not an id,
+/// such as one cut short by a kill, is skipped).
+fn voided_beside(logs: &[std::path::PathBuf]) -> Result<std::collections::HashSet<u64>, LogError> {
+    let mut ids = std::collections::HashSet::new();
+    for log in logs {
+        let path = log.with_file_name(VOIDED_FILE);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => ids.extend(text.lines().filter_map(|l| l.trim().parse::<u64>().ok())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => return Err(LogError::Io { path, source }),
+        }
+    }
+    Ok(ids)
 }
 
 /// Appends [`PageRecord`]s to a `pages.jsonl` file, one JSON object per line.
@@ -165,7 +228,8 @@ pub fn records(path: &Path) -> Result<LogRecords, LogError> {
 
 /// [`records`] of several logs, one after the other (the workers' logs of
 /// a shared crawl, `DIR/worker-N/pages.jsonl`); each is read with the same
-/// tolerance. At least one path is needed.
+/// tolerance. At least one path is needed. Records whose page id is in a
+/// [`VOIDED_FILE`] beside any of the logs are left out.
 pub fn records_of(paths: &[std::path::PathBuf]) -> Result<LogRecords, LogError> {
     let Some((first, rest)) = paths.split_first() else {
         return Err(LogError::Io {
@@ -174,6 +238,7 @@ pub fn records_of(paths: &[std::path::PathBuf]) -> Result<LogRecords, LogError> 
         });
     };
     Ok(LogRecords {
+        voided: voided_beside(paths)?,
         path: first.clone(),
         lines: open_log(first)?,
         line: String::new(),
@@ -208,6 +273,8 @@ pub struct LogRecords {
     done: bool,
     /// Logs still to read, last first.
     rest: Vec<std::path::PathBuf>,
+    /// Page ids whose records are left out.
+    voided: std::collections::HashSet<u64>,
 }
 
 impl LogRecords {
@@ -248,7 +315,8 @@ impl LogRecords {
             if self.line.trim().is_empty() {
                 continue;
             }
-            match serde_json::from_str(&self.line) {
+            match serde_json::from_str::<PageRecord>(&self.line) {
+                Ok(rec) if rec.page_id.is_some_and(|id| self.voided.contains(&id)) => continue,
                 Ok(rec) => return Ok(Some(rec)),
                 Err(e) => {
                     // A bad last line is a record cut short by a kill.
@@ -286,6 +354,41 @@ impl Iterator for LogRecords {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn voided_records_are_left_out_of_every_log_read_with_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("w1"), dir.path().join("w2"));
+        let rec = |url: &str, id: u64| PageRecord {
+            url: url.into(),
+            canonical: url.into(),
+            page_id: Some(id),
+            ..PageRecord::default()
+        };
+        for (d, recs) in [
+            (&a, vec![rec("http://x/1", 1), rec("http://x/2", 2)]),
+            (&b, vec![rec("http://x/2", 7)]),
+        ] {
+            std::fs::create_dir_all(d).unwrap();
+            let mut w = CrawlLogWriter::new(std::fs::File::create(d.join("pages.jsonl")).unwrap());
+            for r in &recs {
+                w.write(r).unwrap();
+            }
+        }
+        // Worker 2 took x/2 over from worker 1, which never recorded it.
+        let mut v = VoidedWriter::beside(&b.join("pages.jsonl"));
+        v.void(&[2]).unwrap();
+        v.void(&[]).unwrap();
+        let logs = [a.join("pages.jsonl"), b.join("pages.jsonl")];
+        let ids: Vec<_> = records_of(&logs).unwrap().map(|r| r.unwrap().page_id).collect();
+        assert_eq!(ids, vec![Some(1), Some(7)]);
+        // Worker 1's log alone is read whole (its own file voids nothing).
+        assert_eq!(read_log(&logs[0]).unwrap().len(), 2);
+        // A line cut short by a kill is skipped.
+        std::fs::write(b.join(VOIDED_FILE), "2\n1").unwrap();
+        std::fs::write(a.join(VOIDED_FILE), "12x").unwrap();
+        assert_eq!(records_of(&logs).unwrap().count(), 1);
+    }
 
     #[test]
     fn round_trip_and_truncated_tail() {

@@ -145,6 +145,9 @@ pub(super) struct Decider {
     on_page: Option<PageCallback>,
     /// The crawl log, flushed before each group's store commit.
     log: CrawlLogWriter<std::io::BufWriter<std::fs::File>>,
+    /// Page ids of logged records the store will not hold (see
+    /// [`crate::crawllog::VOIDED_FILE`]).
+    pub(super) voided: crate::crawllog::VoidedWriter,
     /// Decided pages waiting for the commit (see [`Decider::run`]).
     pub(super) group: Vec<Done>,
     /// The exact and near-duplicate indexes and the content sketches, over
@@ -297,6 +300,7 @@ impl Decider {
         shared.metrics.set_index_size(dedup.replica().index_len());
         Ok(Decider {
             log: CrawlLogWriter::new(std::io::BufWriter::with_capacity(1 << 20, file)),
+            voided: crate::crawllog::VoidedWriter::beside(log_path),
             group: Vec::with_capacity(GROUP_MAX),
             dedup,
             policy: DedupPolicyEngine::new(s),
@@ -441,6 +445,7 @@ impl Decider {
             robots: f.robots.map(str::to_string),
             server_ip: f.server_ip.map(|ip| ip.to_string()),
             ip_wait_ms: f.ip_wait_ms,
+            page_id: Some(id),
             ..PageRecord::default()
         };
         // What the store keeps beside the record's fields (binary hashes

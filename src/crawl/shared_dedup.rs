@@ -172,6 +172,8 @@ impl Decider {
             );
             self.shared.frontier.abandon(&d.q)?;
             self.shared.ghosts.host(&d.q.host);
+            // Its line is in this worker's log: the reports leave it out.
+            self.void(&[d.page.id])?;
             if self.group.is_empty() {
                 return Ok(());
             }
@@ -303,6 +305,14 @@ impl Decider {
         }
     }
 
+    /// Record that the store holds no page under these ids, whose records
+    /// are in a log (see [`crate::crawllog::VOIDED_FILE`]).
+    fn void(&mut self, ids: &[PageId]) -> Result<()> {
+        self.voided
+            .void(ids)
+            .map_err(|e| Error::io(self.voided.path().to_path_buf(), e))
+    }
+
     /// Forget the ghosts of `host` (every host: `None`) now, taking the
     /// log's lock for it; returns how many. Nothing without a log. (On the
     /// decider's thread; other threads ask through [`Ghosts`].)
@@ -330,6 +340,9 @@ impl Decider {
                 Fate::Ghost
             })
         })?;
+        // Their lines, in the stopped worker's log, are left out of the
+        // reports (a ghost's URL is fetched again, under a new id).
+        self.void(&ghosts)?;
         if !ghosts.is_empty() {
             tracing::info!(
                 "decision log: {} pages of {} decided by a worker that stopped before recording them are forgotten",
