@@ -107,12 +107,14 @@ pub(super) fn open_replica(s: &Settings, store: &dyn Store, loaded: DedupState) 
     }
     let started = std::time::Instant::now();
     let spill = sketches.spill_path().map(Path::to_path_buf);
+    let templates = sketches.templates();
     // The spill file goes with its index: dropped before it is made again.
     drop(sketches);
     let sketches = match &spill {
         Some(p) => SketchIndex::spilling(p).map_err(|e| Error::io(p, e))?,
         None => SketchIndex::new(),
-    };
+    }
+    .with_templates(templates);
     let empty = LiveIndex::from_settings(&s.index, k);
     let d = Deduper::new(ExactIndex::new(), empty, sketches, k, s.dedup.verify_threshold);
     let mut r = SharedReplica::open(d, log)?;
