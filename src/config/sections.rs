@@ -221,6 +221,9 @@ pub struct DedupSettings {
     pub near_penalty: f64,
     pub verify: Verify,
     pub verify_threshold: f64,
+    /// Shingle sketches compare the text outside both pages' templates as
+    /// they are when compared.
+    pub verify_outside_templates: bool,
     /// Out-links of a page are not followed when it ends a chain of this
     /// many same-host duplicates or look-alikes in a row along its link path (0 = no limit).
     pub max_duplicate_chain: u32,

@@ -477,6 +477,7 @@ fn dedup_settings(c: &Check, dedup: RawDedup) -> Result<DedupSettings, ConfigErr
             ],
         )?,
         verify_threshold: c.float("dedup.verify_threshold", dedup.verify_threshold, 0.0, 1.0)?,
+        verify_outside_templates: dedup.verify_outside_templates,
         max_duplicate_chain: c.uint("dedup.max_duplicate_chain", dedup.max_duplicate_chain, 0, 1000)?,
     };
     Ok(dedup)

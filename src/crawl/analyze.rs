@@ -55,7 +55,13 @@ pub(super) fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analys
                 .as_ref()
                 .zip(topic.as_ref())
                 .map(|(f, v)| f.page_relevance(v, &features));
-            let sketch = page_sketch(&shared.fx, shared.verifier.as_ref(), Some(&doc), &features);
+            let sketch = page_sketch(
+                &shared.fx,
+                shared.verifier.as_ref(),
+                Some(&doc),
+                &features,
+                &template_key,
+            );
             (simhash::simhash(&features), relevance, sketch)
         }
     };
@@ -135,16 +141,22 @@ pub(super) fn verifier(settings: &Settings) -> Option<MinHasher> {
 /// The sketch a page's near-duplicate candidates are confirmed with
 /// (`[dedup] verify`): min-hash over its tokens when `verifier` is set (and
 /// `doc` given), the content shingles of its features when the extractor
-/// keeps their words, else none.
+/// keeps their words (each kept shingle tagged with its blocks and the
+/// page's template key `key`), else none.
 pub(super) fn page_sketch(
     fx: &FeatureExtractor,
     verifier: Option<&MinHasher>,
     doc: Option<&Extracted>,
     features: &crate::features::Features,
+    key: &str,
 ) -> Option<Sketch> {
     match verifier {
         Some(v) => doc.map(|d| Sketch::MinHash(v.sketch(&fx.tokens(d)))),
-        None if fx.keeps_words() => Some(Sketch::Content(ContentSketch::from_words(&features.words))),
+        None if fx.keeps_words() => Some(Sketch::Content(ContentSketch::from_blocks(
+            &features.words,
+            &features.word_blocks,
+            key,
+        ))),
         None => None,
     }
 }

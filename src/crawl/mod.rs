@@ -209,7 +209,7 @@ struct Shared {
     fetcher: Arc<dyn Fetcher>,
     canon: Canonicalizer,
     fx: FeatureExtractor,
-    templates: TemplateLearner,
+    templates: Arc<TemplateLearner>,
     /// Min-hash sketcher when near duplicates are verified.
     verifier: Option<MinHasher>,
     /// The topic profile when `[focus] enabled`.
@@ -574,13 +574,23 @@ pub async fn run(
         (Some(l), Some(w)) => ip_limits.shared(&settings, l.clone(), w),
         _ => ip_limits,
     });
+    // The learner is the analysis threads' and, for the comparisons of
+    // content sketches outside the templates, the sketch index's.
+    let templates = Arc::new(std::mem::replace(
+        &mut dedup_state.templates,
+        TemplateLearner::new(&settings.features),
+    ));
+    if settings.dedup.verify_outside_templates {
+        let sketches = std::mem::take(&mut dedup_state.sketches);
+        dedup_state.sketches = sketches.with_templates(Some(templates.clone()));
+    }
     let shared = Arc::new(Shared {
         focus,
         politeness: Politeness::new(&settings),
         retry: RetryPolicy::new(&settings.politeness),
         fetcher: fetcher.clone(),
         fx: feature_extractor(&settings),
-        templates: std::mem::replace(&mut dedup_state.templates, TemplateLearner::new(&settings.features)),
+        templates: templates.clone(),
         verifier: verifier(&settings),
         canon,
         rate: crate::politeness::rate::RateCap::new(&settings, shared_limits.clone()),

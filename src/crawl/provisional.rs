@@ -78,7 +78,7 @@ impl Decider {
             p.member = member;
             let features = shared.fx.features_prepared(&p.prepared, &p.blocks, template.as_deref());
             let fp = simhash::simhash(&features);
-            let sketch = page_sketch(&shared.fx, shared.verifier.as_ref(), p.doc.as_ref(), &features);
+            let sketch = page_sketch(&shared.fx, shared.verifier.as_ref(), p.doc.as_ref(), &features, &p.key);
             let dedup = &mut self.dedup;
             dedup
                 .replica_mut()

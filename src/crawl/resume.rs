@@ -618,7 +618,7 @@ pub(super) fn replay_analysis(
             if sketching && *decision == Decision::New {
                 let template = templates.template_shared(&host);
                 let features = fx.features_hashed(&doc, &blocks, template.as_deref());
-                if let Some(sk) = page_sketch(&fx, verifier.as_ref(), Some(&doc), &features) {
+                if let Some(sk) = page_sketch(&fx, verifier.as_ref(), Some(&doc), &features, &host) {
                     sketches.insert(*id, sk, *simhash).map_err(spill)?;
                 }
             }
@@ -640,7 +640,7 @@ pub(super) fn replay_analysis(
         if fp != stored {
             refreshed.push((fp, id));
         }
-        if let Some(sk) = page_sketch(&fx, verifier.as_ref(), Some(&doc), &features) {
+        if let Some(sk) = page_sketch(&fx, verifier.as_ref(), Some(&doc), &features, &host) {
             sketches.update(id, sk, fp).map_err(spill)?;
         }
     }

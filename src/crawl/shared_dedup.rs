@@ -108,12 +108,14 @@ pub(super) fn open_replica(s: &Settings, store: &dyn Store, loaded: DedupState) 
     }
     let started = std::time::Instant::now();
     let spill = sketches.spill_path().map(Path::to_path_buf);
+    let templates = sketches.templates();
     // The spill file goes with its index: dropped before it is made again.
     drop(sketches);
     let sketches = match &spill {
         Some(p) => SketchIndex::spilling(p).map_err(|e| Error::io(p, e))?,
         None => SketchIndex::new(),
-    };
+    }
+    .with_templates(templates);
     let d = match (store.table_buckets(), store.content_owners()) {
         // The maps and tables on the cluster: the replay builds neither.
         (Some(buckets), Some(owners)) => {

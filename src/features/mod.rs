@@ -107,6 +107,12 @@ pub struct Features {
     /// [`crate::sketch::ContentSketch`] shingles), when the extractor was
     /// built [`FeatureExtractor::with_words`]; empty otherwise.
     pub words: Vec<u64>,
+    /// Where each run of [`Features::words`] from one block ends in
+    /// `words`, and that block's [`block_hash`] (ascending ends), when the
+    /// block hashes were given and the page has blocks weighed as content
+    /// (not when it is weighed as if all of it were: see the module docs);
+    /// empty otherwise.
+    pub word_blocks: Vec<(u32, u64)>,
 }
 
 impl Features {
@@ -299,6 +305,7 @@ impl FeatureExtractor {
         if self.words {
             acc.words = Some(Vec::with_capacity(page.bytes / 5));
         }
+        let mut word_blocks: Vec<(u32, u64)> = Vec::new();
         if any {
             for (i, &kind) in kinds.iter().enumerate() {
                 let m = mult(i, kind, structural);
@@ -315,14 +322,25 @@ impl FeatureExtractor {
                         _ => true,
                     };
                     let words = if content { None } else { acc.words.take() };
+                    let before = acc.words.as_ref().map(Vec::len);
                     add(&mut acc, i, m);
                     if words.is_some() {
                         acc.words = words;
+                    } else if let (Some(before), Some(after), Some(&block)) =
+                        (before, acc.words.as_ref().map(Vec::len), hashes.get(i))
+                    {
+                        if after > before && structural {
+                            word_blocks.push((u32::try_from(after).unwrap_or(u32::MAX), block));
+                        }
                     }
                 }
             }
         }
-        acc.finish()
+        let mut features = acc.finish();
+        if word_blocks.last().is_some_and(|r| r.0 as usize == features.words.len()) {
+            features.word_blocks = word_blocks;
+        }
+        features
     }
 
     /// Weighted features of a bare text (topic keywords, anchor text): one

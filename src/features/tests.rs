@@ -382,3 +382,44 @@ fn prepared_pages_weigh_like_the_page() {
     }
     assert!(compared > 200, "{compared}");
 }
+
+/// Content words come with the blocks they are from: one run per content
+/// block that has words, its end in `words` and the block's hash; a page
+/// weighed as if all of it were content (every block cut) has none.
+#[test]
+fn content_words_know_their_blocks() {
+    let fx = FeatureExtractor::new(&settings()).with_words(true);
+    let html = "<title>T</title><nav><a href=a>Home</a></nav><p>First block of text.</p>\
+                <p>Second one here.</p><p>42</p><footer>Footer words</footer>";
+    let doc = extract_html(html, 1 << 20);
+    let hashes = block_hashes(&doc);
+    let f = fx.features_hashed(&doc, &hashes, None);
+    let body: Vec<u64> = ["First block of text.", "Second one here.", "42"]
+        .iter()
+        .map(|t| block_hash(t))
+        .collect();
+    assert_eq!(f.word_blocks, vec![(4, body[0]), (7, body[1]), (8, body[2])]);
+    assert_eq!(f.words.len(), 8);
+    // The two text blocks are the template: nothing is weighed as content
+    // but the number, which is no feature; the run of "42" stays.
+    let template = HostTemplate {
+        blocks: body[..2].iter().copied().collect(),
+        weight: 0.0,
+        pages: 10,
+        version: 1,
+    };
+    let f = fx.features_hashed(&doc, &hashes, Some(&template));
+    assert_eq!(f.word_blocks, vec![(1, body[2])]);
+    // Every block cut: the whole page is weighed, untagged.
+    let all = HostTemplate {
+        blocks: hashes.iter().copied().collect(),
+        weight: 0.0,
+        pages: 10,
+        version: 2,
+    };
+    let f = fx.features_hashed(&doc, &hashes, Some(&all));
+    assert!(!f.words.is_empty());
+    assert!(f.word_blocks.is_empty());
+    // Without block hashes, no runs.
+    assert!(fx.features(&doc, None).word_blocks.is_empty());
+}

@@ -98,6 +98,7 @@ impl Accumulator {
             items,
             labels,
             words: words.unwrap_or_default(),
+            word_blocks: Vec::new(),
         }
     }
 }

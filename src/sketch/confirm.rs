@@ -6,6 +6,9 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::features::{HostTemplate, TemplateLearner};
 
 use crate::model::NearMatch;
 use crate::model::PageId;
@@ -49,18 +52,22 @@ impl Sketch {
 /// agree can still lie further apart: a short page whose title differs, a
 /// copy inside translated navigation. Two content sketches whose sets have
 /// resemblance r share their smallest hash with probability r, so every
-/// page is also filed under its [`ContentSketch::band_keys`], and the pages
-/// sharing one are candidates too. Every candidate, from either source, is
-/// confirmed by its resemblance.
+/// page is also filed under a few of its smallest shingle hashes (its band
+/// keys: the first ones whose bucket is not full, outside its template's
+/// blocks), and the pages sharing one are candidates too. Every candidate,
+/// from either source, is confirmed by its resemblance; with a template
+/// learner ([`SketchIndex::with_templates`]), on the text outside both
+/// pages' templates as they are at the comparison, so a page sketched
+/// before its site's or section's template settled, or under another
+/// section's template, is compared on the same text as its copy.
 ///
-/// Memory: a sketch is about half a kilobyte, and only the few candidates
+/// Memory: a sketch is about half a kilobyte (its block tags up to a few
+/// more), and only the few candidates
 /// of a page are ever read again, so a crawl keeps them in a spill file
 /// ([`SketchIndex::spilling`]: appended, read back by offset) and holds
 /// per page only its fingerprint and where its sketch is, plus its band
 /// keys (one small map entry each); [`SketchIndex::new`] keeps the
 /// sketches in memory.
-///
-/// [`ContentSketch::band_keys`]: super::ContentSketch::band_keys
 #[derive(Debug, Default)]
 pub struct SketchIndex {
     /// Page → its fingerprint and where its sketch is.
@@ -71,6 +78,12 @@ pub struct SketchIndex {
     /// with the first), and pages whose id does not fit 32 bits.
     more: HashMap<u32, Vec<PageId>>,
     sketches: Sketches,
+    /// The crawl's template learner: with it, content sketches tagged with
+    /// their blocks are compared on the text outside both pages' templates
+    /// as they are at the comparison ([`ContentSketch::resemblance_without`]).
+    ///
+    /// [`ContentSketch::resemblance_without`]: super::ContentSketch::resemblance_without
+    templates: Option<Arc<TemplateLearner>>,
 }
 
 /// A recorded page: its fingerprint, and its sketch's place in [`Sketches`].
@@ -112,9 +125,11 @@ impl Drop for Sketches {
 /// Tags of a spilled sketch's kind.
 const CONTENT: u8 = 0;
 const MINHASH: u8 = 1;
+const CONTENT_TAGGED: u8 = 2;
 
 fn encode(sketch: &Sketch) -> Vec<u8> {
     let (tag, bytes) = match sketch {
+        Sketch::Content(c) if c.is_tagged() => (CONTENT_TAGGED, c.to_tagged_bytes()),
         Sketch::Content(c) => (CONTENT, c.to_bytes()),
         Sketch::MinHash(m) => (MINHASH, m.to_bytes()),
     };
@@ -129,6 +144,7 @@ fn decode(bytes: &[u8]) -> Option<Sketch> {
     match tag {
         CONTENT => super::ContentSketch::from_bytes(rest).map(Sketch::Content),
         MINHASH => super::MinHashSketch::from_bytes(rest).map(Sketch::MinHash),
+        CONTENT_TAGGED => super::ContentSketch::from_tagged_bytes(rest).map(Sketch::Content),
         _ => None,
     }
 }
@@ -136,6 +152,13 @@ fn decode(bytes: &[u8]) -> Option<Sketch> {
 /// Pages kept per band key: the first ones filed (the originals). A key
 /// shared by more pages is a phrase of many pages, not evidence of a copy.
 const BUCKET_MAX: usize = 32;
+
+/// Smallest hashes of a sketch looked at for its band keys: a page is
+/// filed under (and looks up) the first [`BAND_KEYS`] of them whose bucket
+/// is not full.
+///
+/// [`BAND_KEYS`]: super::content::BAND_KEYS
+const BAND_SCAN: usize = 16;
 
 impl SketchIndex {
     /// An empty index that keeps the sketches in memory.
@@ -163,6 +186,27 @@ impl SketchIndex {
             },
             ..SketchIndex::default()
         })
+    }
+
+    /// Compare tagged content sketches on the text outside the templates
+    /// `templates` holds at the time of each comparison (see
+    /// [`SketchIndex::confirm`]).
+    pub fn with_templates(mut self, templates: Option<Arc<TemplateLearner>>) -> Self {
+        self.templates = templates;
+        self
+    }
+
+    /// The template learner the comparisons consult, if any.
+    pub fn templates(&self) -> Option<Arc<TemplateLearner>> {
+        self.templates.clone()
+    }
+
+    /// The template of a sketch's page now, when comparisons consult templates.
+    fn template_of(&self, sketch: &Sketch) -> Option<Arc<HostTemplate>> {
+        match sketch {
+            Sketch::Content(c) => self.templates.as_ref()?.template_shared(c.template_key()?),
+            Sketch::MinHash(_) => None,
+        }
     }
 
     /// The spill file, if the sketches are in one.
@@ -221,6 +265,32 @@ impl SketchIndex {
         }
     }
 
+    /// The band keys of a page: the first [`BAND_KEYS`] of its
+    /// [`BAND_SCAN`] smallest shingle hashes whose bucket is not full —
+    /// outside the blocks of its template now when the index consults
+    /// templates. A full bucket is a phrase of many pages (a shared
+    /// reference section, a licence), and the blocks of a page's template
+    /// are its site's chrome: neither tells its copies apart.
+    ///
+    /// [`BAND_KEYS`]: super::content::BAND_KEYS
+    fn band_keys(&self, sketch: &Sketch) -> Vec<u32> {
+        let Sketch::Content(c) = sketch else {
+            return Vec::new();
+        };
+        let template = self.template_of(sketch);
+        let cut = |h: u64| template.as_ref().is_some_and(|t| t.blocks.contains(&h));
+        c.key_candidates(&cut, BAND_SCAN)
+            .into_iter()
+            .filter(|&key| self.bucket_len(key) < BUCKET_MAX)
+            .take(super::content::BAND_KEYS)
+            .collect()
+    }
+
+    /// Pages filed under band key `key`.
+    fn bucket_len(&self, key: u32) -> usize {
+        usize::from(self.first.contains_key(&key)) + self.more.get(&key).map_or(0, Vec::len)
+    }
+
     /// The pages filed under band key `key`.
     fn bucket(&self, key: u32, out: &mut Vec<PageId>) {
         if let Some(&p) = self.first.get(&key) {
@@ -252,10 +322,8 @@ impl SketchIndex {
 
     /// Record a new page's sketch and fingerprint.
     pub fn insert(&mut self, page: PageId, sketch: Sketch, simhash: u64) -> std::io::Result<()> {
-        if let Sketch::Content(c) = &sketch {
-            for &key in c.band_keys() {
-                self.file_under(key, page);
-            }
+        for key in self.band_keys(&sketch) {
+            self.file_under(key, page);
         }
         let slot = self.put(sketch, simhash)?;
         self.pages.insert(page, slot);
@@ -290,8 +358,13 @@ impl SketchIndex {
     /// The best confirmed original for a page with this sketch and
     /// fingerprint among `near` (simhash matches) and the pages sharing a
     /// band key: the highest resemblance at or above `threshold`, then the
-    /// nearest fingerprint, then the earliest page. Fails only when a
-    /// spilled sketch cannot be read back.
+    /// nearest fingerprint, then the earliest page. With a template learner
+    /// two tagged content sketches are compared without the shingles of
+    /// blocks in either page's template now
+    /// ([`ContentSketch::resemblance_without`]). Fails only when a spilled
+    /// sketch cannot be read back.
+    ///
+    /// [`ContentSketch::resemblance_without`]: super::ContentSketch::resemblance_without
     pub fn confirm(
         &self,
         sketch: &Sketch,
@@ -300,19 +373,29 @@ impl SketchIndex {
         threshold: f64,
     ) -> std::io::Result<Option<(NearMatch, f64)>> {
         let mut ids: Vec<PageId> = near.iter().map(|m| m.page).collect();
-        if let Sketch::Content(c) = sketch {
-            for &key in c.band_keys() {
-                self.bucket(key, &mut ids);
-            }
+        for key in self.band_keys(sketch) {
+            self.bucket(key, &mut ids);
         }
         ids.sort_unstable();
         ids.dedup();
         let mut best: Option<(NearMatch, f64)> = None;
+        let own = self.template_of(sketch);
         for page in ids {
             let Some(slot) = self.pages.get(&page) else {
                 continue;
             };
-            let r = sketch.resemblance(&*self.get(slot)?);
+            let other = self.get(slot)?;
+            let r = match (sketch, &*other) {
+                (Sketch::Content(a), Sketch::Content(b)) if self.templates.is_some() => {
+                    let theirs = self.template_of(&other);
+                    let cut = |h: u64| {
+                        own.as_ref().is_some_and(|t| t.blocks.contains(&h))
+                            || theirs.as_ref().is_some_and(|t| t.blocks.contains(&h))
+                    };
+                    a.resemblance_without(b, &cut)
+                }
+                _ => sketch.resemblance(&other),
+            };
             if r < threshold {
                 continue;
             }
@@ -386,6 +469,80 @@ mod tests {
         // The spill file holds one run's sketches: it goes with the index.
         drop(spilled);
         assert!(!path.exists());
+    }
+
+    /// A page sketched before its site's chrome was learned is confirmed
+    /// against a copy sketched after, once the index consults the learner;
+    /// an index without it compares the sketches as taken.
+    #[test]
+    fn tagged_sketches_are_compared_outside_the_current_templates() {
+        let learner = Arc::new(TemplateLearner::new(
+            &crate::Settings::from_layers(&[], &[]).expect("defaults").features,
+        ));
+        let (chrome, content, other) = (
+            (0..40u64).map(|i| 9000 + i).collect::<Vec<_>>(),
+            (0..80u64).collect::<Vec<_>>(),
+            (0..80u64).map(|i| 5000 + i).collect::<Vec<_>>(),
+        );
+        let tagged = |parts: &[(u64, &[u64])], key: &str| {
+            let mut words = Vec::new();
+            let mut runs = Vec::new();
+            for (block, w) in parts {
+                words.extend_from_slice(w);
+                runs.push((words.len() as u32, *block));
+            }
+            Sketch::Content(ContentSketch::from_blocks(&words, &runs, key))
+        };
+        let early = tagged(&[(77, &chrome), (1, &content)], "h");
+        let stranger = tagged(&[(77, &chrome), (2, &other)], "h");
+        let late = tagged(&[(1, &content)], "h");
+        let mut with = SketchIndex::new().with_templates(Some(learner.clone()));
+        let mut without = SketchIndex::new();
+        for ix in [&mut with, &mut without] {
+            ix.insert(1, early.clone(), 0).unwrap();
+            ix.insert(2, stranger.clone(), 0).unwrap();
+        }
+        let near = [1, 2].map(|page| NearMatch { page, distance: 0 });
+        // No template yet: the chrome counts on both sides.
+        assert_eq!(with.confirm(&late, 0, &near, 0.9).unwrap(), None);
+        // The chrome (block 77) is on every page of the site now.
+        for i in 0..40u64 {
+            learner.observe_hashes("h", &[77, 100 + i]);
+        }
+        assert!(learner.template("h").is_some_and(|t| t.blocks.contains(&77)));
+        let (m, r) = with.confirm(&late, 0, &near, 0.9).unwrap().expect("confirmed");
+        assert_eq!((m.page, r), (1, 1.0));
+        assert_eq!(without.confirm(&late, 0, &near, 0.9).unwrap(), None);
+        // Round trip through the spill encoding keeps the tags.
+        assert_eq!(Sketch::from_bytes(&early.to_bytes()), Some(early));
+    }
+
+    /// Pages that share a long common text (a reference section on every
+    /// page) fill the buckets of its smallest shingles; a page filed later
+    /// goes under the next keys, and its copy finds it there.
+    #[test]
+    fn band_keys_pass_over_full_buckets() {
+        let common: Vec<u64> = (0..300).map(|i| 70_000 + i).collect();
+        let page = |id: u64| -> Sketch {
+            let mut words = common.clone();
+            words.extend((0..200).map(|i| id * 1000 + i));
+            Sketch::Content(ContentSketch::from_words(&words))
+        };
+        let mut ix = SketchIndex::new();
+        for id in 1..=60 {
+            ix.insert(id, page(id), id).unwrap();
+        }
+        for id in [45, 60] {
+            let (m, r) = ix.confirm(&page(id), 0, &[], 0.9).unwrap().expect("its copy is found");
+            assert_eq!((m.page, r), (id, 1.0));
+        }
+        // The common text's smallest shingle: its bucket holds the first
+        // pages only, and the last page is filed elsewhere.
+        let c = ContentSketch::from_words(&common);
+        let mut first = Vec::new();
+        ix.bucket(c.band_keys()[0], &mut first);
+        assert_eq!(first.len(), BUCKET_MAX);
+        assert!(!first.contains(&60));
     }
 
     #[test]

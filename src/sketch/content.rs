@@ -29,6 +29,23 @@
 //! computes anyway ([`crate::features::Features::words`]), stop words and
 //! numbers kept, not stemmed, so the shingles see the text as written, in
 //! any language.
+//!
+//! # Blocks of a template learned later
+//!
+//! Templates are learned as the crawl goes: a page sketched before its
+//! site's template settled keeps shingles of blocks that are template
+//! blocks by the time its copy arrives, and two sections of one site (two
+//! languages, `alloc/` and `std/` of one API reference) leave out different
+//! repeated blocks. So each kept shingle knows the blocks its words are in
+//! ([`ContentSketch::from_blocks`]), and a comparison can leave out the
+//! shingles of the blocks in either page's template *now*
+//! ([`ContentSketch::resemblance_without`]). What is left of a sketch is
+//! still the bottom of its page's reduced set up to the sketch's largest
+//! hash, so the union of the two below the smaller such bound is a bottom-k
+//! sample of the union of the reduced sets. A sketch is taken without the
+//! page's template of its time, so its sample of the text outside the
+//! template of a later time is not diluted by the chrome it already left
+//! out.
 
 use crate::sketch::mix64;
 
@@ -48,6 +65,50 @@ pub struct ContentSketch {
     mins: Vec<u32>,
     /// Distinct shingles in the whole set (saturating at `u32::MAX`).
     shingles: u32,
+    /// The text blocks each kept shingle comes from, when known
+    /// ([`ContentSketch::from_blocks`]).
+    origin: Option<Box<Origin>>,
+}
+
+/// Where the kept shingles of a sketch come from: the page's template key
+/// and, per shingle, the blocks its words are in, so that a comparison can
+/// leave out the shingles of blocks that are template blocks now
+/// ([`ContentSketch::resemblance_without`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Origin {
+    /// The page's [`crate::features::template_key`].
+    key: Box<str>,
+    /// The distinct block hashes ([`crate::features::block_hash`]) named below.
+    blocks: Vec<u64>,
+    /// Per kept shingle, where its block indices end in `of` (ascending).
+    ends: Vec<u16>,
+    /// Indices into `blocks`, shingle after shingle.
+    of: Vec<u16>,
+}
+
+/// An estimate from fewer shared-or-not samples than this, after template
+/// blocks are left out, is not trusted: the comparison falls back to the
+/// sketches as taken.
+const MIN_SAMPLE: usize = 16;
+
+impl Origin {
+    /// Per kept shingle: whether none of its blocks is `cut`.
+    fn kept(&self, cut: &dyn Fn(u64) -> bool) -> Vec<bool> {
+        let gone: Vec<bool> = self.blocks.iter().map(|&b| cut(b)).collect();
+        let mut start = 0usize;
+        self.ends
+            .iter()
+            .map(|&end| {
+                let end = usize::from(end);
+                let keep = self
+                    .of
+                    .get(start..end)
+                    .is_some_and(|ix| ix.iter().all(|&i| !gone.get(usize::from(i)).copied().unwrap_or(true)));
+                start = end;
+                keep
+            })
+            .collect()
+    }
 }
 
 impl ContentSketch {
@@ -55,9 +116,15 @@ impl ContentSketch {
     /// sequence: every run of w consecutive words, or, for fewer than w
     /// words, one shingle of all of them; no words, no shingles.
     pub fn from_words(words: &[u64]) -> Self {
+        Self::hashed(words).0
+    }
+
+    /// The sketch and the shingle hashes in text order (shingle `i` starts
+    /// at word `i`).
+    fn hashed(words: &[u64]) -> (Self, Vec<u32>) {
         let w = SHINGLE_WORDS;
         if words.is_empty() {
-            return ContentSketch::default();
+            return (ContentSketch::default(), Vec::new());
         }
         let hash_run = |run: &[u64]| -> u32 {
             let h = run.iter().fold(0x243f_6a88_85a3_08d3u64, |h, &k| {
@@ -65,17 +132,87 @@ impl ContentSketch {
             });
             (mix64(h) >> 32) as u32
         };
-        let mut all: Vec<u32> = if words.len() < w {
+        let in_order: Vec<u32> = if words.len() < w {
             vec![hash_run(words)]
         } else {
             words.windows(w).map(hash_run).collect()
         };
+        let mut all = in_order.clone();
         all.sort_unstable();
         all.dedup();
         let shingles = u32::try_from(all.len()).unwrap_or(u32::MAX);
         all.truncate(SKETCH_SIZE);
         all.shrink_to_fit();
-        ContentSketch { mins: all, shingles }
+        (
+            ContentSketch {
+                mins: all,
+                shingles,
+                origin: None,
+            },
+            in_order,
+        )
+    }
+
+    /// [`ContentSketch::from_words`] of the words of a page's content
+    /// blocks, each kept shingle tagged with the blocks it comes from:
+    /// `runs` holds, per run of words from one block, where the run ends
+    /// in `words` and the block's hash (ascending ends, the last one
+    /// `words.len()`); `key` is the page's template key. A shingle found at
+    /// several places is tagged with its first. Without runs the sketch is
+    /// untagged (its comparisons leave nothing out).
+    pub fn from_blocks(words: &[u64], runs: &[(u32, u64)], key: &str) -> Self {
+        let (mut sketch, in_order) = Self::hashed(words);
+        let consistent = runs.last().is_some_and(|r| r.0 as usize == words.len())
+            && runs.windows(2).all(|r| r[0].0 < r[1].0)
+            && runs.len() <= usize::from(u16::MAX);
+        if sketch.mins.is_empty() || !consistent {
+            return sketch;
+        }
+        let Some(&max) = sketch.mins.last() else {
+            return sketch;
+        };
+        // The first place of each kept shingle.
+        let mut first = vec![u32::MAX; sketch.mins.len()];
+        for (i, &h) in in_order.iter().enumerate() {
+            if h > max {
+                continue;
+            }
+            if let Ok(j) = sketch.mins.binary_search(&h) {
+                if first[j] == u32::MAX {
+                    first[j] = i as u32;
+                }
+            }
+        }
+        let run_of = |word: usize| runs.partition_point(|r| (r.0 as usize) <= word);
+        let span = SHINGLE_WORDS.min(words.len());
+        let mut origin = Origin {
+            key: key.into(),
+            ..Origin::default()
+        };
+        let mut index: std::collections::HashMap<u64, u16> = std::collections::HashMap::new();
+        for &start in &first {
+            let start = start as usize;
+            for run in run_of(start)..=run_of(start + span - 1) {
+                let Some(&(_, block)) = runs.get(run) else { continue };
+                let next = origin.blocks.len();
+                let ix = *index.entry(block).or_insert_with(|| {
+                    origin.blocks.push(block);
+                    next as u16
+                });
+                if origin.of.last() != Some(&ix) || origin.ends.last().copied().unwrap_or(0) as usize == origin.of.len()
+                {
+                    origin.of.push(ix);
+                }
+            }
+            origin.ends.push(origin.of.len() as u16);
+        }
+        sketch.origin = Some(Box::new(origin));
+        sketch
+    }
+
+    /// The template key of the page, when the sketch is tagged.
+    pub fn template_key(&self) -> Option<&str> {
+        self.origin.as_deref().map(|o| &*o.key)
     }
 
     /// Distinct shingles of the page's content.
@@ -124,6 +261,93 @@ impl ContentSketch {
         estimate.min(small / large)
     }
 
+    /// [`ContentSketch::resemblance`] of the two pages' text outside the
+    /// blocks `cut` names (the blocks of either page's template now): the
+    /// kept shingles of such blocks are left out of both sketches. What
+    /// is left of each sketch is the bottom of its page's reduced shingle
+    /// set up to the sketch's largest hash (all of it for an exact
+    /// sketch), so the union of the two below the smaller of those bounds,
+    /// its first [`SKETCH_SIZE`], is a bottom-k sample of the union of the
+    /// reduced sets, and the share found in both estimates their
+    /// resemblance. The size bound min/max applies when both reduced sizes
+    /// are known (an exact sketch, or nothing of it cut). When nothing is left
+    /// out, when either page keeps no shingle, when either sketch is
+    /// untagged, or when fewer than `MIN_SAMPLE` (16) samples remain of an
+    /// estimate, the sketches are compared as taken.
+    pub fn resemblance_without(&self, other: &ContentSketch, cut: &dyn Fn(u64) -> bool) -> f64 {
+        let (Some(oa), Some(ob)) = (self.origin.as_deref(), other.origin.as_deref()) else {
+            return self.resemblance(other);
+        };
+        let (ka, kb) = (oa.kept(cut), ob.kept(cut));
+        let (na, nb) = (ka.iter().filter(|&&k| k).count(), kb.iter().filter(|&&k| k).count());
+        if (na == ka.len() && nb == kb.len()) || na == 0 || nb == 0 {
+            return self.resemblance(other);
+        }
+        let bound = |s: &ContentSketch| -> u64 {
+            match s.mins.last() {
+                Some(&m) if !s.is_exact() => u64::from(m),
+                _ => u64::MAX,
+            }
+        };
+        let tau = bound(self).min(bound(other));
+        let a: Vec<u32> = self.mins.iter().zip(&ka).filter(|p| *p.1).map(|p| *p.0).collect();
+        let b: Vec<u32> = other.mins.iter().zip(&kb).filter(|p| *p.1).map(|p| *p.0).collect();
+        let below = |v: &[u32]| v.partition_point(|&x| u64::from(x) <= tau);
+        let (a, b) = (&a[..below(&a)], &b[..below(&b)]);
+        let (mut i, mut j, mut taken, mut shared) = (0, 0, 0usize, 0usize);
+        while taken < SKETCH_SIZE && (i < a.len() || j < b.len()) {
+            match (a.get(i), b.get(j)) {
+                (Some(x), Some(y)) if x == y => {
+                    shared += 1;
+                    i += 1;
+                    j += 1;
+                }
+                (Some(x), Some(y)) if x < y => i += 1,
+                (Some(_), Some(_)) => j += 1,
+                (Some(_), None) => i += 1,
+                (None, _) => j += 1,
+            }
+            taken += 1;
+        }
+        let exact = self.is_exact() && other.is_exact();
+        if taken == 0 || (taken < MIN_SAMPLE && !exact) {
+            return self.resemblance(other);
+        }
+        // Reduced sizes where they are known: an exact sketch's kept
+        // shingles, an inexact one's whole set when nothing of it is cut.
+        // (A share of an inexact sketch would scale its size with a
+        // sampling error of several percent: no bound then.)
+        let size = |s: &ContentSketch, kept: usize, of: usize| -> Option<f64> {
+            if s.is_exact() {
+                Some(kept as f64)
+            } else {
+                (kept == of).then_some(f64::from(s.shingles))
+            }
+        };
+        let estimate = shared as f64 / taken as f64;
+        match (size(self, na, ka.len()), size(other, nb, kb.len())) {
+            (Some(sa), Some(sb)) => estimate.min(sa.min(sb) / sa.max(sb)),
+            _ => estimate,
+        }
+    }
+
+    /// The smallest hashes of the sketch, ascending, that come from no
+    /// block `cut` names (all of them for an untagged sketch), at most `n`:
+    /// the keys a page may be filed and looked up under.
+    pub fn key_candidates(&self, cut: &dyn Fn(u64) -> bool, n: usize) -> Vec<u32> {
+        match self.origin.as_deref() {
+            Some(o) => self
+                .mins
+                .iter()
+                .zip(o.kept(cut))
+                .filter(|p| p.1)
+                .map(|p| *p.0)
+                .take(n)
+                .collect(),
+            None => self.mins.iter().copied().take(n).collect(),
+        }
+    }
+
     /// The keys a page is filed under for candidate search: its
     /// [`BAND_KEYS`] smallest shingle hashes. Two pages of resemblance r
     /// share the smallest with probability r, and some of the first few
@@ -142,6 +366,67 @@ impl ContentSketch {
         out
     }
 
+    /// Whether the kept shingles are tagged with their blocks.
+    pub fn is_tagged(&self) -> bool {
+        self.origin.is_some()
+    }
+
+    /// The sketch with its tags as bytes ([`ContentSketch::to_bytes`] of an
+    /// untagged sketch has none): the length of the untagged encoding
+    /// (u32), that encoding, the template key (u16 length, UTF-8), the
+    /// block hashes (u16 count, u64s), per kept shingle where its block
+    /// indices end (u16s), the indices (u16s); little-endian.
+    pub fn to_tagged_bytes(&self) -> Vec<u8> {
+        let core = self.to_bytes();
+        let mut out = Vec::with_capacity(core.len() + 64);
+        out.extend_from_slice(&(core.len() as u32).to_le_bytes());
+        out.extend_from_slice(&core);
+        if let Some(o) = self.origin.as_deref() {
+            let key = o.key.as_bytes();
+            let key = &key[..key.len().min(usize::from(u16::MAX))];
+            out.extend_from_slice(&(key.len() as u16).to_le_bytes());
+            out.extend_from_slice(key);
+            out.extend_from_slice(&(o.blocks.len() as u16).to_le_bytes());
+            for b in &o.blocks {
+                out.extend_from_slice(&b.to_le_bytes());
+            }
+            for v in o.ends.iter().chain(&o.of) {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        out
+    }
+
+    /// A sketch from [`ContentSketch::to_tagged_bytes`]; None when malformed.
+    pub fn from_tagged_bytes(bytes: &[u8]) -> Option<Self> {
+        let mut r = Reader(bytes);
+        let core_len = r.u32()? as usize;
+        let mut sketch = ContentSketch::from_bytes(r.take(core_len)?)?;
+        if r.0.is_empty() {
+            return Some(sketch);
+        }
+        let key_len = usize::from(r.u16()?);
+        let key = std::str::from_utf8(r.take(key_len)?).ok()?;
+        let n_blocks = usize::from(r.u16()?);
+        let blocks = (0..n_blocks).map(|_| r.u64()).collect::<Option<Vec<u64>>>()?;
+        let ends = (0..sketch.mins.len()).map(|_| r.u16()).collect::<Option<Vec<u16>>>()?;
+        if !ends.windows(2).all(|w| w[0] <= w[1]) {
+            return None;
+        }
+        let n_of = usize::from(ends.last().copied().unwrap_or(0));
+        let of = (0..n_of).map(|_| r.u16()).collect::<Option<Vec<u16>>>()?;
+        if !r.0.is_empty() || of.iter().any(|&i| usize::from(i) >= blocks.len()) {
+            return None;
+        }
+        sketch.origin = Some(Box::new(Origin {
+            key: key.into(),
+            blocks,
+            ends,
+            of,
+        }));
+        Some(sketch)
+    }
+
     /// A sketch from [`ContentSketch::to_bytes`]; None when malformed.
     pub fn from_bytes(bytes: &[u8]) -> Option<Self> {
         if bytes.len() < 4 || !bytes.len().is_multiple_of(4) || bytes.len() > 4 * (SKETCH_SIZE + 1) {
@@ -155,7 +440,37 @@ impl ContentSketch {
         if !mins.windows(2).all(|w| w[0] < w[1]) || (mins.len() as u64) > u64::from(shingles) {
             return None;
         }
-        Some(ContentSketch { mins, shingles })
+        Some(ContentSketch {
+            mins,
+            shingles,
+            origin: None,
+        })
+    }
+}
+
+/// Little-endian fields read off the front of a byte slice.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        if self.0.len() < n {
+            return None;
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Some(head)
+    }
+    fn u16(&mut self) -> Option<u16> {
+        self.take(2).map(|b| u16::from_le_bytes([b[0], b[1]]))
+    }
+    fn u32(&mut self) -> Option<u32> {
+        self.take(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        let b = self.take(8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Some(u64::from_le_bytes(a))
     }
 }
 
@@ -236,6 +551,113 @@ mod tests {
         bad.extend_from_slice(&9u32.to_le_bytes());
         bad.extend_from_slice(&3u32.to_le_bytes());
         assert_eq!(ContentSketch::from_bytes(&bad), None);
+    }
+
+    /// Words of blocks: each block `(hash, words)` in order, as the runs
+    /// [`ContentSketch::from_blocks`] takes.
+    fn blocks(parts: &[(u64, &[u64])]) -> (Vec<u64>, Vec<(u32, u64)>) {
+        let mut words = Vec::new();
+        let mut runs = Vec::new();
+        for (block, w) in parts {
+            words.extend_from_slice(w);
+            runs.push((words.len() as u32, *block));
+        }
+        (words, runs)
+    }
+
+    /// A page sketched before a block became template, against a copy
+    /// sketched after: as taken they differ by the block's shingles; left
+    /// out, they are the same text (exactly on short pages, within a few
+    /// standard errors on long ones).
+    #[test]
+    fn blocks_now_template_are_left_out_of_both_sketches() {
+        for (chrome_len, content_len) in [(40usize, 60usize), (1500, 2500)] {
+            let chrome = words(chrome_len, 10);
+            let content = words(content_len, 11);
+            let (half_a, half_b) = content.split_at(content_len / 2);
+            let (wa, ra) = blocks(&[(7, &chrome), (1, half_a), (2, half_b)]);
+            let (wb, rb) = blocks(&[(1, half_a), (2, half_b)]);
+            let early = ContentSketch::from_blocks(&wa, &ra, "h|/a/");
+            let late = ContentSketch::from_blocks(&wb, &rb, "h|/a/");
+            assert_eq!(early.template_key(), Some("h|/a/"));
+            let as_taken = early.resemblance(&late);
+            assert!(as_taken < 0.75, "{chrome_len}: {as_taken}");
+            let chrome_cut = |h: u64| h == 7;
+            let r = early.resemblance_without(&late, &chrome_cut);
+            assert_eq!(r, late.resemblance_without(&early, &chrome_cut), "symmetric");
+            if content_len < SKETCH_SIZE {
+                assert_eq!(r, 1.0);
+            } else {
+                assert!(r > 0.85, "{chrome_len}: {r}");
+            }
+            // Nothing cut, or the cut leaves one side empty: as taken.
+            assert_eq!(early.resemblance_without(&late, &|_| false), as_taken);
+            assert_eq!(early.resemblance_without(&late, &|h| h != 9), as_taken);
+            // Untagged sketches are compared as taken.
+            let plain = ContentSketch::from_words(&wa);
+            assert!(!plain.is_tagged());
+            assert_eq!(plain.resemblance_without(&late, &chrome_cut), plain.resemblance(&late));
+        }
+    }
+
+    /// Different text stays apart once shared blocks are cut, and a short
+    /// page's content inside a long one is still bounded by their sizes.
+    #[test]
+    fn cutting_blocks_does_not_make_different_pages_alike() {
+        let chrome = words(300, 20);
+        let (a, b) = (words(200, 21), words(200, 22));
+        let (wa, ra) = blocks(&[(7, &chrome), (1, &a)]);
+        let (wb, rb) = blocks(&[(7, &chrome), (2, &b)]);
+        let (sa, sb) = (
+            ContentSketch::from_blocks(&wa, &ra, "k"),
+            ContentSketch::from_blocks(&wb, &rb, "k"),
+        );
+        assert!(sa.resemblance(&sb) > 0.3);
+        assert!(sa.resemblance_without(&sb, &|h| h == 7) < 0.1);
+        let long = words(3000, 23);
+        let (wl, rl) = blocks(&[(7, &chrome), (3, &long)]);
+        let (ws, rs) = blocks(&[(7, &chrome), (3, &long[..100])]);
+        let r = ContentSketch::from_blocks(&ws, &rs, "k")
+            .resemblance_without(&ContentSketch::from_blocks(&wl, &rl, "k"), &|h| h == 7);
+        assert!(r < 0.1, "{r}");
+    }
+
+    /// A shingle across two blocks goes with either: it is left out when
+    /// either block is cut.
+    #[test]
+    fn a_shingle_across_blocks_goes_with_each() {
+        let (w, r) = blocks(&[(1, &[1, 2, 3]), (2, &[4, 5, 6]), (3, &[7])]);
+        let s = ContentSketch::from_blocks(&w, &r, "k");
+        let other = ContentSketch::from_blocks(&w, &r, "k");
+        // Shingles: 1-5 (blocks 1, 2), 2-6 (1, 2), 3-7 (1, 2, 3).
+        let o = s.origin.as_deref().expect("tagged");
+        assert_eq!(o.ends.len(), 3);
+        let kept = |cut: u64| o.kept(&|h| h == cut).iter().filter(|&&k| k).count();
+        assert_eq!((kept(1), kept(2), kept(3), kept(9)), (0, 0, 2, 3));
+        assert_eq!(s.resemblance_without(&other, &|h| h == 3), 1.0);
+    }
+
+    #[test]
+    fn tagged_bytes_round_trip_and_reject_garbage() {
+        let chrome = words(50, 30);
+        let content = words(400, 31);
+        let (w, r) = blocks(&[(7, &chrome), (1, &content[..200]), (2, &content[200..])]);
+        let s = ContentSketch::from_blocks(&w, &r, "127.0.0.1:8|/std/");
+        let bytes = s.to_tagged_bytes();
+        assert_eq!(ContentSketch::from_tagged_bytes(&bytes), Some(s.clone()));
+        let plain = ContentSketch::from_words(&w);
+        assert_eq!(ContentSketch::from_tagged_bytes(&plain.to_tagged_bytes()), Some(plain));
+        for cut in [1, 5, bytes.len() / 2, bytes.len() - 1] {
+            assert_eq!(ContentSketch::from_tagged_bytes(&bytes[..cut]), None, "cut at {cut}");
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert_eq!(ContentSketch::from_tagged_bytes(&longer), None);
+        // A block index past the table.
+        let mut bad = bytes;
+        let n = bad.len();
+        bad[n - 2..].copy_from_slice(&u16::MAX.to_le_bytes());
+        assert_eq!(ContentSketch::from_tagged_bytes(&bad), None);
     }
 
     proptest::proptest! {
