@@ -580,7 +580,9 @@ pub async fn run(
         &mut dedup_state.templates,
         TemplateLearner::new(&settings.features),
     ));
-    if settings.dedup.verify_outside_templates {
+    // Each worker of a shared crawl learns its own templates, so there a
+    // comparison outside them would depend on which worker decides.
+    if settings.dedup.verify_outside_templates && opts.worker.is_none() {
         let sketches = std::mem::take(&mut dedup_state.sketches);
         dedup_state.sketches = sketches.with_templates(Some(templates.clone()));
     }
