@@ -26,12 +26,12 @@ impl OnlineStats {
     }
 }
 
-/// What the detector keeps of a page, as 64-bit hashes ([`key`]): a
-/// few dozen bytes per page, whatever the length of its URL.
+/// What the detector keeps of a page, as 64-bit hashes ([`key`]): 16
+/// bytes (24 with its path's key) per page, whatever the length of its URL.
 #[derive(Debug, Clone, Copy)]
 struct OnlinePage {
-    /// Its content hash (body, else text).
-    content: Option<u64>,
+    /// Its content hash (body, else text; [`NO_CONTENT`] for neither).
+    content: u64,
     /// The original this page's content group points at (itself if new):
     /// the hash of its canonical URL.
     root: u64,
@@ -42,6 +42,14 @@ struct OnlinePage {
 /// pages count as the same in a mirror's sample).
 fn key(s: &str) -> u64 {
     crate::hash::feature_hash(s.as_bytes())
+}
+
+/// [`OnlinePage::content`] of a page with no content hash.
+const NO_CONTENT: u64 = 0;
+
+/// A content hash's key, never [`NO_CONTENT`].
+fn content_key(hash: &str) -> u64 {
+    key(hash).max(1)
 }
 
 #[derive(Debug)]
@@ -81,7 +89,8 @@ pub struct OnlineMirrors {
     pair_ids: HashMap<(String, String, String, String), usize>,
     /// host -> candidate pairs touching it.
     by_host: HashMap<String, Vec<usize>>,
-    demoted: HashSet<String>,
+    /// Demoted URLs not fetched yet ([`key`] of the canonical URL).
+    demoted: HashSet<u64>,
     stats: OnlineStats,
 }
 
@@ -121,9 +130,8 @@ impl OnlineMirrors {
     /// Record one decided page (call after the dedup decision).
     pub fn observe(&mut self, rec: &PageRecord) {
         self.stats.observed += 1;
-        if self.demoted.contains(&rec.canonical) {
+        if self.demoted.remove(&key(&rec.canonical)) {
             self.stats.demoted_fetched += 1;
-            self.demoted.remove(&rec.canonical);
         }
         if !has_content(rec) {
             return;
@@ -136,7 +144,11 @@ impl OnlineMirrors {
             Some(orig) => self.root_of(orig).unwrap_or_else(|| key(orig)),
             None => key(&rec.canonical),
         };
-        let content = rec.content_hash.as_deref().or(rec.text_hash.as_deref()).map(key);
+        let content = rec
+            .content_hash
+            .as_deref()
+            .or(rec.text_hash.as_deref())
+            .map_or(NO_CONTENT, content_key);
         // A new candidate from this page's duplicate match.
         if let Some((oh, op)) = rec.dup_of.as_deref().and_then(split_url) {
             let op = strip_query(op);
@@ -166,7 +178,7 @@ impl OnlineMirrors {
                 else {
                     continue;
                 };
-                let matched = other.root == page.root || (page.content.is_some() && other.content == page.content);
+                let matched = other.root == page.root || (page.content != NO_CONTENT && other.content == page.content);
                 let pair = &mut self.pairs[id];
                 pair.compared += 1;
                 if matched {
@@ -255,7 +267,7 @@ impl OnlineMirrors {
             let other = format!("{op}{rel}");
             if self.pages.get(oh).is_some_and(|m| m.contains_key(&key(&other))) {
                 let counterpart = format!("{scheme}{oh}{other}");
-                if self.demoted.insert(canonical.to_string()) {
+                if self.demoted.insert(key(canonical)) {
                     self.stats.demoted += 1;
                 }
                 return Some((self.settings.penalty, counterpart));

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::slots::SlotTable;
 use crate::features::{HostTemplate, TemplateLearner};
 
 use crate::model::NearMatch;
@@ -63,15 +64,15 @@ impl Sketch {
 ///
 /// Memory: a sketch is about half a kilobyte (its block tags up to a few
 /// more), and only the few candidates
-/// of a page are ever read again, so a crawl keeps them in a spill file
-/// ([`SketchIndex::spilling`]: appended, read back by offset) and holds
-/// per page only its fingerprint and where its sketch is, plus its band
-/// keys (one small map entry each); [`SketchIndex::new`] keeps the
-/// sketches in memory.
+/// of a page are ever read again, so a crawl keeps them, each with its
+/// page's fingerprint, in a spill file ([`SketchIndex::spilling`]:
+/// appended, read back by offset) and holds per page id only where its
+/// sketch is (8 bytes), plus its band keys (one small map entry each);
+/// [`SketchIndex::new`] keeps the sketches in memory.
 #[derive(Debug, Default)]
 pub struct SketchIndex {
-    /// Page → its fingerprint and where its sketch is.
-    pages: HashMap<PageId, Slot>,
+    /// Page → where its sketch and fingerprint are ([`Slot::pack`]).
+    pages: SlotTable,
     /// Band key → the first page filed under it (when its id fits 32 bits).
     first: HashMap<u32, u32>,
     /// Band key → the other pages filed under it (at most [`BUCKET_MAX`]
@@ -86,20 +87,53 @@ pub struct SketchIndex {
     templates: Option<Arc<TemplateLearner>>,
 }
 
-/// A recorded page: its fingerprint, and its sketch's place in [`Sketches`].
-#[derive(Debug, Clone, Copy)]
+/// Where a recorded page's sketch and fingerprint are in [`Sketches`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Slot {
-    simhash: u64,
     at: u64,
     len: u32,
+}
+
+/// Bits of a packed slot's length: a spilled record of at most 16 MiB, at
+/// an offset below 2⁴⁰ (a terabyte).
+const LEN_BITS: u32 = 24;
+
+impl Slot {
+    /// The slot in one nonzero word (what [`SlotTable`] keeps): `at + 1`
+    /// in memory (`len` 0), else the offset above the length (at least 9).
+    fn pack(self) -> std::io::Result<u64> {
+        if self.len == 0 {
+            return Ok(self.at + 1);
+        }
+        if self.len >= 1 << LEN_BITS || self.at >= 1 << (64 - LEN_BITS) {
+            return Err(std::io::Error::other(format!(
+                "sketch spill file past its limits (a record of {} bytes at offset {})",
+                self.len, self.at
+            )));
+        }
+        Ok(self.at << LEN_BITS | u64::from(self.len))
+    }
+
+    fn unpack(v: u64, held: bool) -> Slot {
+        if held {
+            Slot { at: v - 1, len: 0 }
+        } else {
+            Slot {
+                at: v >> LEN_BITS,
+                len: (v & ((1 << LEN_BITS) - 1)) as u32,
+            }
+        }
+    }
 }
 
 /// Where the sketches are.
 #[derive(Debug)]
 enum Sketches {
-    /// In memory; a slot's `at` is the index.
-    Held(Vec<Sketch>),
-    /// In a spill file; a slot's `at` and `len` are its bytes.
+    /// In memory, each with its page's fingerprint; a slot's `at` is the index.
+    Held(Vec<(Sketch, u64)>),
+    /// In a spill file, each record the page's fingerprint (8 bytes, little
+    /// endian) and the sketch ([`Sketch::to_bytes`]); a slot's `at` and
+    /// `len` are its bytes.
     Spilled {
         file: std::fs::File,
         path: PathBuf,
@@ -221,46 +255,52 @@ impl SketchIndex {
         std::io::Error::new(std::io::ErrorKind::InvalidData, what)
     }
 
-    /// Keep a sketch; its slot.
+    /// Keep a sketch and its page's fingerprint; its slot.
     fn put(&mut self, sketch: Sketch, simhash: u64) -> std::io::Result<Slot> {
         match &mut self.sketches {
             Sketches::Held(v) => {
-                v.push(sketch);
+                v.push((sketch, simhash));
                 Ok(Slot {
-                    simhash,
                     at: v.len() as u64 - 1,
                     len: 0,
                 })
             }
             Sketches::Spilled { file, end, .. } => {
                 use std::os::unix::fs::FileExt;
-                let bytes = encode(&sketch);
-                file.write_all_at(&bytes, *end)?;
+                let mut bytes = simhash.to_le_bytes().to_vec();
+                bytes.extend_from_slice(&encode(&sketch));
                 let slot = Slot {
-                    simhash,
                     at: *end,
-                    len: bytes.len() as u32,
+                    len: u32::try_from(bytes.len()).map_err(|_| Self::io_error("a sketch past 4 GiB".into()))?,
                 };
+                file.write_all_at(&bytes, *end)?;
                 *end += bytes.len() as u64;
                 Ok(slot)
             }
         }
     }
 
-    /// The sketch in `slot`.
-    fn get(&self, slot: &Slot) -> std::io::Result<std::borrow::Cow<'_, Sketch>> {
+    /// The slot of a recorded page.
+    fn slot(&self, page: PageId) -> Option<Slot> {
+        let held = matches!(self.sketches, Sketches::Held(_));
+        self.pages.get(page).map(|v| Slot::unpack(v, held))
+    }
+
+    /// The sketch in `slot` and its page's fingerprint.
+    fn get(&self, slot: Slot) -> std::io::Result<(std::borrow::Cow<'_, Sketch>, u64)> {
         match &self.sketches {
             Sketches::Held(v) => v
                 .get(slot.at as usize)
-                .map(std::borrow::Cow::Borrowed)
+                .map(|(s, h)| (std::borrow::Cow::Borrowed(s), *h))
                 .ok_or_else(|| Self::io_error(format!("no sketch at {}", slot.at))),
             Sketches::Spilled { file, path, .. } => {
                 use std::os::unix::fs::FileExt;
                 let mut bytes = vec![0; slot.len as usize];
                 file.read_exact_at(&mut bytes, slot.at)?;
-                decode(&bytes)
-                    .map(std::borrow::Cow::Owned)
-                    .ok_or_else(|| Self::io_error(format!("{}: damaged sketch at offset {}", path.display(), slot.at)))
+                let damaged = || Self::io_error(format!("{}: damaged sketch at offset {}", path.display(), slot.at));
+                let (head, rest) = bytes.split_first_chunk::<8>().ok_or_else(damaged)?;
+                let sketch = decode(rest).ok_or_else(damaged)?;
+                Ok((std::borrow::Cow::Owned(sketch), u64::from_le_bytes(*head)))
             }
         }
     }
@@ -326,14 +366,14 @@ impl SketchIndex {
             self.file_under(key, page);
         }
         let slot = self.put(sketch, simhash)?;
-        self.pages.insert(page, slot);
+        self.pages.set(page, slot.pack()?);
         Ok(())
     }
 
     /// Replace a recorded page's sketch and fingerprint (its template
     /// changed); its band keys stay filed.
     pub fn update(&mut self, page: PageId, sketch: Sketch, simhash: u64) -> std::io::Result<()> {
-        if self.pages.contains_key(&page) {
+        if self.pages.get(page).is_some() {
             self.insert(page, sketch, simhash)?;
         }
         Ok(())
@@ -342,7 +382,7 @@ impl SketchIndex {
     /// Forget a page's sketch (its content changed; its band keys stay
     /// filed and find nothing).
     pub fn remove(&mut self, page: PageId) {
-        self.pages.remove(&page);
+        self.pages.remove(page);
     }
 
     /// Pages recorded.
@@ -352,7 +392,7 @@ impl SketchIndex {
 
     /// Whether no page is recorded.
     pub fn is_empty(&self) -> bool {
-        self.pages.is_empty()
+        self.pages.len() == 0
     }
 
     /// The best confirmed original for a page with this sketch and
@@ -381,10 +421,10 @@ impl SketchIndex {
         let mut best: Option<(NearMatch, f64)> = None;
         let own = self.template_of(sketch);
         for page in ids {
-            let Some(slot) = self.pages.get(&page) else {
+            let Some(slot) = self.slot(page) else {
                 continue;
             };
-            let other = self.get(slot)?;
+            let (other, other_simhash) = self.get(slot)?;
             let r = match (sketch, &*other) {
                 (Sketch::Content(a), Sketch::Content(b)) if self.templates.is_some() => {
                     let theirs = self.template_of(&other);
@@ -401,7 +441,7 @@ impl SketchIndex {
             }
             let m = NearMatch {
                 page,
-                distance: crate::simhash::hamming(simhash, slot.simhash),
+                distance: crate::simhash::hamming(simhash, other_simhash),
             };
             // Higher resemblance, then nearer, then earlier (ids ascend:
             // an equal one found later is never better).

@@ -20,6 +20,7 @@ pub mod confirm;
 pub mod content;
 pub mod minhash;
 pub mod near;
+mod slots;
 
 pub use bloom::{BloomFilter, BloomSketcher, Chunker};
 pub use confirm::{Sketch, SketchIndex};

@@ -317,16 +317,26 @@ impl<K: Backend> Store for KvStore<K> {
     }
 
     fn url_state(&self, canonical: &str) -> Result<Option<UrlState>, StoreError> {
-        match self.seen.read().get(seen::fingerprint(canonical)) {
-            seen::Lookup::Known(s) => return Ok(Some(s)),
-            seen::Lookup::Absent => return Ok(None),
-            seen::Lookup::Alias | seen::Lookup::Unknown => {}
-        }
+        let fp = seen::fingerprint(canonical);
+        let since = {
+            let seen = self.seen.read();
+            match seen.get(fp) {
+                seen::Lookup::Known(s) => return Ok(Some(s)),
+                seen::Lookup::Absent => return Ok(None),
+                // An alias's target is read from the store each time.
+                seen::Lookup::Alias => None,
+                seen::Lookup::Unknown => Some(seen.turnovers()),
+            }
+        };
         let key = k1(S, canonical.as_bytes());
-        match self.get(&key)? {
-            None => Ok(None),
-            Some(v) => decode(&key, &v, dec_state).map(Some),
+        let Some(v) = self.get(&key)? else {
+            return Ok(None);
+        };
+        let state = decode(&key, &v, dec_state)?;
+        if let Some(since) = since {
+            self.seen.write().admit(fp, &state, since);
         }
+        Ok(Some(state))
     }
 
     fn update_queue(&self, new: &[QueuedUrl], moved: &[(QueueKey, QueuedUrl)]) -> Result<(), StoreError> {
