@@ -152,11 +152,9 @@ pub(super) fn page_sketch(
 ) -> Option<Sketch> {
     match verifier {
         Some(v) => doc.map(|d| Sketch::MinHash(v.sketch(&fx.tokens(d)))),
-        None if fx.keeps_words() => Some(Sketch::Content(ContentSketch::from_blocks(
-            &features.words,
-            &features.word_blocks,
-            key,
-        ))),
+        None if fx.keeps_words() => Some(Sketch::Content(
+            ContentSketch::from_blocks(&features.words, &features.word_blocks, key).with_left_out(&features.cut_blocks),
+        )),
         None => None,
     }
 }

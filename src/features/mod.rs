@@ -111,8 +111,18 @@ pub struct Features {
     /// `words`, and that block's [`block_hash`] (ascending ends), when the
     /// block hashes were given and the page has blocks weighed as content
     /// (not when it is weighed as if all of it were: see the module docs);
-    /// empty otherwise.
+    /// empty otherwise. A block of [`Features::cut_blocks`] is an empty run
+    /// where its words would be, so the shingles across the gap it leaves
+    /// go with it.
     pub word_blocks: Vec<(u32, u64)>,
+    /// The [`block_hash`]es of the blocks whose words the page's template
+    /// left out of [`Features::words`] (blocks that would be content but
+    /// are template blocks now), sorted, each once, when the words are
+    /// kept; empty otherwise. A template changes as the crawl goes (a
+    /// block repeated on about `template_min_fraction` of a site's pages
+    /// comes and goes), so a content sketch keeps them: a later page is
+    /// compared without them too.
+    pub cut_blocks: Vec<u64>,
 }
 
 impl Features {
@@ -306,21 +316,38 @@ impl FeatureExtractor {
             acc.words = Some(Vec::with_capacity(page.bytes / 5));
         }
         let mut word_blocks: Vec<(u32, u64)> = Vec::new();
+        let mut cut_blocks: Vec<u64> = Vec::new();
+        // Content words: the weighed blocks but the <title> (the page's
+        // name, not its content) and a heading that repeats it, and, on a
+        // page that is not mostly links, link lists (menus, prev/next
+        // links, tables of contents).
+        let is_content = |i: usize, kind: BlockKind| match kind {
+            BlockKind::Title => false,
+            BlockKind::Heading => !page.names_the_page.get(i).copied().unwrap_or(false),
+            BlockKind::Links => page.links_are_content || !structural,
+            _ => true,
+        };
         if any {
             for (i, &kind) in kinds.iter().enumerate() {
                 let m = mult(i, kind, structural);
-                if m > 0.0 {
-                    // Content words: the weighed blocks but the <title> (the
-                    // page's name, not its content) and a heading that
-                    // repeats it, and, on a page that is not mostly links,
-                    // link lists (menus, prev/next links, tables of
-                    // contents).
-                    let content = match kind {
-                        BlockKind::Title => false,
-                        BlockKind::Heading => !page.names_the_page.get(i).copied().unwrap_or(false),
-                        BlockKind::Links => page.links_are_content || !structural,
-                        _ => true,
-                    };
+                if m <= 0.0 {
+                    // A block the template leaves out of the content.
+                    let template_cut = self.words
+                        && structural
+                        && kind != BlockKind::Boilerplate
+                        && is_content(i, kind)
+                        && hashes
+                            .get(i)
+                            .is_some_and(|h| template.is_some_and(|t| t.blocks.contains(h)));
+                    if let (true, Some(&h), Some(at)) = (template_cut, hashes.get(i), acc.words.as_ref().map(Vec::len))
+                    {
+                        // An empty run: a shingle across the gap it leaves
+                        // goes with it too.
+                        cut_blocks.push(h);
+                        word_blocks.push((u32::try_from(at).unwrap_or(u32::MAX), h));
+                    }
+                } else {
+                    let content = is_content(i, kind);
                     let words = if content { None } else { acc.words.take() };
                     let before = acc.words.as_ref().map(Vec::len);
                     add(&mut acc, i, m);
@@ -340,6 +367,9 @@ impl FeatureExtractor {
         if word_blocks.last().is_some_and(|r| r.0 as usize == features.words.len()) {
             features.word_blocks = word_blocks;
         }
+        cut_blocks.sort_unstable();
+        cut_blocks.dedup();
+        features.cut_blocks = cut_blocks;
         features
     }
 

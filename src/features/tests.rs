@@ -384,8 +384,9 @@ fn prepared_pages_weigh_like_the_page() {
 }
 
 /// Content words come with the blocks they are from: one run per content
-/// block that has words, its end in `words` and the block's hash; a page
-/// weighed as if all of it were content (every block cut) has none.
+/// block that has words, its end in `words` and the block's hash, and an
+/// empty run per content block the template left out; a page weighed as
+/// if all of it were content (every block cut) has none.
 #[test]
 fn content_words_know_their_blocks() {
     let fx = FeatureExtractor::new(&settings()).with_words(true);
@@ -400,8 +401,11 @@ fn content_words_know_their_blocks() {
         .collect();
     assert_eq!(f.word_blocks, vec![(4, body[0]), (7, body[1]), (8, body[2])]);
     assert_eq!(f.words.len(), 8);
+    assert!(f.cut_blocks.is_empty());
     // The two text blocks are the template: nothing is weighed as content
-    // but the number, which is no feature; the run of "42" stays.
+    // but the number, which is no feature; the run of "42" stays, and the
+    // two blocks left out are empty runs where their words would be, and
+    // named as cut.
     let template = HostTemplate {
         blocks: body[..2].iter().copied().collect(),
         weight: 0.0,
@@ -409,7 +413,18 @@ fn content_words_know_their_blocks() {
         version: 1,
     };
     let f = fx.features_hashed(&doc, &hashes, Some(&template));
-    assert_eq!(f.word_blocks, vec![(1, body[2])]);
+    assert_eq!(f.word_blocks, vec![(0, body[0]), (0, body[1]), (1, body[2])]);
+    let mut cut = body[..2].to_vec();
+    cut.sort_unstable();
+    assert_eq!(f.cut_blocks, cut);
+    // A template block that is not content (the navigation) is not named.
+    let nav = HostTemplate {
+        blocks: [block_hash("Home")].into_iter().collect(),
+        weight: 0.0,
+        pages: 10,
+        version: 3,
+    };
+    assert!(fx.features_hashed(&doc, &hashes, Some(&nav)).cut_blocks.is_empty());
     // Every block cut: the whole page is weighed, untagged.
     let all = HostTemplate {
         blocks: hashes.iter().copied().collect(),
@@ -420,6 +435,7 @@ fn content_words_know_their_blocks() {
     let f = fx.features_hashed(&doc, &hashes, Some(&all));
     assert!(!f.words.is_empty());
     assert!(f.word_blocks.is_empty());
+    assert!(f.cut_blocks.is_empty());
     // Without block hashes, no runs.
     assert!(fx.features(&doc, None).word_blocks.is_empty());
 }

@@ -99,6 +99,7 @@ impl Accumulator {
             labels,
             words: words.unwrap_or_default(),
             word_blocks: Vec::new(),
+            cut_blocks: Vec::new(),
         }
     }
 }

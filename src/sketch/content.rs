@@ -46,6 +46,17 @@
 //! page's template of its time, so its sample of the text outside the
 //! template of a later time is not diluted by the chrome it already left
 //! out.
+//!
+//! A template also loses blocks: one repeated on about
+//! `template_min_fraction` of a site's pages (a "Parameters" or "Examples"
+//! heading, a "Run" link) comes and goes as the crawl goes. Its words are
+//! gone from a page sketched while it was template, and a copy sketched
+//! after has them. So a sketch also names the blocks its template left out
+//! ([`ContentSketch::with_left_out`]), each an empty run where its words
+//! were ([`ContentSketch::from_blocks`]): a comparison leaves such a block
+//! out of the other page too, and, when the other page has its words, the
+//! shingles across its gap on the first; both pages are compared on the
+//! same text.
 
 use crate::sketch::mix64;
 
@@ -84,6 +95,11 @@ struct Origin {
     ends: Vec<u16>,
     /// Indices into `blocks`, shingle after shingle.
     of: Vec<u16>,
+    /// The blocks of the page that its template of the sketch's time left
+    /// out ([`crate::features::Features::cut_blocks`]), sorted: a block
+    /// that was template then and is not now has no shingles here, so a
+    /// comparison leaves it out of the other page too.
+    left_out: Vec<u64>,
 }
 
 /// An estimate from fewer shared-or-not samples than this, after template
@@ -92,6 +108,19 @@ struct Origin {
 const MIN_SAMPLE: usize = 16;
 
 impl Origin {
+    /// The blocks whose words the kept shingles hold (not the gaps of
+    /// blocks left out), sorted.
+    fn real_blocks(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = self
+            .blocks
+            .iter()
+            .copied()
+            .filter(|b| self.left_out.binary_search(b).is_err())
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
     /// Per kept shingle: whether none of its blocks is `cut`.
     fn kept(&self, cut: &dyn Fn(u64) -> bool) -> Vec<bool> {
         let gone: Vec<bool> = self.blocks.iter().map(|&b| cut(b)).collect();
@@ -157,13 +186,15 @@ impl ContentSketch {
     /// blocks, each kept shingle tagged with the blocks it comes from:
     /// `runs` holds, per run of words from one block, where the run ends
     /// in `words` and the block's hash (ascending ends, the last one
-    /// `words.len()`); `key` is the page's template key. A shingle found at
-    /// several places is tagged with its first. Without runs the sketch is
-    /// untagged (its comparisons leave nothing out).
+    /// `words.len()`; an empty run is a block left out between its
+    /// neighbours, and a shingle across it goes with it too); `key` is the
+    /// page's template key. A shingle found at several places is tagged
+    /// with its first. Without runs the sketch is untagged (its comparisons
+    /// leave nothing out).
     pub fn from_blocks(words: &[u64], runs: &[(u32, u64)], key: &str) -> Self {
         let (mut sketch, in_order) = Self::hashed(words);
         let consistent = runs.last().is_some_and(|r| r.0 as usize == words.len())
-            && runs.windows(2).all(|r| r[0].0 < r[1].0)
+            && runs.windows(2).all(|r| r[0].0 <= r[1].0)
             && runs.len() <= usize::from(u16::MAX);
         if sketch.mins.is_empty() || !consistent {
             return sketch;
@@ -208,6 +239,22 @@ impl ContentSketch {
         }
         sketch.origin = Some(Box::new(origin));
         sketch
+    }
+
+    /// The sketch with the blocks its page's template left out of the
+    /// words it was taken from ([`crate::features::Features::cut_blocks`]):
+    /// a comparison leaves them out of the other page as well
+    /// ([`ContentSketch::resemblance_without`]). Only a tagged sketch keeps
+    /// them.
+    pub fn with_left_out(mut self, blocks: &[u64]) -> Self {
+        if let Some(o) = self.origin.as_deref_mut() {
+            let mut b = blocks.to_vec();
+            b.sort_unstable();
+            b.dedup();
+            b.truncate(usize::from(u16::MAX));
+            o.left_out = b;
+        }
+        self
     }
 
     /// The template key of the page, when the sketch is tagged.
@@ -262,8 +309,12 @@ impl ContentSketch {
     }
 
     /// [`ContentSketch::resemblance`] of the two pages' text outside the
-    /// blocks `cut` names (the blocks of either page's template now): the
-    /// kept shingles of such blocks are left out of both sketches. What
+    /// blocks `cut` names (the blocks of either page's template now) and
+    /// the blocks either page's template left out when it was sketched
+    /// ([`ContentSketch::with_left_out`]): the kept shingles of such blocks
+    /// are left out of both sketches, and the shingles across the gap of a
+    /// block one page left out go from that page when the other has the
+    /// block's words (a gap both pages have is compared as it is). What
     /// is left of each sketch is the bottom of its page's reduced shingle
     /// set up to the sketch's largest hash (all of it for an exact
     /// sketch), so the union of the two below the smaller of those bounds,
@@ -278,7 +329,22 @@ impl ContentSketch {
         let (Some(oa), Some(ob)) = (self.origin.as_deref(), other.origin.as_deref()) else {
             return self.resemblance(other);
         };
-        let (ka, kb) = (oa.kept(cut), ob.kept(cut));
+        // Also the blocks either page's template left out when its sketch
+        // was taken, so both pages are compared on the same text: a block
+        // one page left out goes from the other's shingles, and the
+        // shingles across its gap on the first page go too when the other
+        // page has its words (when neither has them, both pages have the
+        // same shingles across the gap).
+        let (real_a, real_b) = (oa.real_blocks(), ob.real_blocks());
+        let cut_a = |h: u64| match oa.left_out.binary_search(&h) {
+            Ok(_) => real_b.binary_search(&h).is_ok(),
+            Err(_) => cut(h) || ob.left_out.binary_search(&h).is_ok(),
+        };
+        let cut_b = |h: u64| match ob.left_out.binary_search(&h) {
+            Ok(_) => real_a.binary_search(&h).is_ok(),
+            Err(_) => cut(h) || oa.left_out.binary_search(&h).is_ok(),
+        };
+        let (ka, kb) = (oa.kept(&cut_a), ob.kept(&cut_b));
         let (na, nb) = (ka.iter().filter(|&&k| k).count(), kb.iter().filter(|&&k| k).count());
         if (na == ka.len() && nb == kb.len()) || na == 0 || nb == 0 {
             return self.resemblance(other);
@@ -339,7 +405,7 @@ impl ContentSketch {
             Some(o) => self
                 .mins
                 .iter()
-                .zip(o.kept(cut))
+                .zip(o.kept(&|h| o.left_out.binary_search(&h).is_err() && cut(h)))
                 .filter(|p| p.1)
                 .map(|p| *p.0)
                 .take(n)
@@ -375,7 +441,9 @@ impl ContentSketch {
     /// untagged sketch has none): the length of the untagged encoding
     /// (u32), that encoding, the template key (u16 length, UTF-8), the
     /// block hashes (u16 count, u64s), per kept shingle where its block
-    /// indices end (u16s), the indices (u16s); little-endian.
+    /// indices end (u16s), the indices (u16s), and, when there are any,
+    /// the blocks the page's template left out (u16 count, u64s);
+    /// little-endian.
     pub fn to_tagged_bytes(&self) -> Vec<u8> {
         let core = self.to_bytes();
         let mut out = Vec::with_capacity(core.len() + 64);
@@ -392,6 +460,12 @@ impl ContentSketch {
             }
             for v in o.ends.iter().chain(&o.of) {
                 out.extend_from_slice(&v.to_le_bytes());
+            }
+            if !o.left_out.is_empty() {
+                out.extend_from_slice(&(o.left_out.len() as u16).to_le_bytes());
+                for b in &o.left_out {
+                    out.extend_from_slice(&b.to_le_bytes());
+                }
             }
         }
         out
@@ -415,7 +489,16 @@ impl ContentSketch {
         }
         let n_of = usize::from(ends.last().copied().unwrap_or(0));
         let of = (0..n_of).map(|_| r.u16()).collect::<Option<Vec<u16>>>()?;
-        if !r.0.is_empty() || of.iter().any(|&i| usize::from(i) >= blocks.len()) {
+        let left_out = if r.0.is_empty() {
+            Vec::new()
+        } else {
+            let n = usize::from(r.u16()?);
+            (0..n).map(|_| r.u64()).collect::<Option<Vec<u64>>>()?
+        };
+        if !r.0.is_empty()
+            || of.iter().any(|&i| usize::from(i) >= blocks.len())
+            || !left_out.windows(2).all(|w| w[0] < w[1])
+        {
             return None;
         }
         sketch.origin = Some(Box::new(Origin {
@@ -423,6 +506,7 @@ impl ContentSketch {
             blocks,
             ends,
             of,
+            left_out,
         }));
         Some(sketch)
     }
@@ -475,204 +559,5 @@ impl<'a> Reader<'a> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::HashSet;
-
-    fn words(n: usize, seed: u64) -> Vec<u64> {
-        (0..n as u64).map(|i| mix64(i ^ (seed << 40))).collect()
-    }
-
-    fn exact(a: &[u64], b: &[u64]) -> f64 {
-        let sh = |w: &[u64]| -> HashSet<Vec<u64>> {
-            if w.len() < SHINGLE_WORDS {
-                return [w.to_vec()].into_iter().collect();
-            }
-            w.windows(SHINGLE_WORDS).map(<[u64]>::to_vec).collect()
-        };
-        let (x, y) = (sh(a), sh(b));
-        x.intersection(&y).count() as f64 / x.union(&y).count() as f64
-    }
-
-    #[test]
-    fn short_pages_compare_exactly() {
-        let a = words(60, 1);
-        let mut b = a.clone();
-        b[30] = 7; // one word changed: 5 shingles of 56 differ
-        let (sa, sb) = (ContentSketch::from_words(&a), ContentSketch::from_words(&b));
-        assert!(sa.is_exact() && sb.is_exact());
-        assert_eq!(sa.resemblance(&sb), exact(&a, &b));
-        assert_eq!(sa.resemblance(&sa), 1.0);
-    }
-
-    #[test]
-    fn long_pages_are_estimated_within_a_few_standard_errors() {
-        let a = words(3000, 2);
-        for changed in [30usize, 150, 300, 900] {
-            let mut b = a.clone();
-            for i in 0..changed {
-                b[i * (3000 / changed)] ^= 0xdead;
-            }
-            let r = exact(&a, &b);
-            let est = ContentSketch::from_words(&a).resemblance(&ContentSketch::from_words(&b));
-            let se = (r * (1.0 - r) / SKETCH_SIZE as f64).sqrt().max(0.01);
-            assert!(
-                (est - r).abs() < 4.0 * se,
-                "changed {changed}: exact {r:.3}, estimate {est:.3}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_short_page_inside_a_long_one_is_not_a_copy() {
-        let long = words(2000, 3);
-        let short = long[..100].to_vec();
-        let r = ContentSketch::from_words(&short).resemblance(&ContentSketch::from_words(&long));
-        assert!(r <= 96.0 / 1996.0 + 1e-9, "{r}");
-    }
-
-    #[test]
-    fn empty_content_confirms_nothing() {
-        let e = ContentSketch::from_words(&[]);
-        assert_eq!(e.resemblance(&e), 0.0);
-        assert_eq!(e.resemblance(&ContentSketch::from_words(&[1, 2])), 0.0);
-        let one = ContentSketch::from_words(&[1, 2, 3]);
-        assert_eq!(one.shingles(), 1);
-        assert_eq!(one.resemblance(&one), 1.0);
-    }
-
-    #[test]
-    fn bytes_round_trip_and_reject_garbage() {
-        let s = ContentSketch::from_words(&words(500, 4));
-        assert_eq!(ContentSketch::from_bytes(&s.to_bytes()), Some(s));
-        assert_eq!(ContentSketch::from_bytes(&[1, 2, 3]), None);
-        // Not ascending.
-        let mut bad = 2u32.to_le_bytes().to_vec();
-        bad.extend_from_slice(&9u32.to_le_bytes());
-        bad.extend_from_slice(&3u32.to_le_bytes());
-        assert_eq!(ContentSketch::from_bytes(&bad), None);
-    }
-
-    /// Words of blocks: each block `(hash, words)` in order, as the runs
-    /// [`ContentSketch::from_blocks`] takes.
-    fn blocks(parts: &[(u64, &[u64])]) -> (Vec<u64>, Vec<(u32, u64)>) {
-        let mut words = Vec::new();
-        let mut runs = Vec::new();
-        for (block, w) in parts {
-            words.extend_from_slice(w);
-            runs.push((words.len() as u32, *block));
-        }
-        (words, runs)
-    }
-
-    /// A page sketched before a block became template, against a copy
-    /// sketched after: as taken they differ by the block's shingles; left
-    /// out, they are the same text (exactly on short pages, within a few
-    /// standard errors on long ones).
-    #[test]
-    fn blocks_now_template_are_left_out_of_both_sketches() {
-        for (chrome_len, content_len) in [(40usize, 60usize), (1500, 2500)] {
-            let chrome = words(chrome_len, 10);
-            let content = words(content_len, 11);
-            let (half_a, half_b) = content.split_at(content_len / 2);
-            let (wa, ra) = blocks(&[(7, &chrome), (1, half_a), (2, half_b)]);
-            let (wb, rb) = blocks(&[(1, half_a), (2, half_b)]);
-            let early = ContentSketch::from_blocks(&wa, &ra, "h|/a/");
-            let late = ContentSketch::from_blocks(&wb, &rb, "h|/a/");
-            assert_eq!(early.template_key(), Some("h|/a/"));
-            let as_taken = early.resemblance(&late);
-            assert!(as_taken < 0.75, "{chrome_len}: {as_taken}");
-            let chrome_cut = |h: u64| h == 7;
-            let r = early.resemblance_without(&late, &chrome_cut);
-            assert_eq!(r, late.resemblance_without(&early, &chrome_cut), "symmetric");
-            if content_len < SKETCH_SIZE {
-                assert_eq!(r, 1.0);
-            } else {
-                assert!(r > 0.85, "{chrome_len}: {r}");
-            }
-            // Nothing cut, or the cut leaves one side empty: as taken.
-            assert_eq!(early.resemblance_without(&late, &|_| false), as_taken);
-            assert_eq!(early.resemblance_without(&late, &|h| h != 9), as_taken);
-            // Untagged sketches are compared as taken.
-            let plain = ContentSketch::from_words(&wa);
-            assert!(!plain.is_tagged());
-            assert_eq!(plain.resemblance_without(&late, &chrome_cut), plain.resemblance(&late));
-        }
-    }
-
-    /// Different text stays apart once shared blocks are cut, and a short
-    /// page's content inside a long one is still bounded by their sizes.
-    #[test]
-    fn cutting_blocks_does_not_make_different_pages_alike() {
-        let chrome = words(300, 20);
-        let (a, b) = (words(200, 21), words(200, 22));
-        let (wa, ra) = blocks(&[(7, &chrome), (1, &a)]);
-        let (wb, rb) = blocks(&[(7, &chrome), (2, &b)]);
-        let (sa, sb) = (
-            ContentSketch::from_blocks(&wa, &ra, "k"),
-            ContentSketch::from_blocks(&wb, &rb, "k"),
-        );
-        assert!(sa.resemblance(&sb) > 0.3);
-        assert!(sa.resemblance_without(&sb, &|h| h == 7) < 0.1);
-        let long = words(3000, 23);
-        let (wl, rl) = blocks(&[(7, &chrome), (3, &long)]);
-        let (ws, rs) = blocks(&[(7, &chrome), (3, &long[..100])]);
-        let r = ContentSketch::from_blocks(&ws, &rs, "k")
-            .resemblance_without(&ContentSketch::from_blocks(&wl, &rl, "k"), &|h| h == 7);
-        assert!(r < 0.1, "{r}");
-    }
-
-    /// A shingle across two blocks goes with either: it is left out when
-    /// either block is cut.
-    #[test]
-    fn a_shingle_across_blocks_goes_with_each() {
-        let (w, r) = blocks(&[(1, &[1, 2, 3]), (2, &[4, 5, 6]), (3, &[7])]);
-        let s = ContentSketch::from_blocks(&w, &r, "k");
-        let other = ContentSketch::from_blocks(&w, &r, "k");
-        // Shingles: 1-5 (blocks 1, 2), 2-6 (1, 2), 3-7 (1, 2, 3).
-        let o = s.origin.as_deref().expect("tagged");
-        assert_eq!(o.ends.len(), 3);
-        let kept = |cut: u64| o.kept(&|h| h == cut).iter().filter(|&&k| k).count();
-        assert_eq!((kept(1), kept(2), kept(3), kept(9)), (0, 0, 2, 3));
-        assert_eq!(s.resemblance_without(&other, &|h| h == 3), 1.0);
-    }
-
-    #[test]
-    fn tagged_bytes_round_trip_and_reject_garbage() {
-        let chrome = words(50, 30);
-        let content = words(400, 31);
-        let (w, r) = blocks(&[(7, &chrome), (1, &content[..200]), (2, &content[200..])]);
-        let s = ContentSketch::from_blocks(&w, &r, "127.0.0.1:8|/std/");
-        let bytes = s.to_tagged_bytes();
-        assert_eq!(ContentSketch::from_tagged_bytes(&bytes), Some(s.clone()));
-        let plain = ContentSketch::from_words(&w);
-        assert_eq!(ContentSketch::from_tagged_bytes(&plain.to_tagged_bytes()), Some(plain));
-        for cut in [1, 5, bytes.len() / 2, bytes.len() - 1] {
-            assert_eq!(ContentSketch::from_tagged_bytes(&bytes[..cut]), None, "cut at {cut}");
-        }
-        let mut longer = bytes.clone();
-        longer.push(0);
-        assert_eq!(ContentSketch::from_tagged_bytes(&longer), None);
-        // A block index past the table.
-        let mut bad = bytes;
-        let n = bad.len();
-        bad[n - 2..].copy_from_slice(&u16::MAX.to_le_bytes());
-        assert_eq!(ContentSketch::from_tagged_bytes(&bad), None);
-    }
-
-    proptest::proptest! {
-        /// Sketches of short word sequences give the exact resemblance.
-        #[test]
-        fn exact_below_the_sketch_size(
-            a in proptest::collection::vec(0u64..6, 0..60),
-            b in proptest::collection::vec(0u64..6, 0..60),
-        ) {
-            let (sa, sb) = (ContentSketch::from_words(&a), ContentSketch::from_words(&b));
-            if !a.is_empty() && !b.is_empty() {
-                // 32-bit shingle hashes of at most 120 shingles: no collision expected.
-                let r = exact(&a, &b);
-                proptest::prop_assert!((sa.resemblance(&sb) - r).abs() < 1e-12, "{} vs {}", sa.resemblance(&sb), r);
-            }
-        }
-    }
-}
+#[path = "content_tests.rs"]
+mod tests;

@@ -1,0 +1,264 @@
+//! Tests of content sketches (`content.rs`).
+
+use super::*;
+use std::collections::HashSet;
+
+fn words(n: usize, seed: u64) -> Vec<u64> {
+    (0..n as u64).map(|i| mix64(i ^ (seed << 40))).collect()
+}
+
+fn exact(a: &[u64], b: &[u64]) -> f64 {
+    let sh = |w: &[u64]| -> HashSet<Vec<u64>> {
+        if w.len() < SHINGLE_WORDS {
+            return [w.to_vec()].into_iter().collect();
+        }
+        w.windows(SHINGLE_WORDS).map(<[u64]>::to_vec).collect()
+    };
+    let (x, y) = (sh(a), sh(b));
+    x.intersection(&y).count() as f64 / x.union(&y).count() as f64
+}
+
+#[test]
+fn short_pages_compare_exactly() {
+    let a = words(60, 1);
+    let mut b = a.clone();
+    b[30] = 7; // one word changed: 5 shingles of 56 differ
+    let (sa, sb) = (ContentSketch::from_words(&a), ContentSketch::from_words(&b));
+    assert!(sa.is_exact() && sb.is_exact());
+    assert_eq!(sa.resemblance(&sb), exact(&a, &b));
+    assert_eq!(sa.resemblance(&sa), 1.0);
+}
+
+#[test]
+fn long_pages_are_estimated_within_a_few_standard_errors() {
+    let a = words(3000, 2);
+    for changed in [30usize, 150, 300, 900] {
+        let mut b = a.clone();
+        for i in 0..changed {
+            b[i * (3000 / changed)] ^= 0xdead;
+        }
+        let r = exact(&a, &b);
+        let est = ContentSketch::from_words(&a).resemblance(&ContentSketch::from_words(&b));
+        let se = (r * (1.0 - r) / SKETCH_SIZE as f64).sqrt().max(0.01);
+        assert!(
+            (est - r).abs() < 4.0 * se,
+            "changed {changed}: exact {r:.3}, estimate {est:.3}"
+        );
+    }
+}
+
+#[test]
+fn a_short_page_inside_a_long_one_is_not_a_copy() {
+    let long = words(2000, 3);
+    let short = long[..100].to_vec();
+    let r = ContentSketch::from_words(&short).resemblance(&ContentSketch::from_words(&long));
+    assert!(r <= 96.0 / 1996.0 + 1e-9, "{r}");
+}
+
+#[test]
+fn empty_content_confirms_nothing() {
+    let e = ContentSketch::from_words(&[]);
+    assert_eq!(e.resemblance(&e), 0.0);
+    assert_eq!(e.resemblance(&ContentSketch::from_words(&[1, 2])), 0.0);
+    let one = ContentSketch::from_words(&[1, 2, 3]);
+    assert_eq!(one.shingles(), 1);
+    assert_eq!(one.resemblance(&one), 1.0);
+}
+
+#[test]
+fn bytes_round_trip_and_reject_garbage() {
+    let s = ContentSketch::from_words(&words(500, 4));
+    assert_eq!(ContentSketch::from_bytes(&s.to_bytes()), Some(s));
+    assert_eq!(ContentSketch::from_bytes(&[1, 2, 3]), None);
+    // Not ascending.
+    let mut bad = 2u32.to_le_bytes().to_vec();
+    bad.extend_from_slice(&9u32.to_le_bytes());
+    bad.extend_from_slice(&3u32.to_le_bytes());
+    assert_eq!(ContentSketch::from_bytes(&bad), None);
+}
+
+/// Words of blocks: each block `(hash, words)` in order, as the runs
+/// [`ContentSketch::from_blocks`] takes.
+fn blocks(parts: &[(u64, &[u64])]) -> (Vec<u64>, Vec<(u32, u64)>) {
+    let mut words = Vec::new();
+    let mut runs = Vec::new();
+    for (block, w) in parts {
+        words.extend_from_slice(w);
+        runs.push((words.len() as u32, *block));
+    }
+    (words, runs)
+}
+
+/// A page sketched before a block became template, against a copy
+/// sketched after: as taken they differ by the block's shingles; left
+/// out, they are the same text (exactly on short pages, within a few
+/// standard errors on long ones).
+#[test]
+fn blocks_now_template_are_left_out_of_both_sketches() {
+    for (chrome_len, content_len) in [(40usize, 60usize), (1500, 2500)] {
+        let chrome = words(chrome_len, 10);
+        let content = words(content_len, 11);
+        let (half_a, half_b) = content.split_at(content_len / 2);
+        let (wa, ra) = blocks(&[(7, &chrome), (1, half_a), (2, half_b)]);
+        let (wb, rb) = blocks(&[(1, half_a), (2, half_b)]);
+        let early = ContentSketch::from_blocks(&wa, &ra, "h|/a/");
+        let late = ContentSketch::from_blocks(&wb, &rb, "h|/a/");
+        assert_eq!(early.template_key(), Some("h|/a/"));
+        let as_taken = early.resemblance(&late);
+        assert!(as_taken < 0.75, "{chrome_len}: {as_taken}");
+        let chrome_cut = |h: u64| h == 7;
+        let r = early.resemblance_without(&late, &chrome_cut);
+        assert_eq!(r, late.resemblance_without(&early, &chrome_cut), "symmetric");
+        if content_len < SKETCH_SIZE {
+            assert_eq!(r, 1.0);
+        } else {
+            assert!(r > 0.85, "{chrome_len}: {r}");
+        }
+        // Nothing cut, or the cut leaves one side empty: as taken.
+        assert_eq!(early.resemblance_without(&late, &|_| false), as_taken);
+        assert_eq!(early.resemblance_without(&late, &|h| h != 9), as_taken);
+        // Untagged sketches are compared as taken.
+        let plain = ContentSketch::from_words(&wa);
+        assert!(!plain.is_tagged());
+        assert_eq!(plain.resemblance_without(&late, &chrome_cut), plain.resemblance(&late));
+    }
+}
+
+/// A template changes as the crawl goes: a block repeated on about the
+/// template's share of a site's pages comes and goes. A page sketched
+/// while such a block was template has no words of it (an empty run
+/// where they were, the block named as left out); a copy sketched
+/// after it left the template has them. Compared, the block is left
+/// out of both, the shingles across its gap too: the same text.
+#[test]
+fn blocks_template_when_either_was_sketched_are_left_out_of_both() {
+    for (before_len, after_len) in [(30usize, 40usize), (1500, 2500)] {
+        let before = words(before_len, 40);
+        let flapping = words(12, 41);
+        let after = words(after_len, 42);
+        // Sketched while block 5 was template: its words are not there.
+        let (wa, mut ra) = blocks(&[(1, &before), (2, &after)]);
+        ra.insert(1, (before_len as u32, 5));
+        let early = ContentSketch::from_blocks(&wa, &ra, "k").with_left_out(&[5]);
+        // Sketched after block 5 left the template.
+        let (wb, rb) = blocks(&[(1, &before), (5, &flapping), (2, &after)]);
+        let late = ContentSketch::from_blocks(&wb, &rb, "k");
+        let r = early.resemblance_without(&late, &|_| false);
+        assert_eq!(r, late.resemblance_without(&early, &|_| false), "symmetric");
+        if before_len + after_len < SKETCH_SIZE {
+            assert_eq!(r, 1.0);
+            // Without the gap's empty run, the shingles across it are
+            // the early page's own: not the same text.
+            let (wa2, ra2) = blocks(&[(1, &before), (2, &after)]);
+            let untied = ContentSketch::from_blocks(&wa2, &ra2, "k").with_left_out(&[5]);
+            assert!(untied.resemblance_without(&late, &|_| false) < 0.95);
+            // Not named as left out, the block's shingles count.
+            let unnamed = ContentSketch::from_blocks(&wa, &ra, "k");
+            assert!(unnamed.resemblance_without(&late, &|_| false) < 0.8);
+        } else {
+            assert!(r > 0.9, "{before_len}: {r}");
+        }
+        // The names survive the spill encoding.
+        assert_eq!(
+            ContentSketch::from_tagged_bytes(&early.to_tagged_bytes()),
+            Some(early.clone())
+        );
+    }
+}
+
+/// Generated reference pages differ in a few words between template
+/// blocks (a name between "Declaration" and "Description"). When both
+/// pages were sketched with those blocks left out, the shingles across
+/// the gaps are the same on both sides where the text is, and they
+/// hold the words that differ: they stay.
+#[test]
+fn gaps_both_pages_left_are_compared_as_they_are() {
+    let before = words(30, 50);
+    let after = words(40, 51);
+    let page = |name: &[u64]| {
+        let (w, mut r) = blocks(&[(1, &before), (2, name), (3, &after)]);
+        r.insert(1, (30, 8));
+        r.insert(3, (30 + name.len() as u32, 9));
+        ContentSketch::from_blocks(&w, &r, "k").with_left_out(&[8, 9])
+    };
+    let (a, b) = (page(&[1, 2, 3]), page(&[4, 5, 6]));
+    let r = a.resemblance_without(&b, &|h| h == 8 || h == 9);
+    assert!(r < 0.85, "{r}");
+    assert_eq!(a.resemblance_without(&a.clone(), &|h| h == 8), 1.0);
+}
+
+/// Different text stays apart once shared blocks are cut, and a short
+/// page's content inside a long one is still bounded by their sizes.
+#[test]
+fn cutting_blocks_does_not_make_different_pages_alike() {
+    let chrome = words(300, 20);
+    let (a, b) = (words(200, 21), words(200, 22));
+    let (wa, ra) = blocks(&[(7, &chrome), (1, &a)]);
+    let (wb, rb) = blocks(&[(7, &chrome), (2, &b)]);
+    let (sa, sb) = (
+        ContentSketch::from_blocks(&wa, &ra, "k"),
+        ContentSketch::from_blocks(&wb, &rb, "k"),
+    );
+    assert!(sa.resemblance(&sb) > 0.3);
+    assert!(sa.resemblance_without(&sb, &|h| h == 7) < 0.1);
+    let long = words(3000, 23);
+    let (wl, rl) = blocks(&[(7, &chrome), (3, &long)]);
+    let (ws, rs) = blocks(&[(7, &chrome), (3, &long[..100])]);
+    let r = ContentSketch::from_blocks(&ws, &rs, "k")
+        .resemblance_without(&ContentSketch::from_blocks(&wl, &rl, "k"), &|h| h == 7);
+    assert!(r < 0.1, "{r}");
+}
+
+/// A shingle across two blocks goes with either: it is left out when
+/// either block is cut.
+#[test]
+fn a_shingle_across_blocks_goes_with_each() {
+    let (w, r) = blocks(&[(1, &[1, 2, 3]), (2, &[4, 5, 6]), (3, &[7])]);
+    let s = ContentSketch::from_blocks(&w, &r, "k");
+    let other = ContentSketch::from_blocks(&w, &r, "k");
+    // Shingles: 1-5 (blocks 1, 2), 2-6 (1, 2), 3-7 (1, 2, 3).
+    let o = s.origin.as_deref().expect("tagged");
+    assert_eq!(o.ends.len(), 3);
+    let kept = |cut: u64| o.kept(&|h| h == cut).iter().filter(|&&k| k).count();
+    assert_eq!((kept(1), kept(2), kept(3), kept(9)), (0, 0, 2, 3));
+    assert_eq!(s.resemblance_without(&other, &|h| h == 3), 1.0);
+}
+
+#[test]
+fn tagged_bytes_round_trip_and_reject_garbage() {
+    let chrome = words(50, 30);
+    let content = words(400, 31);
+    let (w, r) = blocks(&[(7, &chrome), (1, &content[..200]), (2, &content[200..])]);
+    let s = ContentSketch::from_blocks(&w, &r, "127.0.0.1:8|/std/");
+    let bytes = s.to_tagged_bytes();
+    assert_eq!(ContentSketch::from_tagged_bytes(&bytes), Some(s.clone()));
+    let plain = ContentSketch::from_words(&w);
+    assert_eq!(ContentSketch::from_tagged_bytes(&plain.to_tagged_bytes()), Some(plain));
+    for cut in [1, 5, bytes.len() / 2, bytes.len() - 1] {
+        assert_eq!(ContentSketch::from_tagged_bytes(&bytes[..cut]), None, "cut at {cut}");
+    }
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert_eq!(ContentSketch::from_tagged_bytes(&longer), None);
+    // A block index past the table.
+    let mut bad = bytes;
+    let n = bad.len();
+    bad[n - 2..].copy_from_slice(&u16::MAX.to_le_bytes());
+    assert_eq!(ContentSketch::from_tagged_bytes(&bad), None);
+}
+
+proptest::proptest! {
+    /// Sketches of short word sequences give the exact resemblance.
+    #[test]
+    fn exact_below_the_sketch_size(
+        a in proptest::collection::vec(0u64..6, 0..60),
+        b in proptest::collection::vec(0u64..6, 0..60),
+    ) {
+        let (sa, sb) = (ContentSketch::from_words(&a), ContentSketch::from_words(&b));
+        if !a.is_empty() && !b.is_empty() {
+            // 32-bit shingle hashes of at most 120 shingles: no collision expected.
+            let r = exact(&a, &b);
+            proptest::prop_assert!((sa.resemblance(&sb) - r).abs() < 1e-12, "{} vs {}", sa.resemblance(&sb), r);
+        }
+    }
+}
