@@ -245,8 +245,15 @@ fn pair_page(worker: u8, i: u64) -> (ContentHashes, u64, Option<Sketch>) {
 /// `tables`, the near-duplicate index is shared there instead of held by
 /// each replica. Returns lock holds per page.
 pub(crate) fn two_workers_share_decisions(log: Arc<dyn DecisionLog>, tables: Option<SharedState>, pairs: u64) -> f64 {
+    // The workers go through their chunks in step (each waits, at most 5 s,
+    // for the other to reach its chunk), so that each decides some pairs
+    // first however the threads are scheduled.
+    let steps = Arc::new([
+        std::sync::atomic::AtomicUsize::new(0),
+        std::sync::atomic::AtomicUsize::new(0),
+    ]);
     let run = |worker: u8| {
-        let (log, tables) = (log.clone(), tables.clone());
+        let (log, tables, steps) = (log.clone(), tables.clone(), steps.clone());
         std::thread::spawn(move || {
             let mut r = SharedReplica::open(fresh(&tables), log).unwrap();
             let mut decided: BTreeMap<PageId, Judgement> = BTreeMap::new();
@@ -256,7 +263,15 @@ pub(crate) fn two_workers_share_decisions(log: Arc<dyn DecisionLog>, tables: Opt
                 (0..pairs).rev().collect()
             };
             let mut rng = u64::from(worker) + 7;
-            for chunk in order.chunks(5) {
+            for (step, chunk) in order.chunks(5).enumerate() {
+                let (mine, other) = (&steps[usize::from(worker)], &steps[1 - usize::from(worker)]);
+                mine.store(step, std::sync::atomic::Ordering::SeqCst);
+                let waiting = std::time::Instant::now();
+                while other.load(std::sync::atomic::Ordering::SeqCst) < step
+                    && waiting.elapsed() < std::time::Duration::from_secs(5)
+                {
+                    std::thread::yield_now();
+                }
                 let ids: Vec<PageId> = chunk.iter().map(|i| 10_000 * (u64::from(worker) + 1) + i).collect();
                 r.begin().unwrap();
                 let pages: Vec<_> = chunk.iter().map(|&i| pair_page(worker, i)).collect();
