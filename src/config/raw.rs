@@ -66,7 +66,7 @@ raw_section!(
     /// `[dedup]` as written.
     RawDedup {
         policy: String, exact_penalty: f64, near_penalty: f64, verify: String, verify_threshold: f64,
-        verify_outside_templates: bool,
+        short_page_threshold: f64, short_page_shingles: i64, verify_outside_templates: bool,
         max_duplicate_chain: i64,
     }
 );

@@ -221,6 +221,11 @@ pub struct DedupSettings {
     pub near_penalty: f64,
     pub verify: Verify,
     pub verify_threshold: f64,
+    /// Under `shingles`: the resemblance a candidate needs when either page
+    /// has fewer than `short_page_shingles` content shingles.
+    pub short_page_threshold: f64,
+    /// Content shingles below which a page is short (0: none is).
+    pub short_page_shingles: u32,
     /// Shingle sketches compare the text outside both pages' templates as
     /// they are when compared.
     pub verify_outside_templates: bool,

@@ -477,6 +477,8 @@ fn dedup_settings(c: &Check, dedup: RawDedup) -> Result<DedupSettings, ConfigErr
             ],
         )?,
         verify_threshold: c.float("dedup.verify_threshold", dedup.verify_threshold, 0.0, 1.0)?,
+        short_page_threshold: c.float("dedup.short_page_threshold", dedup.short_page_threshold, 0.0, 1.0)?,
+        short_page_shingles: c.uint("dedup.short_page_shingles", dedup.short_page_shingles, 0, 1_000_000)?,
         verify_outside_templates: dedup.verify_outside_templates,
         max_duplicate_chain: c.uint("dedup.max_duplicate_chain", dedup.max_duplicate_chain, 0, 1000)?,
     };

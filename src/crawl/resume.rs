@@ -482,7 +482,7 @@ impl DedupState {
         for r in store.iter_pages() {
             let page = r?;
             pages += 1;
-            let indexed = (page.decision == Decision::New).then_some(page.simhash).flatten();
+            let indexed = page.decision.is_indexed().then_some(page.simhash).flatten();
             if page.revisit.fetches > 1 {
                 // Revisited: the snapshot may hold its older fingerprints
                 // and may lack this one (the page keeps its id).
@@ -495,7 +495,7 @@ impl DedupState {
             if page.simhash.is_some() || page.decision == Decision::Noindex {
                 analysed.push((page.id, page.canonical, page.decision, page.simhash.unwrap_or(0)));
             }
-            if let (Decision::New, Some(fp), true) = (page.decision, page.simhash, page.id >= first) {
+            if let (true, Some(fp), true) = (page.decision.is_indexed(), page.simhash, page.id >= first) {
                 fps.push((fp, page.id));
             }
         }
@@ -615,7 +615,7 @@ pub(super) fn replay_analysis(
             let path = crate::host::split_url(canonical).map_or("/", |(_, p)| p);
             let host = crate::features::template_key(host, path, doc.lang.as_deref());
             templates.observe_hashes(&host, &blocks);
-            if sketching && *decision == Decision::New {
+            if sketching && decision.is_indexed() {
                 let template = templates.template_shared(&host);
                 let features = fx.features_hashed(&doc, &blocks, template.as_deref());
                 if let Some(sk) = page_sketch(&fx, verifier.as_ref(), Some(&doc), &features, &host) {

@@ -6,7 +6,7 @@ use super::shared_exact::SharedExact;
 use super::{decide, ContentHashes, ExactIndex, Ruling};
 use crate::index::{LiveIndex, Match, SharedIndex};
 use crate::model::{NearMatch, PageId, Verdict};
-use crate::sketch::{Sketch, SketchIndex};
+use crate::sketch::{Sketch, SketchIndex, Thresholds};
 use crate::store::StoreError;
 use std::collections::HashSet;
 
@@ -116,7 +116,7 @@ pub struct Deduper {
     index: NearIndex,
     sketches: SketchIndex,
     k: u32,
-    verify_threshold: f64,
+    verify: Thresholds,
     matches: Vec<Match>,
     /// Revisited pages (recrawl) and the one fingerprint of each that is
     /// live in the index: the index keeps every fingerprint it was given,
@@ -137,21 +137,21 @@ pub struct Judgement {
 
 impl Deduper {
     /// Over the state a crawl starts from (empty, or rebuilt on resume).
-    /// `verify_threshold` is the resemblance a sketched page needs to be a
-    /// near duplicate of a candidate.
+    /// `verify` is the resemblance a sketched page needs to be a near
+    /// duplicate of a candidate.
     pub fn new(
         exact: ExactIndex,
         index: impl Into<NearIndex>,
         sketches: SketchIndex,
         k: u32,
-        verify_threshold: f64,
+        verify: impl Into<Thresholds>,
     ) -> Self {
         Deduper {
             exact: ExactMaps::Local(exact),
             index: index.into(),
             sketches,
             k,
-            verify_threshold,
+            verify: verify.into(),
             matches: Vec::with_capacity(16),
             live: std::collections::HashMap::new(),
         }
@@ -164,9 +164,9 @@ impl Deduper {
         index: SharedIndex,
         sketches: SketchIndex,
         k: u32,
-        verify_threshold: f64,
+        verify: impl Into<Thresholds>,
     ) -> Self {
-        let mut d = Deduper::new(ExactIndex::new(), index, sketches, k, verify_threshold);
+        let mut d = Deduper::new(ExactIndex::new(), index, sketches, k, verify);
         d.exact = ExactMaps::Shared(exact);
         d
     }
@@ -234,7 +234,7 @@ impl Deduper {
         let ruling = match sketch {
             // A candidate (within k, or sharing a band key) must resemble
             // the page by at least the threshold.
-            Some(sk) => match self.sketches.confirm(sk, simhash, &near, self.verify_threshold)? {
+            Some(sk) => match self.sketches.confirm(sk, simhash, &near, self.verify)? {
                 Some((m, r)) => Ruling {
                     verdict: Verdict::NearDuplicate,
                     dup_of: Some(m.page),
@@ -249,7 +249,7 @@ impl Deduper {
             Verdict::New => near.iter().filter(|m| m.distance == 0).map(|m| m.page).min(),
             _ => None,
         };
-        if ruling.verdict == Verdict::New {
+        if ruling.verdict.is_indexed() {
             if let Some(fp) = self.live.get_mut(&id) {
                 *fp = Some(simhash);
             }
@@ -274,7 +274,7 @@ impl Deduper {
         sketch: Option<&Sketch>,
         verdict: Verdict,
     ) -> std::io::Result<Judgement> {
-        if verdict == Verdict::New {
+        if verdict.is_indexed() {
             if let Some(fp) = self.live.get_mut(&id) {
                 *fp = Some(simhash);
             }
@@ -450,7 +450,11 @@ mod tests {
         d.forget(1, Some(&[2; 32]), Some(&[2; 32])).unwrap();
         let copy = d.decide(1, &hashes(1), !0, None).unwrap().ruling;
         assert_eq!((copy.verdict, copy.dup_of), (Verdict::ExactDuplicate, Some(3)));
-        let far = d.decide(5, &hashes(5), 0b0111 ^ (1 << 50), None).unwrap().ruling;
+        // (Within k of page 1's last fingerprint, 4 bits from page 2's.)
+        let far = d
+            .decide(5, &hashes(5), 0b0111 ^ (1 << 50) ^ (1 << 41), None)
+            .unwrap()
+            .ruling;
         assert_eq!(far.verdict, Verdict::New);
     }
 
@@ -494,5 +498,37 @@ mod tests {
         let got = d.decide(3, &hashes(3), 42 ^ 0b11, Some(&a)).unwrap().ruling;
         assert_eq!((got.verdict, got.dup_of), (Verdict::NearDuplicate, Some(1)));
         assert_eq!(got.resemblance, Some(1.0));
+    }
+
+    /// A near duplicate is indexed too: a later copy of it that has drifted
+    /// further from the first original is its near duplicate.
+    #[test]
+    fn a_copy_of_a_near_copy_is_its_near_duplicate() {
+        let s = crate::Settings::default();
+        let mut d = Deduper::new(
+            ExactIndex::new(),
+            LiveIndex::from_settings(&s.index, s.simhash.k),
+            SketchIndex::new(),
+            s.simhash.k,
+            0.85,
+        );
+        // 100 words (96 shingles: the sketches are exact); each copy
+        // changes one more word (5 shingles).
+        let page = |changed: &[u64]| -> Sketch {
+            let words: Vec<u64> = (0..100u64)
+                .map(|i| if changed.contains(&i) { 10_000 + i } else { i })
+                .collect();
+            Sketch::Content(ContentSketch::from_words(&words))
+        };
+        let (a, b, c) = (page(&[]), page(&[30]), page(&[30, 70]));
+        assert!(a.resemblance(&b) >= 0.85 && b.resemblance(&c) >= 0.85 && a.resemblance(&c) < 0.85);
+        assert_eq!(
+            d.decide(1, &hashes(1), 7, Some(&a)).unwrap().ruling.verdict,
+            Verdict::New
+        );
+        let got = d.decide(2, &hashes(2), 7, Some(&b)).unwrap().ruling;
+        assert_eq!((got.verdict, got.dup_of), (Verdict::NearDuplicate, Some(1)));
+        let got = d.decide(3, &hashes(3), 7, Some(&c)).unwrap().ruling;
+        assert_eq!((got.verdict, got.dup_of), (Verdict::NearDuplicate, Some(2)));
     }
 }

@@ -375,11 +375,12 @@ fn two_workers_share_decisions_over_shared_tables() {
     let state: SharedState = (tables.clone(), owners.clone());
     let per_page = two_workers_share_decisions(Arc::new(MemLog::new()), Some(state), 60);
     assert!(per_page <= 0.25, "{per_page} lock holds per page");
-    // The new pages' fingerprints are in the tables, once per table, and
-    // their hashes in the maps: the exact pairs share one body and text
-    // hash, the near pairs have one of each per worker.
+    // The fingerprints of the new pages and of the near duplicates are in
+    // the tables, once per table, and their hashes in the maps: the exact
+    // pairs share one body and text hash, the near pairs have one of each
+    // per worker.
     let t = crate::index::Design::fewest_tables(3, crate::Settings::default().index.expected_size_log2).tables();
-    assert_eq!(tables.entries(), 60 * t);
+    assert_eq!(tables.entries(), (60 + 30) * t);
     assert_eq!(owners.len(), 30 * 2 + 30 * 2 * 2);
 }
 

@@ -80,7 +80,7 @@ pub enum BlockKind {
     Title,
     /// `<h1>`..`<h6>` outside structural boilerplate, or inside `<header>`
     /// elements and no other boilerplate (an article's or a reference
-    /// page's own heading).
+    /// page's own heading), linked or not.
     Heading,
     /// Ordinary visible text.
     Body,
@@ -89,8 +89,8 @@ pub enum BlockKind {
     /// contentinfo, complementary, dialog, toolbar, or an ad, navigation or
     /// pop-up class name).
     Boilerplate,
-    /// Outside structural boilerplate, a block whose text is at least half
-    /// link text: an entry of a table of contents, a menu, prev/next links
+    /// Outside structural boilerplate and headings, a block whose text is
+    /// at least half link text: an entry of a table of contents, a menu, prev/next links
     /// — or of an index page's lists. Weighed like body text; content for a
     /// sketch only on a page that is mostly links.
     Links,

@@ -244,6 +244,8 @@ fn headings_and_interface_furniture() {
 <nav><h2>Contents</h2></nav>
 <h2><a href="#usage">Usage</a></h2>
 <h2><a href="other.html">Other page</a></h2>
+<h4 class="code-header">fn <a href="#method.next">next</a>(&amp;mut self) -&gt; <a href="option.html">Option</a>&lt;<a href="item.html">Item</a>&gt;</h4>
+<ul><li><a href="a.html">First entry</a></li></ul>
 <p>Text <button>Copy item path</button> more text.</p>
 <div role="toolbar">Bold Italic</div>
 </body></html>"##;
@@ -257,10 +259,14 @@ fn headings_and_interface_furniture() {
             ("Settings", BlockKind::Boilerplate),
             ("GtkWidget:visible", BlockKind::Heading),
             ("Library version 4.8", BlockKind::Boilerplate),
-            ("Site name", BlockKind::Links),
+            // A heading whose words link is a heading (a linked title, an
+            // API signature); a list entry of links is a link list.
+            ("Site name", BlockKind::Heading),
             ("Contents", BlockKind::Boilerplate),
             ("Usage", BlockKind::Heading),
-            ("Other page", BlockKind::Links),
+            ("Other page", BlockKind::Heading),
+            ("fn next(&mut self) -> Option<Item>", BlockKind::Heading),
+            ("First entry", BlockKind::Links),
             ("Text", BlockKind::Body),
             ("Copy item path", BlockKind::Boilerplate),
             ("more text.", BlockKind::Body),

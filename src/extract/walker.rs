@@ -259,15 +259,17 @@ impl Walker {
         }
         // A block whose text is mostly link text is a list of links — a
         // table of contents, a menu, prev/next navigation, an index —
-        // wherever it sits in the markup.
+        // wherever it sits in the markup, but a heading: one whose words
+        // link (an API reference's signature, a listed post's title) is
+        // still the heading of what follows.
         let linked = link_chars > 0 && 2 * link_chars >= t.chars().filter(|c| c.is_alphanumeric()).count();
         let in_headers_only = self.boilerplate == self.header && self.heading > 0;
         let kind = if self.boilerplate > 0 && !in_headers_only {
             BlockKind::Boilerplate
-        } else if linked {
-            BlockKind::Links
         } else if self.heading > 0 {
             BlockKind::Heading
+        } else if linked {
+            BlockKind::Links
         } else {
             BlockKind::Body
         };

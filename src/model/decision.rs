@@ -17,7 +17,9 @@ pub enum Decision {
     New,
     /// Same body bytes or same normalized text as an earlier page.
     ExactDuplicate,
-    /// Simhash within k of an earlier page.
+    /// Resembling an earlier page (confirmed by its content sketch, or
+    /// simhash within k without one); indexed too, as an original for
+    /// later pages.
     NearDuplicate,
     /// robots.txt (or a parked/over-delayed host) forbade the fetch.
     Disallowed,
@@ -146,6 +148,17 @@ pub enum Verdict {
     NearDuplicate,
 }
 
+impl Verdict {
+    /// Whether a page with this verdict is indexed for the pages after it
+    /// (its fingerprint and sketch): new content, and near duplicates, so
+    /// a later copy of a near copy finds it although it may lie further
+    /// from the first original. An exact duplicate adds nothing: its
+    /// original stands for it.
+    pub fn is_indexed(self) -> bool {
+        matches!(self, Verdict::New | Verdict::NearDuplicate)
+    }
+}
+
 /// A fetch attempt that ends without a content verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FetchOutcome {
@@ -198,6 +211,12 @@ impl Decision {
             Decision::NearDuplicate => Some(Verdict::NearDuplicate),
             _ => None,
         }
+    }
+
+    /// Whether the page's fingerprint and sketch are indexed
+    /// ([`Verdict::is_indexed`]).
+    pub fn is_indexed(self) -> bool {
+        self.verdict().is_some_and(Verdict::is_indexed)
     }
 
     /// The fetch outcome, for an attempt that ended before a verdict.

@@ -183,9 +183,62 @@ fn decode(bytes: &[u8]) -> Option<Sketch> {
     }
 }
 
+/// The resemblance a candidate needs to be confirmed (`[dedup]
+/// verify_threshold`, `short_page_threshold`, `short_page_shingles`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Thresholds {
+    /// For two content sketches of at least `short_below` shingles each, and
+    /// for any other sketches.
+    pub long: f64,
+    /// For two content sketches either of which has fewer than
+    /// `short_below` shingles.
+    pub short: f64,
+    /// Shingles below which a content sketch's page is short (0: none is).
+    pub short_below: u32,
+}
+
+impl Thresholds {
+    /// `threshold` whatever the pages' length.
+    pub fn uniform(threshold: f64) -> Self {
+        Thresholds {
+            long: threshold,
+            short: threshold,
+            short_below: 0,
+        }
+    }
+
+    /// The thresholds `[dedup]` sets.
+    pub fn from_settings(s: &crate::config::DedupSettings) -> Self {
+        Thresholds {
+            long: s.verify_threshold,
+            short: s.short_page_threshold,
+            short_below: s.short_page_shingles,
+        }
+    }
+
+    /// The threshold for a comparison of these two sketches.
+    pub fn between(&self, a: &Sketch, b: &Sketch) -> f64 {
+        match (a, b) {
+            (Sketch::Content(a), Sketch::Content(b)) if a.shingles().min(b.shingles()) < self.short_below => self.short,
+            _ => self.long,
+        }
+    }
+}
+
+impl From<f64> for Thresholds {
+    fn from(t: f64) -> Self {
+        Thresholds::uniform(t)
+    }
+}
+
 /// Pages kept per band key: the first ones filed (the originals). A key
 /// shared by more pages is a phrase of many pages, not evidence of a copy.
 const BUCKET_MAX: usize = 32;
+
+/// Smallest hashes of a sketch whose full buckets are searched for its
+/// copies too ([`SketchIndex::confirm`]): at most this many times
+/// [`BUCKET_MAX`] extra comparisons.
+const FULL_BUCKET_LOOKUPS: usize = 2;
 
 /// Smallest hashes of a sketch looked at for its band keys: a page is
 /// filed under (and looks up) the first [`BAND_KEYS`] of them whose bucket
@@ -395,9 +448,30 @@ impl SketchIndex {
         self.pages.len() == 0
     }
 
+    /// The pages of the full buckets of a sketch's first
+    /// [`FULL_BUCKET_LOOKUPS`] smallest hashes (outside its template): its
+    /// copies among pages that share a long common section (the provided
+    /// methods of every iterator of an API reference, a shared licence) —
+    /// the section fills the buckets of its smallest hashes, so the pages
+    /// are filed under their own few other shingles, which a copy need not
+    /// share.
+    fn full_buckets(&self, sketch: &Sketch, out: &mut Vec<PageId>) {
+        let Sketch::Content(c) = sketch else {
+            return;
+        };
+        let template = self.template_of(sketch);
+        let cut = |h: u64| template.as_ref().is_some_and(|t| t.blocks.contains(&h));
+        for key in c.key_candidates(&cut, FULL_BUCKET_LOOKUPS) {
+            if self.bucket_len(key) >= BUCKET_MAX {
+                self.bucket(key, out);
+            }
+        }
+    }
+
     /// The best confirmed original for a page with this sketch and
-    /// fingerprint among `near` (simhash matches) and the pages sharing a
-    /// band key: the highest resemblance at or above `threshold`, then the
+    /// fingerprint among `near` (simhash matches), the pages sharing a
+    /// band key and those of the full buckets of its smallest hashes: the
+    /// highest resemblance at or above its threshold ([`Thresholds`]), then the
     /// nearest fingerprint, then the earliest page. With a template learner
     /// two tagged content sketches are compared without the shingles of
     /// blocks in either page's template now
@@ -410,12 +484,14 @@ impl SketchIndex {
         sketch: &Sketch,
         simhash: u64,
         near: &[NearMatch],
-        threshold: f64,
+        thresholds: impl Into<Thresholds>,
     ) -> std::io::Result<Option<(NearMatch, f64)>> {
+        let thresholds = thresholds.into();
         let mut ids: Vec<PageId> = near.iter().map(|m| m.page).collect();
         for key in self.band_keys(sketch) {
             self.bucket(key, &mut ids);
         }
+        self.full_buckets(sketch, &mut ids);
         ids.sort_unstable();
         ids.dedup();
         let mut best: Option<(NearMatch, f64)> = None;
@@ -436,7 +512,7 @@ impl SketchIndex {
                 }
                 _ => sketch.resemblance(&other),
             };
-            if r < threshold {
+            if r < thresholds.between(sketch, &other) {
                 continue;
             }
             let m = NearMatch {
@@ -468,6 +544,72 @@ mod tests {
     fn sketch(base: u64, n: u64, shared: u64) -> Sketch {
         let words: Vec<u64> = (0..n).map(|i| if i < shared { i } else { base + i }).collect();
         Sketch::Content(ContentSketch::from_words(&words))
+    }
+
+    /// Pages sharing a long section (an API reference's provided methods)
+    /// fill the buckets of its smallest hashes, so a later page of the kind
+    /// shares no band key with them; the full buckets of its smallest
+    /// hashes still give it candidates.
+    #[test]
+    fn pages_sharing_a_long_section_are_found_through_full_buckets() {
+        let mut ix = SketchIndex::new();
+        // 200 shared words, then 3 words of each page's own.
+        let page = |id: u64| -> Sketch {
+            let words: Vec<u64> = (0..200u64).chain((0..3).map(|i| 1_000_000 * (id + 1) + i)).collect();
+            Sketch::Content(ContentSketch::from_words(&words))
+        };
+        for id in 1..=150u64 {
+            ix.insert(id, page(id), id).unwrap();
+        }
+        let q = page(1000);
+        assert!(q.resemblance(&page(1)) >= 0.9);
+        // Every one of the first band-scan keys is full: no page is filed
+        // under a key the query files under.
+        let Sketch::Content(c) = &q else { unreachable!() };
+        assert!(c
+            .key_candidates(&|_| false, BAND_SCAN)
+            .iter()
+            .all(|&k| ix.bucket_len(k) >= BUCKET_MAX));
+        let (m, r) = ix
+            .confirm(&q, 0, &[], 0.9)
+            .unwrap()
+            .expect("a copy among the full buckets");
+        assert!(m.page <= 150 && r >= 0.9);
+        assert!(ix.confirm(&q, 0, &[], 0.99).unwrap().is_none());
+    }
+
+    /// A short page needs `short` resemblance, a long one `long`.
+    #[test]
+    fn short_pages_need_the_short_page_threshold() {
+        let text = |n: u64, changed: u64| -> Sketch {
+            let words: Vec<u64> = (0..n).map(|i| if i == changed { 99_999 } else { i }).collect();
+            Sketch::Content(ContentSketch::from_words(&words))
+        };
+        let t = Thresholds {
+            long: 0.86,
+            short: 0.92,
+            short_below: 50,
+        };
+        // 44 words (40 shingles), the second to last changed: 38 of 42
+        // shingles shared; 104 words, one changed: 95 of 105.
+        let (short_a, short_b) = (text(44, 42), text(44, 1000));
+        let (long_a, long_b) = (text(104, 50), text(104, 1000));
+        for (x, y) in [(&short_a, &short_b), (&long_a, &long_b)] {
+            let r = x.resemblance(y);
+            assert!((0.86..0.92).contains(&r), "{r}");
+        }
+        assert_eq!(t.between(&long_a, &long_b), 0.86);
+        assert_eq!(t.between(&short_a, &short_b), 0.92);
+        assert_eq!(t.between(&short_a, &long_b), 0.92);
+        assert_eq!(Thresholds::uniform(0.7).between(&short_a, &short_b), 0.7);
+        let mut ix = SketchIndex::new();
+        ix.insert(1, short_b, 0).unwrap();
+        ix.insert(2, long_b, 0).unwrap();
+        let near = [NearMatch { page: 1, distance: 0 }, NearMatch { page: 2, distance: 0 }];
+        let page = |got: Option<(NearMatch, f64)>| got.map(|(m, _)| m.page);
+        assert_eq!(page(ix.confirm(&long_a, 0, &near, t).unwrap()), Some(2));
+        assert_eq!(page(ix.confirm(&short_a, 0, &near, t).unwrap()), None);
+        assert_eq!(page(ix.confirm(&short_a, 0, &near, 0.86).unwrap()), Some(1));
     }
 
     #[test]

@@ -23,7 +23,7 @@ pub mod near;
 mod slots;
 
 pub use bloom::{BloomFilter, BloomSketcher, Chunker};
-pub use confirm::{Sketch, SketchIndex};
+pub use confirm::{Sketch, SketchIndex, Thresholds};
 pub use content::ContentSketch;
 pub use minhash::{MinHashSketch, MinHasher, SuperShingles};
 
