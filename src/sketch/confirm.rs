@@ -55,7 +55,11 @@ impl Sketch {
 /// resemblance r share their smallest hash with probability r, so every
 /// page is also filed under a few of its smallest shingle hashes (its band
 /// keys: the first ones whose bucket is not full, outside its template's
-/// blocks), and the pages sharing one are candidates too. Every candidate,
+/// blocks), and the pages sharing one are candidates too, as are the pages
+/// of the full buckets of its two smallest hashes (pages that are mostly
+/// one long shared section are copies of each other and share no other
+/// key). Near duplicates are filed like new pages, so a copy of a copy
+/// finds the copy it is closest to. Every candidate,
 /// from either source, is confirmed by its resemblance; with a template
 /// learner ([`SketchIndex::with_templates`]), on the text outside both
 /// pages' templates as they are at the comparison, so a page sketched
