@@ -93,15 +93,9 @@ pub(super) fn open_replica(s: &Settings, store: &dyn Store, loaded: DedupState) 
         ..
     } = loaded;
     let k = s.simhash.k;
+    let verify = crate::sketch::Thresholds::from_settings(&s.dedup);
     let Some(log) = store.decision_log() else {
-        let d = Deduper::new(
-            exact,
-            index,
-            sketches,
-            k,
-            crate::sketch::Thresholds::from_settings(&s.dedup),
-        )
-        .with_live(live);
+        let d = Deduper::new(exact, index, sketches, k, verify).with_live(live);
         return Ok(SharedReplica::local(d));
     };
     if !index.is_empty() && log.read_after(&crate::store::Cursor::start(), 1)?.is_empty() {
@@ -110,14 +104,7 @@ pub(super) fn open_replica(s: &Settings, store: &dyn Store, loaded: DedupState) 
         tracing::warn!(
             "decision log: empty, but the store holds pages: deciding from the page records (workers joining this crawl would not see them)"
         );
-        let d = Deduper::new(
-            exact,
-            index,
-            sketches,
-            k,
-            crate::sketch::Thresholds::from_settings(&s.dedup),
-        )
-        .with_live(live);
+        let d = Deduper::new(exact, index, sketches, k, verify).with_live(live);
         return Ok(SharedReplica::open(d, log)?);
     }
     let started = std::time::Instant::now();
@@ -136,23 +123,11 @@ pub(super) fn open_replica(s: &Settings, store: &dyn Store, loaded: DedupState) 
             let tables = SharedIndex::from_settings(&s.index, k, buckets);
             tracing::info!("near-duplicate tables in the store: {}", tables.design().name());
             let exact = SharedExact::new(owners);
-            Deduper::shared(
-                exact,
-                tables,
-                sketches,
-                k,
-                crate::sketch::Thresholds::from_settings(&s.dedup),
-            )
+            Deduper::shared(exact, tables, sketches, k, verify)
         }
         _ => {
             let empty = LiveIndex::from_settings(&s.index, k);
-            Deduper::new(
-                ExactIndex::new(),
-                empty,
-                sketches,
-                k,
-                crate::sketch::Thresholds::from_settings(&s.dedup),
-            )
+            Deduper::new(ExactIndex::new(), empty, sketches, k, verify)
         }
     };
     let mut r = SharedReplica::open(d, log)?;

@@ -362,25 +362,34 @@ impl SketchIndex {
         }
     }
 
-    /// The band keys of a page: the first [`BAND_KEYS`] of its
-    /// [`BAND_SCAN`] smallest shingle hashes whose bucket is not full —
-    /// outside the blocks of its template now when the index consults
-    /// templates. A full bucket is a phrase of many pages (a shared
+    /// The band keys of a page, from its [`SketchIndex::scan_keys`]: the
+    /// first [`BAND_KEYS`] of its [`BAND_SCAN`] smallest shingle hashes
+    /// whose bucket is not full — outside the blocks of its template now
+    /// when the index consults templates. A full bucket is a phrase of many pages (a shared
     /// reference section, a licence), and the blocks of a page's template
     /// are its site's chrome: neither tells its copies apart.
     ///
     /// [`BAND_KEYS`]: super::content::BAND_KEYS
-    fn band_keys(&self, sketch: &Sketch) -> Vec<u32> {
+    fn band_keys(&self, scanned: &[u32]) -> Vec<u32> {
+        scanned
+            .iter()
+            .copied()
+            .filter(|&key| self.bucket_len(key) < BUCKET_MAX)
+            .take(super::content::BAND_KEYS)
+            .collect()
+    }
+
+    /// A content sketch's [`BAND_SCAN`] smallest shingle hashes outside the
+    /// blocks of its template now (nothing for other sketches): where its
+    /// band keys ([`SketchIndex::band_keys`]) and the full buckets it
+    /// searches ([`SketchIndex::full_buckets`]) come from.
+    fn scan_keys(&self, sketch: &Sketch) -> Vec<u32> {
         let Sketch::Content(c) = sketch else {
             return Vec::new();
         };
         let template = self.template_of(sketch);
         let cut = |h: u64| template.as_ref().is_some_and(|t| t.blocks.contains(&h));
         c.key_candidates(&cut, BAND_SCAN)
-            .into_iter()
-            .filter(|&key| self.bucket_len(key) < BUCKET_MAX)
-            .take(super::content::BAND_KEYS)
-            .collect()
     }
 
     /// Pages filed under band key `key`.
@@ -419,7 +428,7 @@ impl SketchIndex {
 
     /// Record a new page's sketch and fingerprint.
     pub fn insert(&mut self, page: PageId, sketch: Sketch, simhash: u64) -> std::io::Result<()> {
-        for key in self.band_keys(&sketch) {
+        for key in self.band_keys(&self.scan_keys(&sketch)) {
             self.file_under(key, page);
         }
         let slot = self.put(sketch, simhash)?;
@@ -459,13 +468,8 @@ impl SketchIndex {
     /// the section fills the buckets of its smallest hashes, so the pages
     /// are filed under their own few other shingles, which a copy need not
     /// share.
-    fn full_buckets(&self, sketch: &Sketch, out: &mut Vec<PageId>) {
-        let Sketch::Content(c) = sketch else {
-            return;
-        };
-        let template = self.template_of(sketch);
-        let cut = |h: u64| template.as_ref().is_some_and(|t| t.blocks.contains(&h));
-        for key in c.key_candidates(&cut, FULL_BUCKET_LOOKUPS) {
+    fn full_buckets(&self, scanned: &[u32], out: &mut Vec<PageId>) {
+        for &key in scanned.iter().take(FULL_BUCKET_LOOKUPS) {
             if self.bucket_len(key) >= BUCKET_MAX {
                 self.bucket(key, out);
             }
@@ -492,10 +496,11 @@ impl SketchIndex {
     ) -> std::io::Result<Option<(NearMatch, f64)>> {
         let thresholds = thresholds.into();
         let mut ids: Vec<PageId> = near.iter().map(|m| m.page).collect();
-        for key in self.band_keys(sketch) {
+        let scanned = self.scan_keys(sketch);
+        for key in self.band_keys(&scanned) {
             self.bucket(key, &mut ids);
         }
-        self.full_buckets(sketch, &mut ids);
+        self.full_buckets(&scanned, &mut ids);
         ids.sort_unstable();
         ids.dedup();
         let mut best: Option<(NearMatch, f64)> = None;
