@@ -43,6 +43,7 @@
 pub mod bench;
 #[doc(hidden)]
 pub mod canon;
+mod chunkmap;
 pub mod config;
 #[doc(hidden)]
 pub mod crawl;

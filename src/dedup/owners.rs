@@ -5,14 +5,11 @@
 //! different hashes share them with probability about n² / 2¹²⁹ among n
 //! hashes, below 10⁻²⁰ for 10⁹ pages; finding such a pair on purpose takes
 //! about 2⁶⁴ hashes), as the seen-set keys URLs (`store::seen`). Entries
-//! live in one array sorted by key (24 bytes each, no empty slots), and new
-//! ones in a small hash map that is merged into the array each time it
-//! holds [`RECENT_MAX`] keys. A hash map of the full 32-byte hashes took 46
-//! to 92 bytes per hash.
+//! live in a [`ChunkMap`]: sorted chunks of exactly their 24-byte entries,
+//! and the newest keys in a small hash map. A hash map of the full 32-byte
+//! hashes took 46 to 92 bytes per hash.
 
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
-
+use crate::chunkmap::ChunkMap;
 use crate::model::PageId;
 
 /// A content hash's key: its first 128 bits.
@@ -28,114 +25,43 @@ pub(super) fn key(h: &[u8; 32]) -> Key {
     (word(0), word(8))
 }
 
-/// New keys held apart before a merge into the sorted array (a merge
-/// rewrites the array once per this many new keys).
-const RECENT_MAX: usize = 16_384;
-
 /// Content hash → the first page that had it (see the module docs).
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct OwnerMap {
-    /// Sorted by key, each key once.
-    sorted: Vec<(Key, PageId)>,
-    /// Keys set or removed since the last merge: `None` removes a key of
-    /// `sorted`.
-    recent: HashMap<Key, Option<PageId>, BuildHasherDefault<crate::hash::PreHashed>>,
-    /// `recent` is merged when it holds this many keys.
-    recent_max: usize,
-}
-
-impl Default for OwnerMap {
-    fn default() -> Self {
-        OwnerMap::with_recent_max(RECENT_MAX)
-    }
+    owners: ChunkMap<Key, PageId>,
 }
 
 impl OwnerMap {
+    #[cfg(test)]
     fn with_recent_max(recent_max: usize) -> Self {
         OwnerMap {
-            sorted: Vec::new(),
-            recent: HashMap::default(),
-            recent_max,
+            owners: ChunkMap::with_recent_max(recent_max),
         }
     }
 
     /// The owner of `k`.
     pub fn get(&self, k: Key) -> Option<PageId> {
-        match self.recent.get(&k) {
-            Some(owner) => *owner,
-            None => self
-                .sorted
-                .binary_search_by(|(e, _)| e.cmp(&k))
-                .ok()
-                .map(|i| self.sorted[i].1),
-        }
+        self.owners.get(&k)
     }
 
     /// Make `page` the owner of `k` unless `k` has one.
     pub fn insert_first(&mut self, k: Key, page: PageId) {
         if self.get(k).is_none() {
-            self.recent.insert(k, Some(page));
-            if self.recent.len() >= self.recent_max {
-                self.merge();
-            }
+            self.owners.insert(k, page);
         }
     }
 
     /// Forget `k` if `page` owns it.
     pub fn remove_owned(&mut self, k: Key, page: PageId) {
         if self.get(k) == Some(page) {
-            self.recent.insert(k, None);
+            self.owners.remove(&k);
         }
     }
 
     /// Keys with an owner.
     #[cfg(test)]
     pub fn len(&mut self) -> usize {
-        self.merge();
-        self.sorted.len()
-    }
-
-    /// Fold `recent` into `sorted`, in place: removed keys leave the array,
-    /// changed ones take their new owner, new ones are merged in from the
-    /// back.
-    fn merge(&mut self) {
-        let mut recent: Vec<(Key, Option<PageId>)> = self.recent.drain().collect();
-        recent.sort_unstable_by_key(|(k, _)| *k);
-        // Keys already in the array: updated or removed where they are.
-        let mut removed = false;
-        recent.retain(|(k, owner)| match self.sorted.binary_search_by(|(e, _)| e.cmp(k)) {
-            Ok(i) => {
-                match owner {
-                    Some(p) => self.sorted[i].1 = *p,
-                    None => {
-                        // Marked with an owner no entry can have, dropped below.
-                        self.sorted[i].1 = PageId::MAX;
-                        removed = true;
-                    }
-                }
-                false
-            }
-            Err(_) => owner.is_some(),
-        });
-        if removed {
-            self.sorted.retain(|(_, p)| *p != PageId::MAX);
-        }
-        // The new keys, merged from the back into the grown array.
-        let old = self.sorted.len();
-        self.sorted.reserve_exact(recent.len());
-        self.sorted.resize(old + recent.len(), ((0, 0), 0));
-        let (mut i, mut j, mut w) = (old, recent.len(), self.sorted.len());
-        while j > 0 {
-            w -= 1;
-            let (rk, rp) = recent[j - 1];
-            if i > 0 && self.sorted[i - 1].0 > rk {
-                self.sorted[w] = self.sorted[i - 1];
-                i -= 1;
-            } else {
-                self.sorted[w] = (rk, rp.unwrap_or_default());
-                j -= 1;
-            }
-        }
+        self.owners.len()
     }
 }
 
@@ -175,10 +101,7 @@ mod tests {
                 }
                 proptest::prop_assert_eq!(m.get(key), oracle.get(&key).copied());
             }
-            m.merge();
-            proptest::prop_assert!(m.recent.is_empty());
-            proptest::prop_assert!(m.sorted.windows(2).all(|w| w[0].0 < w[1].0));
-            proptest::prop_assert_eq!(m.sorted.len(), oracle.len());
+            proptest::prop_assert_eq!(m.len(), oracle.len());
             for (key, page) in &oracle {
                 proptest::prop_assert_eq!(m.get(*key), Some(*page));
             }
@@ -188,11 +111,13 @@ mod tests {
     #[test]
     fn merges_keep_every_owner() {
         let mut m = OwnerMap::default();
-        let n = 3 * RECENT_MAX as u64 + 17;
+        let n = 3 * crate::chunkmap::RECENT_MAX as u64 + 17;
         for i in 0..n {
             m.insert_first(k(i), i + 1);
         }
-        assert!(m.recent.len() < RECENT_MAX && m.sorted.len() >= 3 * RECENT_MAX);
+        // A later page keeps none of the hashes the first one owns.
+        m.insert_first(k(3), 99);
+        assert_eq!(m.get(k(3)), Some(4));
         for i in 0..n {
             assert_eq!(m.get(k(i)), Some(i + 1));
         }

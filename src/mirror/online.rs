@@ -2,6 +2,7 @@
 //! the frontier can demote URLs of an established mirror.
 
 use super::*;
+use crate::chunkmap::ChunkMap;
 
 /// Counters of the online detector.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,6 +45,12 @@ fn key(s: &str) -> u64 {
     crate::hash::feature_hash(s.as_bytes())
 }
 
+/// A host's newest paths held apart before they are merged into its sorted
+/// ones ([`ChunkMap`]): a detector keeps such a table per host, so it is
+/// small (at most 2 048 keys), and a merge moves about a host's paths / 2 048 entries
+/// per page.
+const RECENT_PATHS: usize = 2048;
+
 /// [`OnlinePage::content`] of a page with no content hash.
 const NO_CONTENT: u64 = 0;
 
@@ -83,8 +90,8 @@ impl OnlinePair {
 #[derive(Debug)]
 pub struct OnlineMirrors {
     settings: MirrorSettings,
-    /// host -> path ([`key`], query left out) -> page.
-    pages: HashMap<String, HashMap<u64, OnlinePage>>,
+    /// host -> path ([`key`], query left out) -> page (24 bytes per page).
+    pages: HashMap<String, ChunkMap<u64, OnlinePage>>,
     pairs: Vec<OnlinePair>,
     pair_ids: HashMap<(String, String, String, String), usize>,
     /// host -> candidate pairs touching it.
@@ -206,7 +213,14 @@ impl OnlineMirrors {
                 pair.established = established;
             }
         }
-        self.pages.entry(host.to_string()).or_default().insert(key(path), page);
+        match self.pages.get_mut(host) {
+            Some(pages) => pages.insert(key(path), page),
+            None => {
+                let mut pages = ChunkMap::with_recent_max(RECENT_PATHS);
+                pages.insert(key(path), page);
+                self.pages.insert(host.to_string(), pages);
+            }
+        }
     }
 
     fn root_of(&self, canonical: &str) -> Option<u64> {

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::slots::SlotTable;
+use crate::chunkmap::ChunkMap;
 use crate::features::{HostTemplate, TemplateLearner};
 
 use crate::model::NearMatch;
@@ -71,14 +72,16 @@ impl Sketch {
 /// of a page are ever read again, so a crawl keeps them, each with its
 /// page's fingerprint, in a spill file ([`SketchIndex::spilling`]:
 /// appended, read back by offset) and holds per page id only where its
-/// sketch is (8 bytes), plus its band keys (one small map entry each);
+/// sketch is (8 bytes), plus its band keys (8 bytes each for a key's first
+/// page, in a [`ChunkMap`], more for the few keys with several);
 /// [`SketchIndex::new`] keeps the sketches in memory.
 #[derive(Debug, Default)]
 pub struct SketchIndex {
     /// Page → where its sketch and fingerprint are ([`Slot::pack`]).
     pages: SlotTable,
-    /// Band key → the first page filed under it (when its id fits 32 bits).
-    first: HashMap<u32, u32>,
+    /// Band key → the first page filed under it (when its id fits 32 bits):
+    /// 8 bytes per key, most keys' only page.
+    first: ChunkMap<u32, u32>,
     /// Band key → the other pages filed under it (at most [`BUCKET_MAX`]
     /// with the first), and pages whose id does not fit 32 bits.
     more: HashMap<u32, Vec<PageId>>,
@@ -399,7 +402,7 @@ impl SketchIndex {
 
     /// The pages filed under band key `key`.
     fn bucket(&self, key: u32, out: &mut Vec<PageId>) {
-        if let Some(&p) = self.first.get(&key) {
+        if let Some(p) = self.first.get(&key) {
             out.push(PageId::from(p));
         }
         if let Some(more) = self.more.get(&key) {
@@ -410,7 +413,7 @@ impl SketchIndex {
     /// File `page` under band key `key` (a bucket keeps its first
     /// [`BUCKET_MAX`] pages, each once).
     fn file_under(&mut self, key: u32, page: PageId) {
-        let first = self.first.get(&key).copied();
+        let first = self.first.get(&key);
         let more = self.more.get(&key).map_or(0, Vec::len);
         if usize::from(first.is_some()) + more >= BUCKET_MAX
             || first.is_some_and(|p| PageId::from(p) == page)
