@@ -8,14 +8,17 @@
 //! table are both held: at the moment of a resize, up to 3.4 times. A
 //! [`ChunkMap`] holds its entries in sorted, exactly sized chunks of at most
 //! [`CHUNK`] entries, and new ones in a small hash map (`recent`) that is
-//! merged into the chunks each time it holds `recent_max` keys. A merge
+//! merged into the chunks each time it holds `recent_max` keys or a
+//! [`RECENT_SHARE`]th of the map, whichever is more. A merge
 //! rewrites only the chunks that receive keys, one at a time, each freed as
 //! soon as its replacement is built, so the map never holds more than its
 //! entries, one chunk and the recent keys.
 //!
 //! A lookup reads `recent` (one hash probe) and then binary-searches the
-//! chunks' last keys and one chunk. A merge costs about `len / recent_max`
-//! entry moves per key inserted.
+//! chunks' last keys and one chunk. A merge costs at most about
+//! [`RECENT_SHARE`] entry moves per key inserted (fewer while the map is
+//! smaller than `recent_max` times that), and the recent keys take at most a
+//! few percent more than the chunks.
 
 use std::hash::Hash;
 
@@ -28,6 +31,9 @@ pub const CHUNK: usize = 2048;
 /// says otherwise.
 pub const RECENT_MAX: usize = 16_384;
 
+/// A large map merges when its recent keys are this fraction of its entries.
+pub const RECENT_SHARE: usize = 64;
+
 /// A sorted map of `Copy` keys to `Copy` values. See the module docs.
 #[derive(Debug)]
 pub struct ChunkMap<K, V> {
@@ -38,8 +44,11 @@ pub struct ChunkMap<K, V> {
     /// Keys set or removed since the last merge: `None` removes a key of the
     /// chunks.
     recent: HashMap<K, Option<V>>,
-    /// `recent` is merged when it holds this many keys.
+    /// `recent` is merged when it holds this many keys (or more: see
+    /// [`RECENT_SHARE`]).
     recent_max: usize,
+    /// Entries in the chunks.
+    chunked: usize,
 }
 
 impl<K, V> Default for ChunkMap<K, V> {
@@ -57,6 +66,7 @@ impl<K, V> ChunkMap<K, V> {
             lasts: Vec::new(),
             recent: HashMap::default(),
             recent_max: recent_max.max(1),
+            chunked: 0,
         }
     }
 }
@@ -80,18 +90,20 @@ impl<K: Copy + Ord + Hash, V: Copy> ChunkMap<K, V> {
     /// Set the value of `k` (replacing any).
     pub fn insert(&mut self, k: K, v: V) {
         self.recent.insert(k, Some(v));
-        if self.recent.len() >= self.recent_max {
-            self.merge();
-        }
+        self.merge_if_due();
     }
 
     /// Forget `k`.
     pub fn remove(&mut self, k: &K) {
         if self.get(k).is_some() {
             self.recent.insert(*k, None);
-            if self.recent.len() >= self.recent_max {
-                self.merge();
-            }
+            self.merge_if_due();
+        }
+    }
+
+    fn merge_if_due(&mut self) {
+        if self.recent.len() >= self.recent_max.max(self.chunked / RECENT_SHARE) {
+            self.merge();
         }
     }
 
@@ -99,7 +111,7 @@ impl<K: Copy + Ord + Hash, V: Copy> ChunkMap<K, V> {
     #[cfg(test)]
     pub fn len(&mut self) -> usize {
         self.merge();
-        self.chunks.iter().map(|c| c.len()).sum()
+        self.chunked
     }
 
     /// Fold the recent keys into the chunks: each chunk that receives keys
@@ -113,6 +125,7 @@ impl<K: Copy + Ord + Hash, V: Copy> ChunkMap<K, V> {
         recent.sort_unstable_by_key(|e| e.0);
         let old = std::mem::take(&mut self.chunks);
         self.lasts.clear();
+        self.chunked = 0;
         let n = old.len();
         let mut r = 0;
         let mut buf: Vec<(K, V)> = Vec::new();
@@ -143,6 +156,7 @@ impl<K: Copy + Ord + Hash, V: Copy> ChunkMap<K, V> {
     }
 
     fn push_chunk(&mut self, chunk: Box<[(K, V)]>) {
+        self.chunked += chunk.len();
         self.lasts.push(chunk[chunk.len() - 1].0);
         self.chunks.push(chunk);
     }
@@ -212,6 +226,7 @@ mod tests {
                 proptest::prop_assert_eq!(m.get(&key), oracle.get(&key).copied());
             }
             proptest::prop_assert_eq!(m.len(), oracle.len());
+            proptest::prop_assert_eq!(m.chunks.iter().map(|c| c.len()).sum::<usize>(), oracle.len());
             proptest::prop_assert!(m.recent.is_empty());
             let all: Vec<u64> = m.chunks.iter().flat_map(|c| c.iter().map(|e| e.0)).collect();
             proptest::prop_assert!(all.windows(2).all(|w| w[0] < w[1]));
