@@ -232,8 +232,18 @@ impl Decided {
     /// dropped and never fetched; links of duplicates enqueued with a penalty;
     /// URLs demoted as mirror copies and never fetched.
     pub(super) fn stats(&self, store: &dyn Store) -> Result<CrawlStats> {
-        let dropped = count_states(store, &self.dropped, |s| s.is_none())?;
-        let mirror_saved = count_states(store, &self.mirror_demoted, |s| !matches!(s, Some(UrlState::Done(_))))?;
+        let mut dropped = 0;
+        for u in &self.dropped {
+            if store.url_state(u)?.is_none() {
+                dropped += 1;
+            }
+        }
+        let mut mirror_saved = 0;
+        for u in &self.mirror_demoted {
+            if !matches!(store.url_state(u)?, Some(UrlState::Done(_))) {
+                mirror_saved += 1;
+            }
+        }
         Ok(CrawlStats {
             dup_links_dropped: Some(dropped),
             dup_links_demoted: Some(self.demoted),
@@ -244,24 +254,6 @@ impl Decided {
         })
     }
 }
-
-/// How many of `urls` have a seen-set state that `count` accepts. The URLs
-/// are looked up in key order, a batch at a time: the store keeps seen
-/// states by URL, so neighbours share its blocks, where a lookup in hash-set
-/// order read a block (and, past the block cache, a table's index) per URL
-/// (minutes at a million pages).
-fn count_states(store: &dyn Store, urls: &HashSet<String>, count: impl Fn(&Option<UrlState>) -> bool) -> Result<u64> {
-    let mut sorted: Vec<&str> = urls.iter().map(String::as_str).collect();
-    sorted.sort_unstable();
-    let mut n = 0;
-    for batch in sorted.chunks(STATE_BATCH) {
-        n += store.url_states(batch)?.iter().filter(|s| count(s)).count() as u64;
-    }
-    Ok(n)
-}
-
-/// URLs per [`Store::url_states`] call in [`count_states`].
-const STATE_BATCH: usize = 4096;
 
 impl Decider {
     pub(super) fn new(
