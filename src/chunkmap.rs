@@ -17,8 +17,9 @@
 //! A lookup reads `recent` (one hash probe) and then binary-searches the
 //! chunks' last keys and one chunk. A merge costs at most about
 //! [`RECENT_SHARE`] entry moves per key inserted (fewer while the map is
-//! smaller than `recent_max` times that), and the recent keys take at most a
-//! few percent more than the chunks.
+//! smaller than `recent_max` times that); in a map past that size the recent
+//! keys take a few percent more than the chunks, in a smaller one at most
+//! `recent_max` entries of a hash map.
 
 use std::hash::Hash;
 
