@@ -5,11 +5,12 @@
 //! [`MEMTABLE_BYTES`]; full tables are written out as sorted files of
 //! LZ4-compressed blocks and merged in the background, which drops
 //! overwritten and removed keys. Reads go through a block cache of
-//! `[store] cache_mb`.
+//! `[store] cache_mb` for data blocks; every table's index and filter
+//! blocks stay in memory.
 
 use std::path::{Path, PathBuf};
 
-use fjall::config::CompressionPolicy;
+use fjall::config::{CompressionPolicy, PinningPolicy};
 use fjall::{CompressionType, Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 
 use super::kv::{guarded, Backend, Entry, GuardedIter, RawIter};
@@ -62,6 +63,14 @@ impl FjallBackend {
             KeyspaceCreateOptions::default()
                 .max_memtable_size(MEMTABLE_BYTES)
                 .data_block_compression_policy(CompressionPolicy::all(CompressionType::Lz4))
+                // Every table's index and filter blocks stay in memory.
+                // Unpinned (fjall's default past its first two levels),
+                // they are read through the block cache, and once the
+                // store outgrows the cache each point read reads and
+                // checksums its table's whole filter and index again
+                // (docs/benchmarks.md, "Memory and disk").
+                .index_block_pinning_policy(PinningPolicy::all(true))
+                .filter_block_pinning_policy(PinningPolicy::all(true))
         };
         let meta = db.keyspace("meta", opts).map_err(open)?;
         let crawl = db.keyspace("crawl", opts).map_err(open)?;
