@@ -64,11 +64,14 @@ impl FjallBackend {
                 .max_memtable_size(MEMTABLE_BYTES)
                 .data_block_compression_policy(CompressionPolicy::all(CompressionType::Lz4))
                 // Every table's index and filter blocks stay in memory.
-                // Unpinned (fjall's default past its first two levels),
-                // they are read through the block cache, and once the
-                // store outgrows the cache each point read reads and
-                // checksums its table's whole filter and index again
-                // (docs/benchmarks.md, "Memory and disk").
+                // fjall's defaults keep filters only in level 0 and index
+                // blocks in levels 0 and 1 (counted from the first level
+                // that holds data); the others are read through the block
+                // cache, and once the store outgrows the cache each point
+                // read reads and checksums its table's whole filter again
+                // (docs/benchmarks.md, "Memory and disk"). fjall records
+                // these options when it creates a keyspace, and opens an
+                // existing one with the options it was created with.
                 .index_block_pinning_policy(PinningPolicy::all(true))
                 .filter_block_pinning_policy(PinningPolicy::all(true))
         };
@@ -152,5 +155,46 @@ impl Backend for FjallBackend {
 
     fn flush(&self) -> Result<(), StoreError> {
         guarded(&self.dir, || self.db.persist(PersistMode::SyncAll).map_err(backend))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use fjall::AbstractTree;
+
+    use super::*;
+
+    /// Tables merged out of level 0 keep their filter blocks in memory
+    /// (fjall's defaults keep filters in memory only in level 0, and a point
+    /// read elsewhere would read the table's whole filter again).
+    #[test]
+    fn merged_tables_keep_their_filter_blocks() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = FjallBackend::open(dir.path(), 1 << 20).unwrap();
+        for part in 0..5u32 {
+            // Every table spans the whole key range, so the tables are
+            // merged, not moved down whole.
+            let batch = (0..4_000u32)
+                .map(|i| (format!("s:http://h.test/{i}/{part}").into_bytes(), Some(vec![1u8; 16])))
+                .collect();
+            b.apply(batch).unwrap();
+            b.crawl.rotate_memtable_and_wait().unwrap();
+        }
+        let tree = &b.crawl.tree;
+        // Merge the first level's tables into the second (the background
+        // workers may be doing it already).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while tree.level_table_count(0).unwrap_or(0) > 0 {
+            let _ = tree.compact(Arc::new(fjall::compaction::Leveled::default()), u64::MAX);
+            assert!(std::time::Instant::now() < deadline, "the first level was not merged");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(tree.table_count() > 0);
+        assert!(tree.pinned_filter_size() > 0, "filter blocks not pinned");
+        assert!(tree.pinned_block_index_size() > 0, "index blocks not pinned");
+        assert_eq!(b.get(b"s:http://h.test/3999/4").unwrap(), Some(vec![1u8; 16]));
+        assert_eq!(b.get(b"s:http://h.test/0/5").unwrap(), None);
     }
 }
