@@ -6,7 +6,8 @@
 //! LZ4-compressed blocks and merged in the background, which drops
 //! overwritten and removed keys. Reads go through a block cache of
 //! `[store] cache_mb` for data blocks; every table's index and filter
-//! blocks stay in memory.
+//! blocks stay in memory (from level 3 on, where fjall partitions them,
+//! their top-level index; the partitions go through the cache).
 
 use std::path::{Path, PathBuf};
 
