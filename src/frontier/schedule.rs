@@ -52,11 +52,13 @@ impl Frontier {
         }
     }
 
-    /// Refill an empty window from the store, best first. Returns how many
-    /// URLs counted in the store were not there (a worker of a shared crawl
-    /// counts entries by queue lengths it read a moment earlier; see
-    /// `lease.rs`), for the caller to uncount.
-    pub(super) fn refill(&self, h: &mut HostState) -> Result<u64, StoreError> {
+    /// Refill an empty window from the store, best first. Returns how the
+    /// host's queued count changed, for the caller to apply to the total: a
+    /// worker of a shared crawl counts a host's store entries by a queue
+    /// length it read a moment earlier (see `lease.rs`), so the store may
+    /// hold fewer entries than counted (another worker fetched them) or
+    /// more (another worker queued them since).
+    pub(super) fn refill(&self, h: &mut HostState) -> Result<i64, StoreError> {
         if !h.window.is_empty() || h.disk_only == 0 {
             return Ok(0);
         }
@@ -82,7 +84,7 @@ impl Frontier {
         } else {
             h.disk_only.saturating_sub(loaded)
         };
-        Ok(if exhausted { counted.saturating_sub(loaded) } else { 0 })
+        Ok(h.queued() as i64 - counted as i64)
     }
 
     /// Bring a host's heap slot in line with its state.
@@ -92,11 +94,11 @@ impl Frontier {
         let undecided = h.in_flight.iter().filter(|f| !f.decided).count();
         let eligible =
             h.queued() > 0 && requesting < h.max_in_flight && undecided < h.max_in_flight + AHEAD_OF_DECISIONS;
-        let mut absent = 0;
+        let mut change = 0;
         let want = match (eligible, h.ready_at, h.slot) {
             (false, _, _) | (_, None, _) => Slot::None,
             (true, Some(_), Slot::Ready(_)) => {
-                absent = self.refill(h)?;
+                change = self.refill(h)?;
                 match self.ready_key(h) {
                     Some(k) => Slot::Ready(k),
                     None => Slot::None,
@@ -104,7 +106,7 @@ impl Frontier {
             }
             (true, Some(at), _) => Slot::Waiting(at),
         };
-        inner.queued = inner.queued.saturating_sub(absent);
+        inner.queued = inner.queued.saturating_add_signed(change);
         let h = &mut inner.hosts[id as usize];
         if want != h.slot {
             h.gen += 1;
@@ -134,8 +136,8 @@ impl Frontier {
                 break;
             }
             inner.waiting.pop();
-            let absent = self.refill(h)?;
-            inner.queued = inner.queued.saturating_sub(absent);
+            let change = self.refill(h)?;
+            inner.queued = inner.queued.saturating_add_signed(change);
             let h = &mut inner.hosts[id as usize];
             h.gen += 1;
             match self.ready_key(h) {

@@ -431,6 +431,40 @@ fn concurrent_workers_record_each_page_once() {
     assert_eq!(canon.len(), 400);
 }
 
+/// A worker counts a host's store entries by a queue length read when it
+/// took the host; other workers queue more for the host meanwhile. Loading
+/// the window must count what was loaded, or the worker's total goes below
+/// zero as the window drains.
+#[test]
+fn a_worker_counts_the_entries_other_workers_queued_for_its_host() {
+    let s = settings(&["crawl.max_urls_per_pattern=0"]);
+    let store: Arc<dyn Store> = Arc::new(MemStore::new());
+    let (a, seeded) = Frontier::for_worker(store.clone(), &s, &[u("http://h0.test/0")], 1).unwrap();
+    assert!(seeded);
+    let (b, _) = Frontier::for_worker(store.clone(), &s, &[], 2).unwrap();
+    let host = store.iter_queue().next().unwrap().unwrap().host;
+    a.adopt(&host, 1, Instant::now()).unwrap();
+    let links: Vec<Candidate> = (1..=60).map(|m| link(&format!("http://h0.test/{m}"), 1)).collect();
+    b.offer_many(&links).unwrap();
+    assert_eq!(b.len(), 0, "b owns no host");
+    let in_store = |h: &str| store.iter_queue().filter(|q| q.as_ref().unwrap().host == h).count() as u64;
+    assert_eq!(in_store(&host), 61);
+    let mut fetched = 0;
+    for _ in 0..10 {
+        let got = drain(&a).len();
+        assert_eq!(a.len(), 0, "nothing counted once drained");
+        fetched += got;
+        let left = in_store(&host);
+        if left == 0 {
+            break;
+        }
+        a.refresh(&host, left).unwrap();
+        assert_eq!(a.len() as u64, left);
+    }
+    assert_eq!(fetched, 61);
+    assert_eq!(store.pages_recorded().unwrap(), 61);
+}
+
 #[test]
 fn repeated_links_in_one_batch_count_each_in_link() {
     let s = settings(&[]);
