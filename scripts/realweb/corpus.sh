@@ -2,7 +2,7 @@
 # Real-web development corpus: HTML documentation from Debian packages, served
 # by nginx on 127.0.0.1, one port (virtual host) per site.
 #
-# Usage: scripts/realweb/corpus.sh build|start|stop|seeds DATA_DIR
+# Usage: scripts/realweb/corpus.sh build|start|stop|seeds DATA_DIR [--all]
 #
 #   build  installs nginx and the documentation packages when missing
 #          (apt-get, needs root), lays out the sites under DATA_DIR/sites/
@@ -11,12 +11,16 @@
 #          Idempotent: rerunning rebuilds the layout and config in place.
 #   start  starts nginx on DATA_DIR/nginx.conf (no-op when it runs).
 #   stop   stops it.
-#   seeds  prints one seed URL per site (its entry page).
+#   seeds  prints one seed URL per site (its entry page), leaving out the
+#          focus-only sites unless --all is given.
 #
 # DATA_DIR/sites.tsv columns: port, name, doc root, class, entry path, package.
 # Classes: original | mirror-of:NAME | banner-mirror-of:NAME | version-of:NAME
-# | translated | generated | sphinx | rdoc | boilerplate (a site may carry
-# several, comma-separated). DATA_DIR/mirrors.tsv lists the TRUE mirror sets
+# | translated | generated | sphinx | rdoc | manual | boilerplate |
+# focus-only (a site may carry several, comma-separated). focus-only sites
+# are served for the focused-crawl measurements (focus.sh, focus_truth.py)
+# and are not part of the near-duplicate truth (truth.py skips them, and
+# run-crawl.sh does not seed them). DATA_DIR/mirrors.tsv lists the TRUE mirror sets
 # (same content on several hosts: exact copies and the banner copy), one set
 # a line: set name, comma-separated hosts, kind. Version-like sites serve
 # different documents under the same paths and are not mirrors.
@@ -29,7 +33,7 @@ set -euo pipefail
 cmd=${1:-}
 data=${2:-}
 if [[ -z "$cmd" || -z "$data" ]]; then
-    sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 mkdir -p "$data"
@@ -39,7 +43,9 @@ HOST=127.0.0.1
 BANNER='This page is served by an unofficial community mirror of the documentation. It may lag behind the original site by a few days; report broken links to the mirror operators.'
 
 # The sites, in port order (18001, 18002, ...). Fields, separated by '|':
-#   name | class | package(s) (space separated) | HTML root | entries to serve
+#   name | class | package(s) (space separated) | HTML root | entries to serve [| entry page]
+# The entry page (the seed's path) defaults to index.html, else the first
+# .html file of the served root.
 # An empty "entries" serves the root as is (following its symlinks); a list of
 # top-level names serves only those, through a directory of symlinks under
 # DATA_DIR/sites/NAME (with a generated index page when the root has none).
@@ -68,6 +74,14 @@ SITES=(
   "clang-16|sphinx,version-of:clang-14|clang-16-doc|/usr/share/doc/clang-16/html|"
   "rust-1.63|generated|rust-doc|/usr/share/doc/rust-doc/html|std alloc proc_macro test book reference nomicon edition-guide rust-by-example"
   "rust-rustup|generated,version-of:rust-1.63|@rustup|@rustup|std alloc proc_macro test book reference nomicon edition-guide rust-by-example"
+  # General manuals and references whose topics reach deep into the site:
+  # more distinct on-topic pages for the focused-crawl measurements (docs/focus.md).
+  "postgresql|manual,focus-only|postgresql-doc-15|/usr/share/doc/postgresql-doc-15/html|"
+  "erlang|manual,focus-only|erlang-doc|/usr/share/doc/erlang-doc||doc/index.html"
+  "sqlite|manual,focus-only|sqlite3-doc|/usr/share/doc/sqlite3|"
+  "git|manual,focus-only|git-doc|/usr/share/doc/git-doc|"
+  "tornado|sphinx,focus-only|python-tornado-doc|/usr/share/doc/python-tornado-doc/html|"
+  "boost|generated,focus-only|libboost1.74-doc|/usr/share/doc/libboost1.74-doc/doc/html|"
 )
 BASE_PORT=18001
 
@@ -195,9 +209,9 @@ do_stop() {
 }
 
 do_build() {
-    local pkgs=(nginx) spec name class pkg root entries
+    local pkgs=(nginx) spec name class pkg root entries page
     for spec in "${SITES[@]}"; do
-        IFS='|' read -r name class pkg root entries <<<"$spec"
+        IFS='|' read -r name class pkg root entries page <<<"$spec"
         [[ "$pkg" == @* ]] || pkgs+=($pkg)
     done
     ensure_packages "${pkgs[@]}"
@@ -229,7 +243,7 @@ http {
     gzip off;
 EOF
     for spec in "${SITES[@]}"; do
-        IFS='|' read -r name class pkg root entries <<<"$spec"
+        IFS='|' read -r name class pkg root entries page <<<"$spec"
         if [[ "$root" == @rustup ]]; then
             root=$(rustup_docs)
             pkg=rustup
@@ -240,8 +254,8 @@ EOF
             fi
         fi
         served=$(layout_site "$name" "$root" "$entries")
-        entry=""
-        [[ -e "$served/index.html" || -e "$served/index.htm" ]] || entry=$(cd "$served" && ls *.html | sort | head -1)
+        entry=$page
+        [[ -n "$entry" || -e "$served/index.html" || -e "$served/index.htm" ]] || entry=$(cd "$served" && ls *.html | sort | head -1)
         printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$port" "$name" "$served" "$class" "$entry" "${pkg// /,}" >>"$tsv"
         {
             echo "    server {  # $name ($class)"
@@ -275,7 +289,9 @@ case "$cmd" in
     start) do_start ;;
     stop) do_stop ;;
     seeds)
-        awk -F'\t' -v h="$HOST" 'NR>1 {print "http://" h ":" $1 "/" $5}' "$data/sites.tsv"
+        all=0
+        [[ "${3:-}" == --all ]] && all=1
+        awk -F'\t' -v h="$HOST" -v all=$all 'NR>1 && (all || $4 !~ /(^|,)focus-only(,|$)/) {print "http://" h ":" $1 "/" $5}' "$data/sites.tsv"
         ;;
     *)
         echo "unknown command: $cmd (build|start|stop|seeds)" >&2

@@ -6,7 +6,7 @@
 # Needs the corpus served (corpus.sh build|start) and the on-topic truth
 # (focus_truth.py extract DATA_DIR, then focus_truth.py topics DATA_DIR).
 # Runs $SIMCRAWL (default: release/simcrawl under $CARGO_TARGET_DIR, else
-# under the repo's target/) over the seeds of `corpus.sh seeds` (one per
+# under the repo's target/) over the seeds of `corpus.sh seeds --all` (one per
 # site) with the same settings for every crawl: crawl.concurrency = 4 (fewer
 # connections than hosts, so priorities decide), fixed delays off (local
 # servers), no per-address cap, max_pages = N (default 3000). One crawl
@@ -42,7 +42,7 @@ py=python3
 rm -rf "$out"
 mkdir -p "$out"
 "$here/corpus.sh" start "$data"
-"$here/corpus.sh" seeds "$data" >"$out/seeds.txt"
+"$here/corpus.sh" seeds "$data" --all >"$out/seeds.txt"
 printf '# focus.sh: defaults; see the --set arguments in command.txt\n' >"$out/realweb.toml"
 common=(--config "$out/realweb.toml" --seeds "$out/seeds.txt"
         --set politeness.min_delay_ms=0 --set politeness.delay_factor=0.0
@@ -58,8 +58,8 @@ run() {  # run DIR ARGS...: one crawl, quietly, with its command line and times 
 }
 run "$out/bfs"
 {
-    echo "| topic | on-topic pages (corpus) | breadth-first harvest | focused harvest | ratio | first half: breadth-first | focused | ratio | distinct: breadth-first | focused | ratio |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|"
+    echo "| topic | on-topic pages (corpus) | breadth-first harvest | focused harvest | ratio | first half: breadth-first | focused | ratio | distinct: breadth-first | focused | ratio | ceiling |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$out/focus.md"
 echo "{" >"$out/focus.json"
 first=1
@@ -70,8 +70,8 @@ while IFS=$'\t' read -r name minimum phrases keywords; do
     [[ -f "$truth" ]] || { echo "missing $truth: run focus_truth.py topics $data" >&2; exit 1; }
     kw=$(printf '%s' "$keywords" | "$py" -c 'import json,sys; print(json.dumps([k.strip() for k in sys.stdin.read().split(";") if k.strip()]))')
     run "$out/$name" --set focus.enabled=true --set "focus.keywords=$kw" "${extra[@]}"
-    "$py" "$here/focus_score.py" --truth "$truth" --pages "$pages" "bfs=$out/bfs" "focused=$out/$name" | tee "$out/$name.score.txt"
-    json=$("$py" "$here/focus_score.py" --truth "$truth" --pages "$pages" --json "bfs=$out/bfs" "focused=$out/$name")
+    "$py" "$here/focus_score.py" --truth "$truth" --pages "$pages" --mirrors "$data/mirrors.tsv" "bfs=$out/bfs" "focused=$out/$name" | tee "$out/$name.score.txt"
+    json=$("$py" "$here/focus_score.py" --truth "$truth" --pages "$pages" --mirrors "$data/mirrors.tsv" --json "bfs=$out/bfs" "focused=$out/$name")
     [[ $first == 1 ]] || echo "," >>"$out/focus.json"
     first=0
     printf '"%s": %s\n' "$name" "$json" >>"$out/focus.json"
@@ -83,7 +83,8 @@ b, f = j["bfs"], j["focused"]
 r = lambda a, c: f"{a / c:.2f}x" if c else "n/a"
 print(f"| {name} | {n} | {b['harvest_rate']:.3f} | {f['harvest_rate']:.3f} | {r(f['harvest_rate'], b['harvest_rate'])} "
       f"| {b['first_half_rate']:.3f} | {f['first_half_rate']:.3f} | {r(f['first_half_rate'], b['first_half_rate'])} "
-      f"| {b['distinct_rate']:.3f} | {f['distinct_rate']:.3f} | {r(f['distinct_rate'], b['distinct_rate'])} |")
+      f"| {b['distinct_rate']:.3f} | {f['distinct_rate']:.3f} | {r(f['distinct_rate'], b['distinct_rate'])} "
+      f"| {j['truth']['ceiling']:.2f}x |")
 PY
 done <"$topics"
 echo "}" >>"$out/focus.json"

@@ -62,13 +62,16 @@ META_CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([\w-]+)""", re.I)
 
 # ---------------------------------------------------------------- enumeration
 
-def read_sites(data_dir):
+def read_sites(data_dir, focus_only=False):
+    """The sites of DATA_DIR/sites.tsv: those of the near-duplicate truth, or
+    with focus_only=True the focus-only ones (class `focus-only`)."""
     sites = []
     with open(os.path.join(data_dir, "sites.tsv"), encoding="utf-8") as f:
         header = f.readline().rstrip("\n").split("\t")
         for line in f:
             row = dict(zip(header, line.rstrip("\n").split("\t")))
-            sites.append(row)
+            if ("focus-only" in row["class"].split(",")) == focus_only:
+                sites.append(row)
     return sites
 
 
