@@ -268,6 +268,9 @@ pub struct FocusSettings {
     /// 0 = `on_topic` only).
     pub on_topic_quantile: f64,
     pub min_relevance: f64,
+    /// Slope of the pivoted length normalization of page relevance
+    /// ([`crate::focus`]): 1 = plain cosine.
+    pub length_slope: f64,
     pub tunnel_distance: u32,
     pub parent_weight: f64,
     pub anchor_weight: f64,

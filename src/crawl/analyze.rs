@@ -25,13 +25,13 @@ pub(super) fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analys
     let template = shared.templates.template_shared(&template_key);
     let hashes = ContentHashes::compute(&resp.body, &doc);
     // An exact duplicate of a decided page (same body or text) needs no
-    // fingerprint of its own: it takes its original's. A focused crawl
-    // still scores its features.
-    let known = if shared.focus.is_none() {
-        shared.known.simhash_of(&hashes)
-    } else {
-        None
-    };
+    // fingerprint of its own: it takes its original's, and in a focused
+    // crawl its relevance (a copy scored by a worker of a shared crawl has
+    // none here, and is scored).
+    let known = shared
+        .known
+        .get(&hashes)
+        .filter(|k| shared.focus.is_none() || k.relevance.is_some());
     // The topic's weights as they are now, for the page and its links.
     let topic = shared.focus.as_ref().map(|f| f.vector());
     // A young host's or section's page is kept prepared (tokenized,
@@ -40,7 +40,7 @@ pub(super) fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analys
     let young = (shared.templates.pages(&template_key) as usize) <= PROVISIONAL_PER_HOST;
     let mut prepared = None;
     let (fp, relevance, sketch) = match known {
-        Some(fp) => (fp, None, None),
+        Some(k) => (k.simhash, k.relevance.map(f64::from), None),
         None => {
             let features = if young {
                 let p = shared.fx.prepare(&doc);

@@ -216,7 +216,7 @@ impl Decider {
         result?;
         ended?;
         for (h, fp) in self.dedup.take_learned() {
-            self.shared.known.insert(&h, fp);
+            self.shared.known.insert(&h, fp, None);
         }
         for (f, pre) in batch.into_iter().zip(pres) {
             self.handle(f, pre)?;
@@ -284,7 +284,7 @@ impl Decider {
                     if j.ruling.verdict != Verdict::ExactDuplicate {
                         // This page now owns its hashes: later copies of it
                         // can skip their fingerprint.
-                        shared.known.insert(&a.hashes, a.simhash);
+                        shared.known.insert(&a.hashes, a.simhash, a.relevance);
                     }
                     judged = Some(j);
                 }

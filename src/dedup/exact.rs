@@ -31,13 +31,24 @@ pub struct ExactIndex {
 /// analysis takes the simhash from here instead of computing features and
 /// fingerprint (about a fifth of a page's CPU). The decider adds a page's
 /// hashes when [`ExactIndex::check_and_insert`] makes the page their owner,
-/// so every hash here is also in the decider's [`ExactIndex`]. It is a
-/// bounded cache: past its capacity it starts over, and a hash it does not
-/// hold only means the full analysis.
+/// so every hash here is also in the decider's [`ExactIndex`]. A focused
+/// crawl's copy also takes its original's topic relevance, when the
+/// original had one. It is a bounded cache: past its capacity it starts
+/// over, and a hash it does not hold only means the full analysis.
 #[derive(Debug)]
 pub struct KnownContent {
-    map: parking_lot::RwLock<KeyMap<u64>>,
+    map: parking_lot::RwLock<KeyMap<Known>>,
     cap: usize,
+}
+
+/// What [`KnownContent`] holds of the page that owns a hash.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Known {
+    /// The page's simhash.
+    pub simhash: u64,
+    /// The page's topic relevance, in a focused crawl
+    /// ([`crate::focus::Focus::page_relevance`]).
+    pub relevance: Option<f32>,
 }
 
 impl KnownContent {
@@ -49,23 +60,33 @@ impl KnownContent {
         }
     }
 
-    /// The simhash recorded for the page's body, else for its text.
-    pub fn simhash_of(&self, h: &ContentHashes) -> Option<u64> {
+    /// What is recorded for the page's body, else for its text.
+    pub fn get(&self, h: &ContentHashes) -> Option<Known> {
         let map = self.map.read();
         map.get(&owners::key(&h.body))
             .or_else(|| map.get(&owners::key(&h.text)))
             .copied()
     }
 
-    /// Record the page that now owns `h` and its simhash (the first page
-    /// with a hash keeps it).
-    pub fn insert(&self, h: &ContentHashes, simhash: u64) {
+    /// The simhash recorded for the page's body, else for its text.
+    #[cfg(test)]
+    pub fn simhash_of(&self, h: &ContentHashes) -> Option<u64> {
+        self.get(h).map(|k| k.simhash)
+    }
+
+    /// Record the page that now owns `h`, its simhash and, in a focused
+    /// crawl, its relevance (the first page with a hash keeps it).
+    pub fn insert(&self, h: &ContentHashes, simhash: u64, relevance: Option<f64>) {
+        let known = Known {
+            simhash,
+            relevance: relevance.map(|r| r as f32),
+        };
         let mut map = self.map.write();
         if map.len() + 2 > self.cap {
             map.clear();
         }
-        map.entry(owners::key(&h.body)).or_insert(simhash);
-        map.entry(owners::key(&h.text)).or_insert(simhash);
+        map.entry(owners::key(&h.body)).or_insert(known);
+        map.entry(owners::key(&h.text)).or_insert(known);
     }
 
     /// Hashes held.
@@ -260,23 +281,32 @@ mod tests {
     fn known_content_gives_the_first_owners_simhash_by_body_or_text() {
         let k = KnownContent::new(100);
         assert_eq!(k.simhash_of(&hashes(1, 2)), None);
-        k.insert(&hashes(1, 2), 0xA);
+        k.insert(&hashes(1, 2), 0xA, None);
         // A later owner of other hashes does not take these over.
-        k.insert(&hashes(1, 3), 0xB);
+        k.insert(&hashes(1, 3), 0xB, None);
         assert_eq!(k.simhash_of(&hashes(1, 9)), Some(0xA), "same body");
         assert_eq!(k.simhash_of(&hashes(9, 2)), Some(0xA), "same text");
         assert_eq!(k.simhash_of(&hashes(9, 3)), Some(0xB));
         assert_eq!(k.simhash_of(&hashes(9, 9)), None);
         assert_eq!(k.len(), 3);
+        k.insert(&hashes(7, 8), 0xC, Some(0.25));
+        assert_eq!(
+            k.get(&hashes(0, 8)),
+            Some(Known {
+                simhash: 0xC,
+                relevance: Some(0.25)
+            }),
+            "a focused crawl's relevance with it"
+        );
     }
 
     #[test]
     fn known_content_starts_over_when_full() {
         let k = KnownContent::new(4);
-        k.insert(&hashes(1, 2), 1);
-        k.insert(&hashes(3, 4), 2);
+        k.insert(&hashes(1, 2), 1, None);
+        k.insert(&hashes(3, 4), 2, None);
         assert_eq!(k.len(), 4);
-        k.insert(&hashes(5, 6), 3);
+        k.insert(&hashes(5, 6), 3, None);
         assert_eq!(k.len(), 2, "cleared, then the new page's two hashes");
         assert_eq!(k.simhash_of(&hashes(1, 2)), None);
         assert_eq!(k.simhash_of(&hashes(5, 0)), Some(3));

@@ -28,8 +28,15 @@
 //! keywords' own weights apply.
 //!
 //! - **page relevance**: cosine similarity of the page's features (the ones
-//!   its simhash is made of) to the topic vector, in 0..1; the page is
-//!   counted in the document frequencies;
+//!   its simhash is made of) to the topic vector, in 0..1, with pivoted
+//!   length normalization (Singhal, Buckley and Mitra 1996) when
+//!   `focus.length_slope` is below 1: the page's vector norm `|p|` is
+//!   replaced by `(1 − s) × pivot + s × |p|`, the pivot being the mean norm
+//!   of the pages scored so far, so a page of average length scores its
+//!   cosine, a longer one more and a shorter one less than its cosine
+//!   (clamped to 1). Cosine alone ranks a long page that discusses the
+//!   topic in a few paragraphs below a short one that names it once. The
+//!   page is counted in the document frequencies and the pivot;
 //! - **link relevance**: cosine similarity of the features of the anchor
 //!   text followed by its context window ([`crate::extract::Link::context`])
 //!   to the topic vector. URL tokens are never used.
@@ -59,7 +66,7 @@
 //! because a copy of an on-topic page is no reason to crawl more copies.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 mod evidence;
 mod scorer;
@@ -75,6 +82,16 @@ pub const RESCORE_PER_PAGE: usize = 32;
 use crate::config::{FocusSettings, Settings};
 use crate::extract;
 use crate::features::{FeatureExtractor, Features};
+
+/// Link texts whose features each analysis thread keeps
+/// ([`Focus::link_relevance`]); the cache starts over when full.
+pub const LINK_TEXT_CACHE: usize = 4096;
+
+thread_local! {
+    /// Features of recent link texts, by a hash of profile id, language and text.
+    static LINK_FEATURES: std::cell::RefCell<std::collections::HashMap<u64, Vec<(u64, f32)>>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
 
 /// A `[focus]` topic that cannot be used: an unreadable example file, or a
 /// topic with no features (a usage error).
@@ -93,8 +110,17 @@ pub struct Focus {
     df: Vec<AtomicU32>,
     /// Pages scored so far.
     docs: AtomicU32,
+    /// Sum of the vector norms of the pages scored so far (`f64` bits), for
+    /// the pivot of the length normalization.
+    norm_sum: AtomicU64,
+    /// Tells this profile's entries in the per-thread link text cache from
+    /// another's (two crawls in one process may extract features differently).
+    id: u64,
     settings: FocusSettings,
 }
+
+/// The next [`Focus::id`].
+static NEXT_FOCUS_ID: AtomicU64 = AtomicU64::new(1);
 
 /// The topic profile as it is weighted now ([`Focus::vector`]): sorted by
 /// hash, unit L2 norm.
@@ -167,6 +193,17 @@ fn add_into(acc: &mut Vec<(u64, f32)>, b: &[(u64, f32)]) {
 /// Cosine similarity of a sorted feature vector to a sorted unit vector
 /// (merge join; 0 when either is empty).
 fn cosine_to_unit(items: &[(u64, f32)], unit: &[(u64, f32)]) -> f64 {
+    let (dot, norm) = dot_and_norm(items, unit);
+    if norm > 0.0 {
+        (dot / norm).clamp(0.0, 1.0)
+    } else {
+        0.0
+    }
+}
+
+/// The dot product of a sorted feature vector with a sorted unit vector
+/// (merge join), and the feature vector's L2 norm.
+fn dot_and_norm(items: &[(u64, f32)], unit: &[(u64, f32)]) -> (f64, f64) {
     let (mut dot, mut norm) = (0.0f64, 0.0f64);
     let mut j = 0;
     for &(h, w) in items {
@@ -179,11 +216,7 @@ fn cosine_to_unit(items: &[(u64, f32)], unit: &[(u64, f32)]) -> f64 {
             dot += w * f64::from(unit[j].1);
         }
     }
-    if norm > 0.0 {
-        (dot / norm.sqrt()).clamp(0.0, 1.0)
-    } else {
-        0.0
-    }
+    (dot, norm.sqrt())
 }
 
 impl Focus {
@@ -220,6 +253,8 @@ impl Focus {
             fx,
             df: profile.iter().map(|_| AtomicU32::new(0)).collect(),
             docs: AtomicU32::new(0),
+            norm_sum: AtomicU64::new(0f64.to_bits()),
+            id: NEXT_FOCUS_ID.fetch_add(1, Ordering::Relaxed),
             profile,
             settings: f.clone(),
         })
@@ -251,9 +286,10 @@ impl Focus {
         TopicVector(v)
     }
 
-    /// Cosine similarity of a page's features to the topic vector `v`
-    /// (from [`Focus::vector`]), 0..1. The page is counted in the document
-    /// frequencies of the profile features it holds.
+    /// Relevance of a page's features to the topic vector `v` (from
+    /// [`Focus::vector`]), 0..1: their cosine with pivoted length
+    /// normalization (module docs). The page is counted in the document
+    /// frequencies of the profile features it holds and in the pivot.
     pub fn page_relevance(&self, v: &TopicVector, features: &Features) -> f64 {
         let mut j = 0;
         for &(h, _) in &features.items {
@@ -264,19 +300,59 @@ impl Focus {
                 self.df[j].fetch_add(1, Ordering::Relaxed);
             }
         }
-        self.docs.fetch_add(1, Ordering::Relaxed);
-        cosine_to_unit(&features.items, &v.0)
+        let (dot, norm) = dot_and_norm(&features.items, &v.0);
+        let pages = self.docs.fetch_add(1, Ordering::Relaxed);
+        let sum = f64::from_bits(
+            self.norm_sum
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
+                    Some((f64::from_bits(b) + norm).to_bits())
+                })
+                .unwrap_or_else(|b| b),
+        );
+        if norm <= 0.0 {
+            return 0.0;
+        }
+        let s = self.settings.length_slope;
+        // The pivot before this page (its own norm when it is the first).
+        let pivot = if pages == 0 { norm } else { sum / f64::from(pages) };
+        let effective = (1.0 - s) * pivot + s * norm;
+        if effective > 0.0 {
+            (dot / effective).clamp(0.0, 1.0)
+        } else {
+            0.0
+        }
     }
 
     /// Relevance of a link: cosine similarity of the features of `text` (its
     /// anchor text and context window, see [`Focus::link_text`]) to the
     /// topic vector `v`, stemmed as `language` (the page's,
     /// [`FeatureExtractor::language`]).
+    ///
+    /// The features of a link text are cached per thread
+    /// ([`LINK_TEXT_CACHE`] texts): a site's navigation repeats the same
+    /// anchors and context on every page, and the cosine is taken against
+    /// the current vector each time.
     pub fn link_relevance(&self, v: &TopicVector, text: &str, language: &str) -> f64 {
         if text.trim().is_empty() {
             return 0.0;
         }
-        cosine_to_unit(&self.fx.text_features_in(text, language).items, &v.0)
+        let key = crate::hash::fnv1a_continue(
+            crate::hash::fnv1a_continue(crate::hash::fnv1a(&self.id.to_le_bytes()), language.as_bytes()),
+            text.as_bytes(),
+        );
+        LINK_FEATURES.with(|cache| {
+            let mut cache = cache.borrow_mut();
+            if let Some(items) = cache.get(&key) {
+                return cosine_to_unit(items, &v.0);
+            }
+            let items = self.fx.text_features_in(text, language).items;
+            let r = cosine_to_unit(&items, &v.0);
+            if cache.len() >= LINK_TEXT_CACHE {
+                cache.clear();
+            }
+            cache.insert(key, items);
+            r
+        })
     }
 
     /// The text [`Focus::link_relevance`] scores for `link`, written into
@@ -431,6 +507,52 @@ mod tests {
         let common = fx.text_features("an expression");
         assert!(f.link_relevance(&after, "an expression", "en") < f.link_relevance(&before, "an expression", "en"));
         assert!(f.page_relevance(&after, &common) < f.page_relevance(&before, &common));
+    }
+
+    #[test]
+    fn pivoted_length_normalization_lifts_long_pages_that_discuss_the_topic() {
+        let fx = FeatureExtractor::new(&Settings::default().features);
+        let filler = |n: usize, from: usize| -> String {
+            (from..from + n)
+                .map(|i| {
+                    format!(
+                        "word{} ",
+                        char::from(b'a' + (i % 26) as u8).to_string().repeat(1 + i / 26)
+                    )
+                })
+                .collect()
+        };
+        // A short page that names the topic once, and a long one that
+        // discusses it in three places.
+        let short = fx.text_features(&format!("regex {}", filler(10, 0)));
+        let long = fx.text_features(&format!(
+            "regex {} regex {} regex {}",
+            filler(150, 100),
+            filler(150, 300),
+            filler(150, 500)
+        ));
+        let medium = fx.text_features(&filler(60, 700));
+        let rel = |slope: f64, page: &Features| {
+            let f = focus(&["regex"], &[&format!("focus.length_slope={slope}")]);
+            // The pivot: pages of about the medium page's length.
+            for _ in 0..5 {
+                f.page_relevance(&f.vector(), &medium);
+            }
+            f.page_relevance(&f.vector(), page)
+        };
+        let v = focus(&["regex"], &[]).vector();
+        assert!(
+            (rel(1.0, &short) - cosine_to_unit(&short.items, &v.0)).abs() < 1e-9,
+            "slope 1 is the cosine"
+        );
+        assert!(rel(1.0, &short) > rel(1.0, &long), "cosine favours the short page");
+        assert!(
+            rel(0.3, &long) > rel(0.3, &short),
+            "{} {}",
+            rel(0.3, &long),
+            rel(0.3, &short)
+        );
+        assert!(rel(0.3, &long) > rel(1.0, &long) && rel(0.3, &short) < rel(1.0, &short));
     }
 
     #[test]
