@@ -355,6 +355,13 @@ impl Focus {
         })
     }
 
+    /// Empty this thread's cache of link text features (for benchmarks of
+    /// the first page of a site).
+    #[doc(hidden)]
+    pub fn clear_link_cache() {
+        LINK_FEATURES.with(|cache| cache.borrow_mut().clear());
+    }
+
     /// The text [`Focus::link_relevance`] scores for `link`, written into
     /// `buf` (reused across links): the anchor, then its context.
     pub fn link_text<'a>(&self, link: &extract::Link, buf: &'a mut String) -> &'a str {
