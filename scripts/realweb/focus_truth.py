@@ -31,7 +31,6 @@ import os
 import re
 import sys
 import time
-import urllib.parse
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -46,8 +45,7 @@ def read_pages(data_dir):
         pages = [dict(zip(header, line.rstrip("\n").split("\t"))) for line in f]
     for s in truth.read_sites(data_dir, focus_only=True):
         for rel in truth.html_files(s["root"]):
-            url = f"http://127.0.0.1:{s['port']}/" + urllib.parse.quote(rel)
-            pages.append({"url": url, "site": s["name"]})
+            pages.append({"url": truth.page_url(s, rel), "site": s["name"]})
     return pages
 
 

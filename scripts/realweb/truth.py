@@ -103,6 +103,11 @@ def html_files(root):
     return out
 
 
+def page_url(site, rel):
+    """The URL nginx serves the file `rel` of a site (a sites.tsv row) at."""
+    return f"http://127.0.0.1:{site['port']}/" + urllib.parse.quote(rel)
+
+
 # ---------------------------------------------------------------- per page
 
 def fetch(url):
@@ -317,8 +322,7 @@ def main():
         if args.limit:
             files = files[: args.limit]
         for rel in files:
-            url = f"http://127.0.0.1:{s['port']}/" + urllib.parse.quote(rel)
-            jobs.append((s["name"], url, rel))
+            jobs.append((s["name"], page_url(s, rel), rel))
     print(f"{len(jobs)} HTML files under {len(set(j[0] for j in jobs))} doc roots", file=sys.stderr)
 
     rows, main_sets, full_sets, rels = [], [], [], []
