@@ -108,6 +108,10 @@ pub struct Link {
     /// Text of the enclosing block around the anchor (up to
     /// [`CONTEXT_BYTES`] before and after it, whole words, the anchor text
     /// itself left out): what a focused crawl reads besides the anchor.
+    /// A link with fewer than 8 words around it in a table row or a `<dt>`
+    /// (an API index's name column) also gets up to `2 × CONTEXT_BYTES` of
+    /// the description beside it: the body text of the row's other cells,
+    /// or the first body block of the `<dd>` that follows.
     /// Empty for links in structural boilerplate (navigation, footers),
     /// whose neighbours are other links, not a description.
     pub context: String,

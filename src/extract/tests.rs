@@ -276,3 +276,32 @@ fn headings_and_interface_furniture() {
     // The streaming pass agrees.
     assert_eq!(extract_html_tree(html, 1 << 20), e);
 }
+
+#[test]
+fn a_name_only_link_takes_the_description_beside_it() {
+    let html = "<table>\
+        <tr><td><p><a href=/tz>Series.tz_convert</a>(tz[, axis])</p></td><td><p>Convert to target time zone.</p></td></tr>\
+        <tr><td>A row whose link <a href=/long>sits</a> in a sentence of many words already</td><td><p>Other cell.</p></td></tr>\
+        <tr><td><a href=/a>first</a></td><td><a href=/b>second</a></td></tr>\
+        </table>\
+        <dl><dt><a href=/re>re</a></dt><dt><a href=/regex>regex</a></dt><dd><p>Regular expression operations.</p><p>More.</p></dd>\
+        <dt><a href=/glob>glob</a></dt><dd><ul><li><a href=/x>x</a></li></ul></dd></dl>\
+        <ul><li><a href=/only>Only anchor</a></li></ul><p>A paragraph after the list.</p>";
+    let e = extract_html(html, 1 << 20);
+    let ctx = |href: &str| e.links.iter().find(|l| l.href == href).unwrap().context.clone();
+    assert_eq!(ctx("/tz"), "(tz[, axis]) Convert to target time zone.");
+    assert_eq!(
+        ctx("/long"),
+        "A row whose link in a sentence of many words already",
+        "context enough"
+    );
+    assert_eq!(
+        (ctx("/a"), ctx("/b")),
+        (String::new(), String::new()),
+        "cells of links describe nothing"
+    );
+    assert_eq!(ctx("/re"), "Regular expression operations.");
+    assert_eq!(ctx("/regex"), "Regular expression operations.");
+    assert_eq!(ctx("/glob"), "", "a list of links is no description");
+    assert_eq!(ctx("/only"), "", "a list item is no term");
+}

@@ -30,6 +30,42 @@ pub(super) fn context_window(block: &str, start: usize, end: usize) -> String {
     out
 }
 
+/// A link whose own block says little more than its name (fewer words of
+/// context than this) takes the description beside it as context: the
+/// other cells of its table row, or the `<dd>` after its `<dt>`.
+const NAME_ONLY_WORDS: usize = 8;
+
+/// Up to `2 × CONTEXT_BYTES` of whole words from the start of `text`.
+fn description_window(text: &str) -> &str {
+    let max = 2 * CONTEXT_BYTES;
+    if text.len() <= max {
+        return text;
+    }
+    let cut = floor_char_boundary(text, max);
+    if text[cut..].starts_with(' ') {
+        return text[..cut].trim_end();
+    }
+    text[..cut].rfind(' ').map_or("", |p| &text[..p])
+}
+
+/// Append `desc` to a link's context (space-separated).
+fn add_description(link: &mut Link, desc: &str) {
+    if desc.is_empty() {
+        return;
+    }
+    if !link.context.is_empty() {
+        link.context.push(' ');
+    }
+    link.context.push_str(desc);
+}
+
+/// An open table row: where its blocks start, and its name-only links
+/// (index in `out.links`, index in `out.blocks` of their own block).
+struct Row {
+    first_block: usize,
+    names: Vec<(usize, Option<usize>)>,
+}
+
 /// State of the iterative tree walk.
 pub(super) struct Walker {
     out: Extracted,
@@ -62,6 +98,13 @@ pub(super) struct Walker {
     self_anchor: bool,
     /// Per open element: what `open` did (F_* bits), undone by `close`.
     open_flags: Vec<u8>,
+    /// Open table rows, innermost last.
+    rows: Vec<Row>,
+    /// Depth inside `<dt>` and inside `<dd>`.
+    in_dt: u32,
+    in_dd: u32,
+    /// Name-only links of the `<dt>`s before the next `<dd>`.
+    terms: Vec<usize>,
 }
 
 const F_SKIP: u8 = 1;
@@ -69,6 +112,9 @@ const F_BLOCK: u8 = 2;
 const F_HEADING: u8 = 4;
 const F_BOILER: u8 = 8;
 const F_HEADER: u8 = 16;
+const F_ROW: u8 = 32;
+const F_DT: u8 = 64;
+const F_DD: u8 = 128;
 
 impl Walker {
     pub(super) fn new(max_text_bytes: usize) -> Self {
@@ -90,6 +136,10 @@ impl Walker {
             link_chars: 0,
             self_anchor: false,
             open_flags: Vec::with_capacity(64),
+            rows: Vec::new(),
+            in_dt: 0,
+            in_dd: 0,
+            terms: Vec::new(),
         }
     }
 
@@ -167,6 +217,24 @@ impl Walker {
                     flags |= F_HEADER;
                 }
             }
+            match name {
+                "tr" => {
+                    self.rows.push(Row {
+                        first_block: self.out.blocks.len(),
+                        names: Vec::new(),
+                    });
+                    flags |= F_ROW;
+                }
+                "dt" => {
+                    self.in_dt += 1;
+                    flags |= F_DT;
+                }
+                "dd" => {
+                    self.in_dd += 1;
+                    flags |= F_DD;
+                }
+                _ => {}
+            }
         }
         self.open_flags.push(flags);
     }
@@ -205,6 +273,48 @@ impl Walker {
         if flags & F_HEADER != 0 {
             self.header = self.header.saturating_sub(1);
         }
+        if flags & F_ROW != 0 {
+            self.close_row();
+        }
+        if flags & F_DT != 0 {
+            self.in_dt = self.in_dt.saturating_sub(1);
+        }
+        if flags & F_DD != 0 {
+            self.in_dd = self.in_dd.saturating_sub(1);
+            self.terms.clear();
+        }
+        if name == "dl" {
+            self.terms.clear();
+        }
+    }
+
+    /// A table row ends: its name-only links take the row's other body
+    /// text (the description column of an API index) as context.
+    fn close_row(&mut self) {
+        let Some(row) = self.rows.pop() else { return };
+        if row.names.is_empty() {
+            return;
+        }
+        // The row's first few body blocks (a hostile row of many cells
+        // costs no more per link).
+        let bodies: Vec<usize> = (row.first_block..self.out.blocks.len())
+            .filter(|&i| self.out.blocks[i].kind == BlockKind::Body)
+            .take(8)
+            .collect();
+        for (link, own) in row.names {
+            let mut desc = String::new();
+            for &i in &bodies {
+                if Some(i) != own && desc.len() < 2 * CONTEXT_BYTES {
+                    if !desc.is_empty() {
+                        desc.push(' ');
+                    }
+                    desc.push_str(description_window(&self.out.blocks[i].text));
+                }
+            }
+            if let Some(l) = self.out.links.get_mut(link) {
+                add_description(l, description_window(&desc));
+            }
+        }
     }
 
     pub(super) fn text(&mut self, text: &str) {
@@ -242,17 +352,32 @@ impl Walker {
     /// Ends the current block.
     fn flush(&mut self) {
         self.pending_space = false;
+        // Links of this block that name something described beside them.
+        let named = self.terms.len();
+        let mut row_names = Vec::new();
+        let wait = !self.rows.is_empty() || self.in_dt > 0;
         if !self.spans.is_empty() {
             let buf = self.buf.as_str();
             for (i, start, end) in self.spans.drain(..) {
                 let (start, end) = (start.min(buf.len()), end.unwrap_or(buf.len()).min(buf.len()).max(start));
                 if let Some(link) = self.out.links.get_mut(i) {
                     link.context = context_window(buf, start, end);
+                    if wait && link.context.split_whitespace().nth(NAME_ONLY_WORDS - 1).is_none() {
+                        if self.in_dt > 0 {
+                            self.terms.push(i);
+                        } else {
+                            row_names.push(i);
+                        }
+                    }
                 }
             }
         }
         let link_chars = std::mem::take(&mut self.link_chars);
         let t = self.buf.trim();
+        let own = (!t.is_empty()).then_some(self.out.blocks.len());
+        if let Some(row) = self.rows.last_mut() {
+            row.names.extend(row_names.into_iter().map(|i| (i, own)));
+        }
         if t.is_empty() {
             self.buf.clear();
             return;
@@ -274,6 +399,16 @@ impl Walker {
             BlockKind::Body
         };
         self.text_bytes += t.len();
+        // The first body text of a `<dd>` describes the terms before it.
+        if kind == BlockKind::Body && self.in_dd > 0 && self.in_dt == 0 && named > 0 {
+            let desc = description_window(t);
+            for &i in &self.terms[..named] {
+                if let Some(l) = self.out.links.get_mut(i) {
+                    add_description(l, desc);
+                }
+            }
+            self.terms.clear();
+        }
         self.out.blocks.push(TextBlock {
             text: t.to_string(),
             kind,
