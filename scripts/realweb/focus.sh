@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Focused against breadth-first crawls of the real-web corpus, per topic.
 #
-# Usage: scripts/realweb/focus.sh DATA_DIR OUT_DIR [--pages N] [--topics a,b] [--set SECTION.KEY=VALUE ...]
+# Usage: scripts/realweb/focus.sh DATA_DIR OUT_DIR [--pages N] [--topics a,b] [--runs N] [--set SECTION.KEY=VALUE ...]
 #
 # Needs the corpus served (corpus.sh build|start) and the on-topic truth
 # (focus_truth.py extract DATA_DIR, then focus_truth.py topics DATA_DIR).
@@ -17,14 +17,24 @@
 # Scores each pair with focus_score.py and writes OUT_DIR/focus.md (table)
 # and OUT_DIR/focus.json. OUT_DIR is created and overwritten; each crawl's
 # store is deleted once the crawl is done (only pages.jsonl is scored).
+# --runs N (N > 1) measures N times, into OUT_DIR/run-1 ... run-N, and
+# writes OUT_DIR/focus.md with the mean ratios (focus_mean.py): a crawl's
+# order depends on which connection answers first, and one run's ratio
+# moves by up to ±0.7.
 set -euo pipefail
-data=${1:?usage: focus.sh DATA_DIR OUT_DIR [--pages N] [--topics a,b] [--set k=v ...]}
-out=${2:?usage: focus.sh DATA_DIR OUT_DIR [--pages N] [--topics a,b] [--set k=v ...]}
+data=${1:?usage: focus.sh DATA_DIR OUT_DIR [--pages N] [--topics a,b] [--runs N] [--set k=v ...]}
+out=${2:?usage: focus.sh DATA_DIR OUT_DIR [--pages N] [--topics a,b] [--runs N] [--set k=v ...]}
 shift 2
 pages=3000
 only=""
+runs=1
 extra=()
+pass=()
 while [[ $# -gt 0 ]]; do
+    case $1 in
+        --runs) runs=$2; shift 2; continue ;;
+    esac
+    pass+=("$1" "${2:-}")
     case $1 in
         --pages) pages=$2; shift 2 ;;
         --topics) only=$2; shift 2 ;;
@@ -33,6 +43,17 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 here=$(cd "$(dirname "$0")" && pwd)
+if [[ $runs -gt 1 ]]; then
+    rm -rf "$out"
+    mkdir -p "$out"
+    for i in $(seq 1 "$runs"); do
+        "$0" "$data" "$out/run-$i" "${pass[@]}" >"$out/run-$i.log" 2>&1 || { cat "$out/run-$i.log" >&2; exit 1; }
+    done
+    py=python3
+    [[ -x "$data/venv/bin/python" ]] && py="$data/venv/bin/python"
+    "$py" "$here/focus_mean.py" "$out"/run-*/ | tee "$out/focus.md"
+    exit 0
+fi
 repo=$(cd "$here/../.." && pwd)
 bin=${SIMCRAWL:-${CARGO_TARGET_DIR:-$repo/target}/release/simcrawl}
 [[ -x "$bin" ]] || { echo "missing $bin: cargo build --release" >&2; exit 1; }
