@@ -321,10 +321,11 @@ impl FeatureExtractor {
         // name, not its content) and a heading that repeats it, and, on a
         // page that is not mostly links, link lists (menus, prev/next
         // links, tables of contents).
+        let links_are_content = page.links_are_content(hashes, template);
         let is_content = |i: usize, kind: BlockKind| match kind {
             BlockKind::Title => false,
             BlockKind::Heading => !page.names_the_page.get(i).copied().unwrap_or(false),
-            BlockKind::Links => page.links_are_content || !structural,
+            BlockKind::Links => links_are_content || !structural,
             _ => true,
         };
         if any {
@@ -407,8 +408,11 @@ struct PageShape {
     /// Per block: a heading that repeats the title ([`names_the_page`]).
     names_the_page: Vec<bool>,
     /// Link lists are content on a page that is mostly links (an index, a
-    /// table of contents page) and navigation on any other page.
+    /// table of contents page) and navigation on any other page
+    /// ([`PageShape::links_are_content`]).
     links_are_content: bool,
+    /// Per block: its text's bytes.
+    sizes: Vec<u32>,
     bytes: usize,
 }
 
@@ -426,8 +430,36 @@ impl PageShape {
                 .collect(),
             links_are_content: text_bytes(BlockKind::Links)
                 > text_bytes(BlockKind::Body) + text_bytes(BlockKind::Heading),
+            sizes: doc
+                .blocks
+                .iter()
+                .map(|b| u32::try_from(b.text.len()).unwrap_or(u32::MAX))
+                .collect(),
             bytes: doc.blocks.iter().map(|b| b.text.len()).sum(),
         }
+    }
+
+    /// Whether link lists are content: the page's link-list text outweighs
+    /// its body and heading text, both counted outside the blocks of
+    /// `template` (a banner or a notice a site adds to every page does not
+    /// make a table of contents navigation; a copy of the page without it
+    /// weighs the same).
+    fn links_are_content(&self, hashes: &[u64], template: Option<&HostTemplate>) -> bool {
+        let Some(t) = template.filter(|t| !t.blocks.is_empty() && hashes.len() == self.kinds.len()) else {
+            return self.links_are_content;
+        };
+        let (mut links, mut text) = (0u64, 0u64);
+        for ((&kind, &size), h) in self.kinds.iter().zip(&self.sizes).zip(hashes) {
+            if t.blocks.contains(h) {
+                continue;
+            }
+            match kind {
+                BlockKind::Links => links += u64::from(size),
+                BlockKind::Body | BlockKind::Heading => text += u64::from(size),
+                _ => {}
+            }
+        }
+        links > text
     }
 }
 

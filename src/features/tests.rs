@@ -439,3 +439,34 @@ fn content_words_know_their_blocks() {
     // Without block hashes, no runs.
     assert!(fx.features(&doc, None).word_blocks.is_empty());
 }
+
+/// A table of contents page's link lists are its content; a notice every
+/// page of the site carries (a mirror's banner) is template, and does not
+/// turn them into navigation: the page with the banner has the content
+/// words of the page without it.
+#[test]
+fn a_template_block_does_not_decide_whether_link_lists_are_content() {
+    let fx = FeatureExtractor::new(&settings()).with_words(true);
+    let toc = "<title>Custom Interpreters</title><p>Modules for interpreters.</p>\
+        <ul><li><a href=a.html>code — Interpreter base classes and their methods</a></li>\
+        <li><a href=b.html>codeop — Compile Python code in the interactive shell</a></li></ul>";
+    let banner = "This page is served by an unofficial community mirror of the documentation; \
+        report broken links to the mirror operators, who answer within a few days.";
+    let plain = extract_html(toc, 1 << 20);
+    let with = extract_html(&format!("{toc}<div class=banner>{banner}</div>"), 1 << 20);
+    let (ph, wh) = (block_hashes(&plain), block_hashes(&with));
+    let template = HostTemplate {
+        blocks: [block_hash(banner)].into_iter().collect(),
+        weight: 0.0,
+        pages: 20,
+        version: 1,
+    };
+    let words = |doc: &Extracted, h: &[u64], t: Option<&HostTemplate>| fx.features_hashed(doc, h, t).words;
+    let toc_words = words(&plain, &ph, None);
+    assert!(toc_words.len() > 10, "the link lists are the page's content");
+    assert_eq!(words(&with, &wh, Some(&template)), toc_words);
+    // Without the template the banner outweighs the links: they are navigation.
+    let without = words(&with, &wh, None);
+    let kept = toc_words.iter().filter(|w| without.contains(w)).count();
+    assert!(kept < toc_words.len() / 2, "{kept} of {}", toc_words.len());
+}
