@@ -407,10 +407,6 @@ struct PageShape {
     kinds: Vec<BlockKind>,
     /// Per block: a heading that repeats the title ([`names_the_page`]).
     names_the_page: Vec<bool>,
-    /// Link lists are content on a page that is mostly links (an index, a
-    /// table of contents page) and navigation on any other page
-    /// ([`PageShape::links_are_content`]).
-    links_are_content: bool,
     /// Per block: its text's bytes.
     sizes: Vec<u32>,
     bytes: usize,
@@ -418,8 +414,6 @@ struct PageShape {
 
 impl PageShape {
     fn of(doc: &Extracted) -> Self {
-        let text_bytes =
-            |k: BlockKind| -> usize { doc.blocks.iter().filter(|b| b.kind == k).map(|b| b.text.len()).sum() };
         let title = doc.title.as_deref().unwrap_or_default();
         PageShape {
             kinds: doc.blocks.iter().map(|b| b.kind).collect(),
@@ -428,8 +422,6 @@ impl PageShape {
                 .iter()
                 .map(|b| b.kind == BlockKind::Heading && names_the_page(&b.text, title))
                 .collect(),
-            links_are_content: text_bytes(BlockKind::Links)
-                > text_bytes(BlockKind::Body) + text_bytes(BlockKind::Heading),
             sizes: doc
                 .blocks
                 .iter()
@@ -439,18 +431,17 @@ impl PageShape {
         }
     }
 
-    /// Whether link lists are content: the page's link-list text outweighs
-    /// its body and heading text, both counted outside the blocks of
-    /// `template` (a banner or a notice a site adds to every page does not
-    /// make a table of contents navigation; a copy of the page without it
-    /// weighs the same).
+    /// Whether link lists are content: they are on a page that is mostly
+    /// links (an index, a table of contents page: its link-list text
+    /// outweighs its body and heading text) and navigation on any other
+    /// page. Both are counted outside the blocks of `template` (a banner or
+    /// a notice a site adds to every page does not make a table of contents
+    /// navigation; a copy of the page without it weighs the same).
     fn links_are_content(&self, hashes: &[u64], template: Option<&HostTemplate>) -> bool {
-        let Some(t) = template.filter(|t| !t.blocks.is_empty() && hashes.len() == self.kinds.len()) else {
-            return self.links_are_content;
-        };
+        let in_template = |i: usize| template.is_some_and(|t| hashes.get(i).is_some_and(|h| t.blocks.contains(h)));
         let (mut links, mut text) = (0u64, 0u64);
-        for ((&kind, &size), h) in self.kinds.iter().zip(&self.sizes).zip(hashes) {
-            if t.blocks.contains(h) {
+        for (i, (&kind, &size)) in self.kinds.iter().zip(&self.sizes).enumerate() {
+            if in_template(i) {
                 continue;
             }
             match kind {
