@@ -1,7 +1,8 @@
-//! A map of small fixed-size keys and values kept in sorted chunks: the
-//! per-page maps a crawl keeps for its whole length (the exact-hash owners,
-//! the content-sketch band keys, the online mirror detector's paths) in
-//! exactly the bytes of their entries.
+//! A map of small fixed-size keys and values kept in sorted chunks, in
+//! exactly the bytes of their entries: the in-memory part of a
+//! [`SpillMap`](crate::spillmap::SpillMap), the crawl's per-page maps (the
+//! exact-hash owners, the content-sketch band keys, the online mirror
+//! detector's pages).
 //!
 //! A hash table is at most 7/8 full and doubles when it fills, so an entry
 //! takes 1.1 to 2.3 times its bytes, and while it grows the old and the new
@@ -83,11 +84,6 @@ impl<K: Copy + Ord + Hash, V: Copy> ChunkMap<K, V> {
         chunk.binary_search_by(|(e, _)| e.cmp(k)).ok().map(|i| chunk[i].1)
     }
 
-    /// Whether `k` has a value.
-    pub fn contains_key(&self, k: &K) -> bool {
-        self.get(k).is_some()
-    }
-
     /// Set the value of `k` (replacing any).
     pub fn insert(&mut self, k: K, v: V) {
         self.recent.insert(k, Some(v));
@@ -100,6 +96,27 @@ impl<K: Copy + Ord + Hash, V: Copy> ChunkMap<K, V> {
             self.recent.insert(*k, None);
             self.merge_if_due();
         }
+    }
+
+    /// Entries held: those in the chunks and the recent keys (a recent key
+    /// that replaces or removes a chunk's counts twice).
+    pub fn held(&self) -> usize {
+        self.chunked + self.recent.len()
+    }
+
+    /// Every entry in key order: the chunks, after the recent keys are
+    /// merged into them.
+    pub fn sorted_chunks(&mut self) -> &[Box<[(K, V)]>] {
+        self.merge();
+        &self.chunks
+    }
+
+    /// Forget every entry.
+    pub fn clear(&mut self) {
+        self.chunks = Vec::new();
+        self.lasts = Vec::new();
+        self.recent = HashMap::default();
+        self.chunked = 0;
     }
 
     fn merge_if_due(&mut self) {

@@ -41,6 +41,7 @@
 
 #[doc(hidden)]
 pub mod bench;
+mod blocked_bloom;
 #[doc(hidden)]
 pub mod canon;
 mod chunkmap;
@@ -88,6 +89,7 @@ pub mod simhash;
 pub mod sitemap;
 #[doc(hidden)]
 pub mod sketch;
+mod spillmap;
 #[doc(hidden)]
 pub mod store;
 pub mod testweb;

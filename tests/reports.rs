@@ -568,13 +568,23 @@ fn json_matches_documented_fields() {
 
 #[test]
 fn online_detector_establishes_and_demotes() {
+    online_detector_establishes_and_demotes_with(OnlineMirrors::new(&settings()));
+}
+
+/// The same with the pages on disk but for the newest 4.
+#[test]
+fn online_detector_on_disk_establishes_and_demotes() {
+    let dir = tempfile::tempdir().unwrap();
+    online_detector_establishes_and_demotes_with(OnlineMirrors::spilling(&settings(), dir.path(), 4));
+}
+
+fn online_detector_establishes_and_demotes_with(mut online: OnlineMirrors) {
     let f = standard();
-    let mut online = OnlineMirrors::new(&settings());
     let mut penalties_before = 0;
     for r in &f.records {
         if r.canonical == "http://b.test/news/n8.html" {
             // Asked before b.test/news/n8.html is fetched: b.test is established by now.
-            let got = online.penalty_for(&r.canonical);
+            let got = online.penalty_for(&r.canonical).unwrap();
             assert_eq!(
                 got,
                 Some((settings().penalty, "http://a.test/news/n8.html".to_string())),
@@ -582,10 +592,12 @@ fn online_detector_establishes_and_demotes() {
                 online.established()
             );
         }
-        if r.canonical.starts_with("http://b.test/") && online.penalty_for("http://b.test/never.html").is_some() {
+        if r.canonical.starts_with("http://b.test/")
+            && online.penalty_for("http://b.test/never.html").unwrap().is_some()
+        {
             penalties_before += 1;
         }
-        online.observe(r);
+        online.observe(r).unwrap();
     }
     assert_eq!(penalties_before, 0, "no counterpart known: no penalty");
     let est = online.established();
@@ -597,11 +609,11 @@ fn online_detector_establishes_and_demotes() {
     assert!(est.iter().all(|e| e.0 != "d.test" && e.2 != "d.test"), "{est:?}");
     // a.test/news/n9.html was never fetched on b.test: a saved fetch once demoted.
     assert_eq!(
-        online.penalty_for("http://b.test/news/n9.html").map(|p| p.1),
+        online.penalty_for("http://b.test/news/n9.html").unwrap().map(|p| p.1),
         Some("http://a.test/news/n9.html".into())
     );
     assert_eq!(
-        online.penalty_for("http://a.test/news/n9.html"),
+        online.penalty_for("http://a.test/news/n9.html").unwrap(),
         None,
         "the original is not demoted"
     );
@@ -614,8 +626,8 @@ fn online_detector_establishes_and_demotes() {
         ..settings()
     };
     let mut online = OnlineMirrors::new(&off);
-    f.records.iter().for_each(|r| online.observe(r));
-    assert_eq!(online.penalty_for("http://b.test/news/n9.html"), None);
+    f.records.iter().for_each(|r| online.observe(r).unwrap());
+    assert_eq!(online.penalty_for("http://b.test/news/n9.html").unwrap(), None);
 }
 
 /// `tests/data/mirror-fixture/pages.jsonl` is the standard fixture, stored so

@@ -156,6 +156,8 @@ pub(super) struct Decider {
     pub(super) dedup: SharedReplica,
     policy: DedupPolicyEngine,
     mirrors: OnlineMirrors,
+    /// Where the mirror detector's pages on disk are (`DIR/index/`).
+    spill: PathBuf,
     /// The new pages of young hosts and sections, per site, re-fingerprinted
     /// when their template changes.
     pub(super) provisional: HashMap<String, Vec<Provisional>>,
@@ -265,8 +267,9 @@ impl Decider {
         warc: Option<WarcThread>,
     ) -> Result<Self> {
         let s = &shared.settings;
+        let spill = loaded.spill.clone();
         let dedup = super::shared_dedup::open_replica(s, shared.frontier.store().as_ref(), loaded)?;
-        let mut mirrors = OnlineMirrors::new(&s.mirror);
+        let mut mirrors = OnlineMirrors::spilling(&s.mirror, &spill, crate::mirror::ONLINE_MEM_PAGES);
         let mut redirects = HashMap::new();
         let mut dup_chains = DupChains::default();
         let mut logged = LogCounts::default();
@@ -281,7 +284,7 @@ impl Decider {
                     e.observe(&u, &host_key(&u), rel, r.decision.is_duplicate());
                 }
             }
-            mirrors.observe(r);
+            mirrors.observe(r).map_err(|e| Error::io(&spill, e))?;
             if r.decision == Decision::Redirect {
                 redirects.insert(r.canonical.clone(), r.final_url.clone());
             }
@@ -305,6 +308,7 @@ impl Decider {
             dedup,
             policy: DedupPolicyEngine::new(s),
             mirrors,
+            spill,
             redirects,
             provisional: HashMap::new(),
             provisional_len: 0,
@@ -508,7 +512,7 @@ impl Decider {
             .write(&rec)
             .map_err(|e| Error::io(PathBuf::from(CrawlDir::LOG_FILE), e))?;
         self.logged.add(&rec);
-        self.mirrors.observe(&rec);
+        self.mirrors.observe(&rec).map_err(|e| Error::io(&self.spill, e))?;
         // Counted with its log line, before the callback: a scrape from
         // the callback sees this record counted.
         self.shared.metrics.record_page(
@@ -647,7 +651,7 @@ impl Decider {
                     duplicate: decision.is_duplicate(),
                     on_topic: self.evidence.as_ref().is_some_and(|e| e.on_topic(relevance)),
                 };
-                self.offer_links(q, pd, parent, a.links, offers);
+                self.offer_links(q, pd, parent, a.links, offers)?;
             }
             None if decision.is_duplicate() && (s.dedup.policy == DedupPolicy::Drop || chain_cut) => {
                 let store = shared.frontier.store();
@@ -708,7 +712,7 @@ impl Decider {
         parent: focus::Parent,
         links: Vec<(Url, String, f64)>,
         offers: &mut Vec<Candidate>,
-    ) {
+    ) -> Result<()> {
         for (u, written, anchor) in links {
             let mut c = Candidate::link(u, q, pd);
             if let Some(f) = &self.shared.focus {
@@ -731,12 +735,17 @@ impl Decider {
             if written != c.url.as_str() {
                 c.discovered = Some(written);
             }
-            c.mirror = self.mirrors.penalty_for(c.url.as_str()).is_some();
+            c.mirror = self
+                .mirrors
+                .penalty_for(c.url.as_str())
+                .map_err(|e| Error::io(&self.spill, e))?
+                .is_some();
             if c.mirror {
                 self.mirror_demoted.insert(c.url.to_string());
             }
             offers.push(c);
         }
+        Ok(())
     }
 
     /// Append the group's log lines, then record its pages in one store batch.

@@ -428,18 +428,19 @@ pub(crate) struct DedupState {
     pub(crate) pages: u64,
     /// The live fingerprint of each revisited page (see [`Deduper::with_live`]).
     pub(crate) live: HashMap<PageId, Option<u64>>,
+    /// Where the per-page maps write their runs (`DIR/index/`).
+    pub(crate) spill: PathBuf,
 }
 
 impl DedupState {
     /// The state of a crawl with no page recorded.
     pub(crate) fn empty(s: &Settings, snapshot: &Path) -> Result<Self> {
         let sketch_file = snapshot.with_file_name(SKETCH_FILE);
-        if let Some(dir) = sketch_file.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        }
+        let dir = spill_dir(snapshot)?;
         Ok(DedupState {
             index: LiveIndex::from_settings(&s.index, s.simhash.k),
-            exact: ExactIndex::new(),
+            exact: ExactIndex::spilling(&dir),
+            spill: dir.clone(),
             templates: TemplateLearner::new(&s.features),
             sketches: SketchIndex::spilling(&sketch_file).map_err(|e| Error::io(&sketch_file, e))?,
             pages: 0,
@@ -474,7 +475,8 @@ impl DedupState {
                 (fresh, 0, "no snapshot")
             }
         };
-        let mut exact = ExactIndex::new();
+        let spill = spill_dir(snapshot)?;
+        let mut exact = ExactIndex::spilling(&spill);
         let mut fps = Vec::new();
         let mut analysed = Vec::new();
         let mut pages = 0u64;
@@ -491,7 +493,9 @@ impl DedupState {
                     fps.push((fp, page.id));
                 }
             }
-            exact.insert(page.content_hash.as_ref(), page.text_hash.as_ref(), page.id);
+            exact
+                .insert(page.content_hash.as_ref(), page.text_hash.as_ref(), page.id)
+                .map_err(|e| Error::io(&spill, e))?;
             if page.simhash.is_some() || page.decision == Decision::Noindex {
                 analysed.push((page.id, page.canonical, page.decision, page.simhash.unwrap_or(0)));
             }
@@ -531,8 +535,17 @@ impl DedupState {
             sketches,
             pages,
             live,
+            spill,
         })
     }
+}
+
+/// The directory of the index snapshot, where the per-page maps write their
+/// runs (unlinked temporary files: see `spillmap`), created if missing.
+fn spill_dir(snapshot: &Path) -> Result<PathBuf> {
+    let dir = snapshot.parent().unwrap_or(Path::new(".")).to_path_buf();
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    Ok(dir)
 }
 
 /// The file of the crawl's content sketches, beside the index snapshot

@@ -67,7 +67,7 @@ fn dedup_state_reads_index_and_exact_maps_in_one_scan() {
         // is every page's, owned by the first.
         let first = fps[0].1;
         assert_eq!(
-            state.exact.lookup(Some(&[0; 32]), Some(&[7; 32])),
+            state.exact.lookup(Some(&[0; 32]), Some(&[7; 32])).unwrap(),
             (Some(first), Some(first))
         );
     };

@@ -14,9 +14,10 @@ use crate::store::{Store, StoreError};
 type KeyMap<V> = HashMap<owners::Key, V, std::hash::BuildHasherDefault<crate::hash::PreHashed>>;
 
 /// Exact-duplicate lookups: body hash → first page and text hash → first
-/// page, in memory (24 bytes per hash, [`OwnerMap`]), updated online as
-/// pages are decided and rebuilt at start from the hashes in the store's
-/// page records ([`Store::iter_hashes`]).
+/// page ([`OwnerMap`]: in memory, or the newest hashes in memory and the
+/// others on disk), updated online as pages are decided and rebuilt at
+/// start from the hashes in the store's page records
+/// ([`Store::iter_hashes`]).
 #[derive(Debug, Default)]
 pub struct ExactIndex {
     body: OwnerMap,
@@ -97,9 +98,18 @@ impl KnownContent {
 }
 
 impl ExactIndex {
-    /// An empty index.
+    /// An empty index in memory.
     pub fn new() -> Self {
         ExactIndex::default()
+    }
+
+    /// An empty index in bounded memory, with its runs in `dir`
+    /// ([`OwnerMap::spilling`]).
+    pub fn spilling(dir: &std::path::Path) -> Self {
+        ExactIndex {
+            body: OwnerMap::spilling(dir),
+            text: OwnerMap::spilling(dir),
+        }
     }
 
     /// Rebuild from the hashes of a store's page records (in id order, so
@@ -111,37 +121,52 @@ impl ExactIndex {
         let mut ix = ExactIndex::new();
         for r in store.iter_hashes() {
             let h = r?;
-            ix.insert(h.body.as_ref(), h.text.as_ref(), h.id);
+            ix.insert(h.body.as_ref(), h.text.as_ref(), h.id)
+                .map_err(|e| StoreError::Backend(e.to_string()))?;
         }
         Ok(ix)
     }
 
     /// The first pages with this body hash and this text hash.
-    pub fn lookup(&self, body: Option<&[u8; 32]>, text: Option<&[u8; 32]>) -> (Option<PageId>, Option<PageId>) {
-        (
-            body.and_then(|h| self.body.get(owners::key(h))),
-            text.and_then(|h| self.text.get(owners::key(h))),
-        )
+    #[cfg(test)]
+    pub fn lookup(
+        &self,
+        body: Option<&[u8; 32]>,
+        text: Option<&[u8; 32]>,
+    ) -> std::io::Result<(Option<PageId>, Option<PageId>)> {
+        let get = |map: &OwnerMap, h: Option<&[u8; 32]>| h.map_or(Ok(None), |h| map.get(owners::key(h)));
+        Ok((get(&self.body, body)?, get(&self.text, text)?))
     }
 
-    /// Remember `page` as the owner of its hashes (the first page keeps them).
-    pub fn insert(&mut self, body: Option<&[u8; 32]>, text: Option<&[u8; 32]>, page: PageId) {
-        if let Some(h) = body {
-            self.body.insert_first(owners::key(h), page);
-        }
-        if let Some(h) = text {
-            self.text.insert_first(owners::key(h), page);
-        }
+    /// Remember `page` as the owner of its hashes (the first page keeps
+    /// them), and return their owners before it.
+    pub fn insert(
+        &mut self,
+        body: Option<&[u8; 32]>,
+        text: Option<&[u8; 32]>,
+        page: PageId,
+    ) -> std::io::Result<(Option<PageId>, Option<PageId>)> {
+        let owner = |map: &mut OwnerMap, h: Option<&[u8; 32]>| match h {
+            Some(h) => map.get_or_insert(owners::key(h), page),
+            None => Ok(None),
+        };
+        Ok((owner(&mut self.body, body)?, owner(&mut self.text, text)?))
     }
 
     /// Forget `page` as the owner of these hashes (its content changed): a
     /// hash another page owns stays with it.
-    pub fn remove_owned(&mut self, body: Option<&[u8; 32]>, text: Option<&[u8; 32]>, page: PageId) {
+    pub fn remove_owned(
+        &mut self,
+        body: Option<&[u8; 32]>,
+        text: Option<&[u8; 32]>,
+        page: PageId,
+    ) -> std::io::Result<()> {
         for (map, h) in [(&mut self.body, body), (&mut self.text, text)] {
             if let Some(h) = h {
-                map.remove_owned(owners::key(h), page);
+                map.remove_owned(owners::key(h), page)?;
             }
         }
+        Ok(())
     }
 
     /// Look up, decide exactly, and insert in one step (online: the next page
@@ -152,11 +177,10 @@ impl ExactIndex {
         body: Option<&[u8; 32]>,
         text: Option<&[u8; 32]>,
         page: PageId,
-    ) -> Option<Ruling> {
-        let (b, t) = self.lookup(body, text);
-        self.insert(body, text, page);
+    ) -> std::io::Result<Option<Ruling>> {
+        let (b, t) = self.insert(body, text, page)?;
         let v = decide(b, t, &[], 0);
-        (v.verdict == Verdict::ExactDuplicate).then_some(v)
+        Ok((v.verdict == Verdict::ExactDuplicate).then_some(v))
     }
 }
 
@@ -319,11 +343,11 @@ mod tests {
         let mut b = [7u8; 32];
         a[15] = 1;
         b[15] = 2;
-        ix.insert(Some(&a), None, 10);
-        ix.insert(Some(&b), None, 20);
-        assert_eq!(ix.lookup(Some(&a), None), (Some(10), None));
-        assert_eq!(ix.lookup(Some(&b), None), (Some(20), None));
-        assert_eq!(ix.lookup(None, Some(&a)), (None, None), "body and text apart");
+        ix.insert(Some(&a), None, 10).unwrap();
+        ix.insert(Some(&b), None, 20).unwrap();
+        assert_eq!(ix.lookup(Some(&a), None).unwrap(), (Some(10), None));
+        assert_eq!(ix.lookup(Some(&b), None).unwrap(), (Some(20), None));
+        assert_eq!(ix.lookup(None, Some(&a)).unwrap(), (None, None), "body and text apart");
     }
 
     /// The text hash of a page of these body blocks is the definition's:

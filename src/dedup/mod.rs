@@ -228,11 +228,14 @@ mod policy_tests {
     #[test]
     fn exact_index_is_online_and_first_wins() {
         let mut ix = ExactIndex::new();
-        assert_eq!(ix.check_and_insert(Some(&[1; 32]), Some(&[2; 32]), 1), None);
-        let v = ix.check_and_insert(Some(&[9; 32]), Some(&[2; 32]), 2).unwrap();
+        assert_eq!(ix.check_and_insert(Some(&[1; 32]), Some(&[2; 32]), 1).unwrap(), None);
+        let v = ix.check_and_insert(Some(&[9; 32]), Some(&[2; 32]), 2).unwrap().unwrap();
         assert_eq!((v.verdict, v.dup_of), (Verdict::ExactDuplicate, Some(1)));
-        assert_eq!(ix.lookup(Some(&[9; 32]), None), (Some(2), None));
-        assert_eq!(ix.check_and_insert(Some(&[1; 32]), None, 3).unwrap().dup_of, Some(1));
+        assert_eq!(ix.lookup(Some(&[9; 32]), None).unwrap(), (Some(2), None));
+        assert_eq!(
+            ix.check_and_insert(Some(&[1; 32]), None, 3).unwrap().unwrap().dup_of,
+            Some(1)
+        );
     }
 
     #[test]
@@ -245,6 +248,9 @@ mod policy_tests {
         let p = crate::store::test_suite::page(&s, &u, Decision::New);
         s.complete(&u, &p, None, &HostStats::default()).unwrap();
         let ix = ExactIndex::load(&s).unwrap();
-        assert_eq!(ix.lookup(Some(&[1; 32]), Some(&[7; 32])), (Some(p.id), Some(p.id)));
+        assert_eq!(
+            ix.lookup(Some(&[1; 32]), Some(&[7; 32])).unwrap(),
+            (Some(p.id), Some(p.id))
+        );
     }
 }

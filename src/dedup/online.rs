@@ -31,7 +31,7 @@ impl ExactMaps {
         page: PageId,
     ) -> std::io::Result<Option<Ruling>> {
         match self {
-            ExactMaps::Local(e) => Ok(e.check_and_insert(body, text, page)),
+            ExactMaps::Local(e) => e.check_and_insert(body, text, page),
             ExactMaps::Shared(e) => e
                 .check_and_insert(body, text, page)
                 .map_err(|e| shared_err("exact-duplicate maps", e)),
@@ -40,10 +40,7 @@ impl ExactMaps {
 
     fn remove_owned(&mut self, body: Option<&[u8; 32]>, text: Option<&[u8; 32]>, page: PageId) -> std::io::Result<()> {
         match self {
-            ExactMaps::Local(e) => {
-                e.remove_owned(body, text, page);
-                Ok(())
-            }
+            ExactMaps::Local(e) => e.remove_owned(body, text, page),
             ExactMaps::Shared(e) => e
                 .remove_owned(body, text, page)
                 .map_err(|e| shared_err("exact-duplicate maps", e)),

@@ -1,19 +1,26 @@
-//! The first owner of each content hash, in 24 bytes per hash: the map
-//! behind [`super::ExactIndex`].
+//! The first owner of each content hash, in 24 bytes per hash in memory,
+//! or in bounded memory with the rest on disk: the map behind
+//! [`super::ExactIndex`].
 //!
 //! A hash is keyed by its first 128 bits (BLAKE3 output is uniform, so two
 //! different hashes share them with probability about n² / 2¹²⁹ among n
 //! hashes, below 10⁻²⁰ for 10⁹ pages; finding such a pair on purpose takes
 //! about 2⁶⁴ hashes), as the seen-set keys URLs (`store::seen`). Entries
-//! live in a [`ChunkMap`]: sorted chunks of exactly their 24-byte entries,
-//! and the newest keys in a small hash map. A hash map of the full 32-byte
-//! hashes took 46 to 92 bytes per hash.
+//! live in a [`SpillMap`]: the newest [`MEM_MAX`] in memory, in sorted
+//! chunks of exactly their entries, the others in sorted runs on disk with
+//! a Bloom filter each (1.25 bytes per hash in memory), so the lookup of a
+//! hash no page has (most pages' lookups) reads nothing from disk.
 
-use crate::chunkmap::ChunkMap;
+use std::path::Path;
+
 use crate::model::PageId;
+use crate::spillmap::SpillMap;
 
 /// A content hash's key: its first 128 bits.
 pub(super) type Key = (u64, u64);
+
+/// Hashes a spilling map holds in memory (about 2 MB).
+pub const MEM_MAX: usize = 1 << 16;
 
 /// The key of a 32-byte hash.
 pub(super) fn key(h: &[u8; 32]) -> Key {
@@ -28,40 +35,46 @@ pub(super) fn key(h: &[u8; 32]) -> Key {
 /// Content hash → the first page that had it (see the module docs).
 #[derive(Debug, Default)]
 pub struct OwnerMap {
-    owners: ChunkMap<Key, PageId>,
+    owners: SpillMap<Key, PageId>,
 }
 
 impl OwnerMap {
-    #[cfg(test)]
-    fn with_recent_max(recent_max: usize) -> Self {
+    /// A map that keeps at most [`MEM_MAX`] hashes in memory and the others
+    /// in runs in `dir`.
+    pub fn spilling(dir: &Path) -> Self {
         OwnerMap {
-            owners: ChunkMap::with_recent_max(recent_max),
+            owners: SpillMap::spilling(dir, MEM_MAX),
+        }
+    }
+
+    #[cfg(test)]
+    fn spilling_at(dir: &Path, mem_max: usize) -> Self {
+        OwnerMap {
+            owners: SpillMap::spilling(dir, mem_max),
         }
     }
 
     /// The owner of `k`.
-    pub fn get(&self, k: Key) -> Option<PageId> {
+    pub fn get(&self, k: Key) -> std::io::Result<Option<PageId>> {
         self.owners.get(&k)
     }
 
-    /// Make `page` the owner of `k` unless `k` has one.
-    pub fn insert_first(&mut self, k: Key, page: PageId) {
-        if self.get(k).is_none() {
-            self.owners.insert(k, page);
+    /// The owner of `k`; `page` becomes it when `k` has none (and `None`
+    /// is returned).
+    pub fn get_or_insert(&mut self, k: Key, page: PageId) -> std::io::Result<Option<PageId>> {
+        let owner = self.get(k)?;
+        if owner.is_none() {
+            self.owners.insert(k, page)?;
         }
+        Ok(owner)
     }
 
     /// Forget `k` if `page` owns it.
-    pub fn remove_owned(&mut self, k: Key, page: PageId) {
-        if self.get(k) == Some(page) {
-            self.owners.remove(&k);
+    pub fn remove_owned(&mut self, k: Key, page: PageId) -> std::io::Result<()> {
+        if self.get(k)? == Some(page) {
+            self.owners.remove(&k)?;
         }
-    }
-
-    /// Keys with an owner.
-    #[cfg(test)]
-    pub fn len(&mut self) -> usize {
-        self.owners.len()
+        Ok(())
     }
 }
 
@@ -83,48 +96,50 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Across merges, the map answers as a plain map of first owners.
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// Across spills, the map answers as a plain map of first owners.
         #[test]
         fn owner_map_matches_a_plain_map(ops in proptest::collection::vec((0u8..4, 0u64..300, 0u64..50), 1..2000)) {
-            let mut m = OwnerMap::with_recent_max(64);
+            let dir = tempfile::tempdir().unwrap();
+            let mut m = OwnerMap::spilling_at(dir.path(), 64);
             let mut oracle: std::collections::HashMap<Key, PageId> = Default::default();
             for (op, key_n, page) in ops {
                 let key = k(key_n);
                 if op == 0 {
-                    m.remove_owned(key, page);
+                    m.remove_owned(key, page).unwrap();
                     if oracle.get(&key) == Some(&page) {
                         oracle.remove(&key);
                     }
                 } else {
-                    m.insert_first(key, page);
+                    let before = oracle.get(&key).copied();
+                    proptest::prop_assert_eq!(m.get_or_insert(key, page).unwrap(), before);
                     oracle.entry(key).or_insert(page);
                 }
-                proptest::prop_assert_eq!(m.get(key), oracle.get(&key).copied());
+                proptest::prop_assert_eq!(m.get(key).unwrap(), oracle.get(&key).copied());
             }
-            proptest::prop_assert_eq!(m.len(), oracle.len());
-            for (key, page) in &oracle {
-                proptest::prop_assert_eq!(m.get(*key), Some(*page));
+            for n in 0..300 {
+                proptest::prop_assert_eq!(m.get(k(n)).unwrap(), oracle.get(&k(n)).copied());
             }
         }
     }
 
     #[test]
-    fn merges_keep_every_owner() {
-        let mut m = OwnerMap::default();
-        let n = 3 * crate::chunkmap::RECENT_MAX as u64 + 17;
+    fn owners_spill_and_stay_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut m = OwnerMap::spilling_at(dir.path(), 1000);
+        let n = 20_017;
         for i in 0..n {
-            m.insert_first(k(i), i + 1);
+            assert_eq!(m.get_or_insert(k(i), i + 1).unwrap(), None);
         }
         // A later page keeps none of the hashes the first one owns.
-        m.insert_first(k(3), 99);
-        assert_eq!(m.get(k(3)), Some(4));
+        assert_eq!(m.get_or_insert(k(3), 99).unwrap(), Some(4));
         for i in 0..n {
-            assert_eq!(m.get(k(i)), Some(i + 1));
+            assert_eq!(m.get(k(i)).unwrap(), Some(i + 1));
         }
-        assert_eq!(m.get(k(n)), None);
-        m.remove_owned(k(5), 6);
-        m.remove_owned(k(7), 99);
-        assert_eq!((m.get(k(5)), m.get(k(7))), (None, Some(8)));
-        assert_eq!(m.len(), n as usize - 1);
+        assert_eq!(m.get(k(n)).unwrap(), None);
+        m.remove_owned(k(5), 6).unwrap();
+        m.remove_owned(k(7), 99).unwrap();
+        assert_eq!((m.get(k(5)).unwrap(), m.get(k(7)).unwrap()), (None, Some(8)));
     }
 }

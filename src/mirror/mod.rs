@@ -39,7 +39,7 @@ mod tests;
 mod verify;
 
 pub use digest::{HashKey, HostFacts, LogDigest, PageDigest, Strings, TimeKey, Times};
-pub use online::{OnlineMirrors, OnlineStats};
+pub use online::{OnlineMirrors, OnlineStats, MEM_PAGES as ONLINE_MEM_PAGES};
 use verify::*;
 
 use std::collections::{BTreeMap, HashMap, HashSet};

@@ -1,8 +1,10 @@
 //! The online detector: candidate pairs counted as pages are decided, so
 //! the frontier can demote URLs of an established mirror.
 
+use std::path::Path;
+
 use super::*;
-use crate::chunkmap::ChunkMap;
+use crate::spillmap::{Fixed, SpillMap};
 
 /// Counters of the online detector.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,7 +30,8 @@ impl OnlineStats {
 }
 
 /// What the detector keeps of a page, as 64-bit hashes ([`key`]): 16
-/// bytes (24 with its path's key) per page, whatever the length of its URL.
+/// bytes (32 with its host's and path's keys) per page, whatever the length
+/// of its URL.
 #[derive(Debug, Clone, Copy)]
 struct OnlinePage {
     /// Its content hash (body, else text; [`NO_CONTENT`] for neither).
@@ -38,6 +41,20 @@ struct OnlinePage {
     root: u64,
 }
 
+impl Fixed for OnlinePage {
+    const SIZE: usize = 16;
+    fn write_to(&self, out: &mut [u8]) {
+        self.content.write_to(&mut out[..8]);
+        self.root.write_to(&mut out[8..]);
+    }
+    fn read_from(bytes: &[u8]) -> Self {
+        OnlinePage {
+            content: u64::read_from(&bytes[..8]),
+            root: u64::read_from(&bytes[8..]),
+        }
+    }
+}
+
 /// The 64-bit hash the detector keeps of a path, a URL or a content hash
 /// (a collision, about n² / 2⁶⁵ for n pages of a host, could only make two
 /// pages count as the same in a mirror's sample).
@@ -45,11 +62,9 @@ fn key(s: &str) -> u64 {
     crate::hash::feature_hash(s.as_bytes())
 }
 
-/// A host's newest paths held apart before they are merged into its sorted
-/// ones ([`ChunkMap`]): a detector keeps such a table per host, so it is
-/// small (at most 2 048 keys), and a merge moves about a host's paths / 2 048 entries
-/// per page.
-const RECENT_PATHS: usize = 2048;
+/// Pages the crawl's detector holds in memory (about 2.5 MB); the others
+/// are on disk ([`OnlineMirrors::spilling`]).
+pub const MEM_PAGES: usize = 1 << 16;
 
 /// [`OnlinePage::content`] of a page with no content hash.
 const NO_CONTENT: u64 = 0;
@@ -90,8 +105,9 @@ impl OnlinePair {
 #[derive(Debug)]
 pub struct OnlineMirrors {
     settings: MirrorSettings,
-    /// host -> path ([`key`], query left out) -> page (24 bytes per page).
-    pages: HashMap<String, ChunkMap<u64, OnlinePage>>,
+    /// (host, path) ([`key`]s, query left out) -> page: in memory, or the
+    /// newest in memory and the others on disk.
+    pages: SpillMap<(u64, u64), OnlinePage>,
     pairs: Vec<OnlinePair>,
     pair_ids: HashMap<(String, String, String, String), usize>,
     /// host -> candidate pairs touching it.
@@ -102,11 +118,22 @@ pub struct OnlineMirrors {
 }
 
 impl OnlineMirrors {
-    /// An empty detector with `[mirror]` thresholds.
+    /// An empty detector with `[mirror]` thresholds, in memory.
     pub fn new(settings: &MirrorSettings) -> Self {
+        Self::with_pages(settings, SpillMap::in_memory())
+    }
+
+    /// An empty detector that keeps at most `mem_pages` pages in memory
+    /// (the crawl's: [`MEM_PAGES`]) and the others in runs in `dir`
+    /// ([`SpillMap`]).
+    pub fn spilling(settings: &MirrorSettings, dir: &Path, mem_pages: usize) -> Self {
+        Self::with_pages(settings, SpillMap::spilling(dir, mem_pages))
+    }
+
+    fn with_pages(settings: &MirrorSettings, pages: SpillMap<(u64, u64), OnlinePage>) -> Self {
         OnlineMirrors {
             settings: settings.clone(),
-            pages: HashMap::new(),
+            pages,
             pairs: Vec::new(),
             pair_ids: HashMap::new(),
             by_host: HashMap::new(),
@@ -134,21 +161,22 @@ impl OnlineMirrors {
             .collect()
     }
 
-    /// Record one decided page (call after the dedup decision).
-    pub fn observe(&mut self, rec: &PageRecord) {
+    /// Record one decided page (call after the dedup decision). Fails only
+    /// when the pages on disk cannot be read or written.
+    pub fn observe(&mut self, rec: &PageRecord) -> std::io::Result<()> {
         self.stats.observed += 1;
         if self.demoted.remove(&key(&rec.canonical)) {
             self.stats.demoted_fetched += 1;
         }
         if !has_content(rec) {
-            return;
+            return Ok(());
         }
         let Some((host, path)) = split_url(&rec.canonical) else {
-            return;
+            return Ok(());
         };
         let path = strip_query(path);
         let root = match rec.dup_of.as_deref() {
-            Some(orig) => self.root_of(orig).unwrap_or_else(|| key(orig)),
+            Some(orig) => self.root_of(orig)?.unwrap_or_else(|| key(orig)),
             None => key(&rec.canonical),
         };
         let content = rec
@@ -180,8 +208,7 @@ impl OnlineMirrors {
                 };
                 let Some(other) = self
                     .pages
-                    .get(other_host.as_str())
-                    .and_then(|m| m.get(&key(&format!("{other_prefix}{rel}"))))
+                    .get(&(key(other_host), key(&format!("{other_prefix}{rel}"))))?
                 else {
                     continue;
                 };
@@ -213,19 +240,14 @@ impl OnlineMirrors {
                 pair.established = established;
             }
         }
-        match self.pages.get_mut(host) {
-            Some(pages) => pages.insert(key(path), page),
-            None => {
-                let mut pages = ChunkMap::with_recent_max(RECENT_PATHS);
-                pages.insert(key(path), page);
-                self.pages.insert(host.to_string(), pages);
-            }
-        }
+        self.pages.insert((key(host), key(path)), page)
     }
 
-    fn root_of(&self, canonical: &str) -> Option<u64> {
-        let (host, path) = split_url(canonical)?;
-        self.pages.get(host)?.get(&key(strip_query(path))).map(|p| p.root)
+    fn root_of(&self, canonical: &str) -> std::io::Result<Option<u64>> {
+        let Some((host, path)) = split_url(canonical) else {
+            return Ok(None);
+        };
+        Ok(self.pages.get(&(key(host), key(strip_query(path))))?.map(|p| p.root))
     }
 
     fn candidate(&mut self, h1: &str, p1: &str, h2: &str, p2: &str) {
@@ -258,15 +280,21 @@ impl OnlineMirrors {
     /// The mirror penalty for a URL (canonical form) not fetched yet: when its
     /// host (prefix) is an established mirror and the counterpart page on the
     /// original is already known, `Some((penalty, counterpart URL))`. None when
-    /// `[mirror] online` is off.
-    pub fn penalty_for(&mut self, canonical: &str) -> Option<(f64, String)> {
+    /// `[mirror] online` is off. Fails only when the pages on disk cannot be
+    /// read.
+    pub fn penalty_for(&mut self, canonical: &str) -> std::io::Result<Option<(f64, String)>> {
         if !self.settings.online {
-            return None;
+            return Ok(None);
         }
-        let (host, path) = split_url(canonical)?;
-        let scheme = &canonical[..canonical.find("://")? + 3];
+        let (Some((host, path)), Some(scheme_end)) = (split_url(canonical), canonical.find("://")) else {
+            return Ok(None);
+        };
+        let scheme = &canonical[..scheme_end + 3];
         let path = strip_query(path);
-        for &id in self.by_host.get(host)? {
+        let Some(ids) = self.by_host.get(host) else {
+            return Ok(None);
+        };
+        for &id in ids {
             let pair = &self.pairs[id];
             if !pair.established {
                 continue;
@@ -279,14 +307,14 @@ impl OnlineMirrors {
                 continue;
             };
             let other = format!("{op}{rel}");
-            if self.pages.get(oh).is_some_and(|m| m.contains_key(&key(&other))) {
+            if self.pages.get(&(key(oh), key(&other)))?.is_some() {
                 let counterpart = format!("{scheme}{oh}{other}");
                 if self.demoted.insert(key(canonical)) {
                     self.stats.demoted += 1;
                 }
-                return Some((self.settings.penalty, counterpart));
+                return Ok(Some((self.settings.penalty, counterpart)));
             }
         }
-        None
+        Ok(None)
     }
 }

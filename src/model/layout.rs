@@ -7,7 +7,8 @@
 //!   crawl_stats.json     counts and rates of the crawl
 //!   settings.toml        the settings the crawl ran with
 //!   store/               the crawl store (frontier, seen-set, pages)
-//!   index/tables.bin     the near-duplicate index snapshot
+//!   index/tables.bin     the near-duplicate index snapshot (and, while
+//!                        the crawl runs, its sketches and spilled maps)
 //!   reports/             summary, clusters and mirror reports
 //!   warc/                WARC/1.1 files, when `output.warc` is on
 //!   worker-N/            a shared crawl's workers (`simcrawl crawl

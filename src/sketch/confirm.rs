@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::slots::SlotTable;
-use crate::chunkmap::ChunkMap;
 use crate::features::{HostTemplate, TemplateLearner};
+use crate::spillmap::SpillMap;
 
 use crate::model::NearMatch;
 use crate::model::PageId;
@@ -72,16 +72,18 @@ impl Sketch {
 /// of a page are ever read again, so a crawl keeps them, each with its
 /// page's fingerprint, in a spill file ([`SketchIndex::spilling`]:
 /// appended, read back by offset) and holds per page id only where its
-/// sketch is (8 bytes), plus its band keys (8 bytes each for a key's first
-/// page, in a [`ChunkMap`], more for the few keys with several);
-/// [`SketchIndex::new`] keeps the sketches in memory.
+/// sketch is (8 bytes). Its band keys go to a [`SpillMap`] of a key's first
+/// page: the newest [`BAND_MEM_MAX`] in memory, the others in runs on disk
+/// beside the spill file with 1.25 bytes of Bloom filter each in memory;
+/// the few keys with several pages are in a hash map.
+/// [`SketchIndex::new`] keeps everything in memory.
 #[derive(Debug, Default)]
 pub struct SketchIndex {
     /// Page → where its sketch and fingerprint are ([`Slot::pack`]).
     pages: SlotTable,
     /// Band key → the first page filed under it (when its id fits 32 bits):
     /// 8 bytes per key, most keys' only page.
-    first: ChunkMap<u32, u32>,
+    first: SpillMap<u32, u32>,
     /// Band key → the other pages filed under it (at most [`BUCKET_MAX`]
     /// with the first), and pages whose id does not fit 32 bits.
     more: HashMap<u32, Vec<PageId>>,
@@ -254,6 +256,10 @@ const FULL_BUCKET_LOOKUPS: usize = 2;
 /// [`BAND_KEYS`]: super::content::BAND_KEYS
 const BAND_SCAN: usize = 16;
 
+/// Band keys a spilling index holds in memory (about 0.8 MB); the others
+/// are in runs beside its sketch file ([`SpillMap`]).
+const BAND_MEM_MAX: usize = 1 << 16;
+
 impl SketchIndex {
     /// An empty index that keeps the sketches in memory.
     pub fn new() -> Self {
@@ -272,7 +278,12 @@ impl SketchIndex {
             .create(true)
             .truncate(true)
             .open(path)?;
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
         Ok(SketchIndex {
+            first: SpillMap::spilling(dir, BAND_MEM_MAX),
             sketches: Sketches::Spilled {
                 file,
                 path: path.to_path_buf(),
@@ -373,13 +384,17 @@ impl SketchIndex {
     /// are its site's chrome: neither tells its copies apart.
     ///
     /// [`BAND_KEYS`]: super::content::BAND_KEYS
-    fn band_keys(&self, scanned: &[u32]) -> Vec<u32> {
-        scanned
-            .iter()
-            .copied()
-            .filter(|&key| self.bucket_len(key) < BUCKET_MAX)
-            .take(super::content::BAND_KEYS)
-            .collect()
+    fn band_keys(&self, scanned: &[u32]) -> std::io::Result<Vec<u32>> {
+        let mut keys = Vec::with_capacity(super::content::BAND_KEYS);
+        for &key in scanned {
+            if keys.len() == super::content::BAND_KEYS {
+                break;
+            }
+            if self.bucket_len(key)? < BUCKET_MAX {
+                keys.push(key);
+            }
+        }
+        Ok(keys)
     }
 
     /// A content sketch's [`BAND_SCAN`] smallest shingle hashes outside the
@@ -396,43 +411,43 @@ impl SketchIndex {
     }
 
     /// Pages filed under band key `key`.
-    fn bucket_len(&self, key: u32) -> usize {
-        usize::from(self.first.contains_key(&key)) + self.more.get(&key).map_or(0, Vec::len)
+    fn bucket_len(&self, key: u32) -> std::io::Result<usize> {
+        Ok(usize::from(self.first.get(&key)?.is_some()) + self.more.get(&key).map_or(0, Vec::len))
     }
 
     /// The pages filed under band key `key`.
-    fn bucket(&self, key: u32, out: &mut Vec<PageId>) {
-        if let Some(p) = self.first.get(&key) {
+    fn bucket(&self, key: u32, out: &mut Vec<PageId>) -> std::io::Result<()> {
+        if let Some(p) = self.first.get(&key)? {
             out.push(PageId::from(p));
         }
         if let Some(more) = self.more.get(&key) {
             out.extend_from_slice(more);
         }
+        Ok(())
     }
 
     /// File `page` under band key `key` (a bucket keeps its first
     /// [`BUCKET_MAX`] pages, each once).
-    fn file_under(&mut self, key: u32, page: PageId) {
-        let first = self.first.get(&key);
+    fn file_under(&mut self, key: u32, page: PageId) -> std::io::Result<()> {
+        let first = self.first.get(&key)?;
         let more = self.more.get(&key).map_or(0, Vec::len);
         if usize::from(first.is_some()) + more >= BUCKET_MAX
             || first.is_some_and(|p| PageId::from(p) == page)
             || self.more.get(&key).is_some_and(|m| m.contains(&page))
         {
-            return;
+            return Ok(());
         }
         match (first, u32::try_from(page)) {
-            (None, Ok(small)) => {
-                self.first.insert(key, small);
-            }
+            (None, Ok(small)) => self.first.insert(key, small)?,
             _ => self.more.entry(key).or_default().push(page),
         }
+        Ok(())
     }
 
     /// Record a new page's sketch and fingerprint.
     pub fn insert(&mut self, page: PageId, sketch: Sketch, simhash: u64) -> std::io::Result<()> {
-        for key in self.band_keys(&self.scan_keys(&sketch)) {
-            self.file_under(key, page);
+        for key in self.band_keys(&self.scan_keys(&sketch))? {
+            self.file_under(key, page)?;
         }
         let slot = self.put(sketch, simhash)?;
         self.pages.set(page, slot.pack()?);
@@ -471,12 +486,13 @@ impl SketchIndex {
     /// the section fills the buckets of its smallest hashes, so the pages
     /// are filed under their own few other shingles, which a copy need not
     /// share.
-    fn full_buckets(&self, scanned: &[u32], out: &mut Vec<PageId>) {
+    fn full_buckets(&self, scanned: &[u32], out: &mut Vec<PageId>) -> std::io::Result<()> {
         for &key in scanned.iter().take(FULL_BUCKET_LOOKUPS) {
-            if self.bucket_len(key) >= BUCKET_MAX {
-                self.bucket(key, out);
+            if self.bucket_len(key)? >= BUCKET_MAX {
+                self.bucket(key, out)?;
             }
         }
+        Ok(())
     }
 
     /// The best confirmed original for a page with this sketch and
@@ -500,10 +516,10 @@ impl SketchIndex {
         let thresholds = thresholds.into();
         let mut ids: Vec<PageId> = near.iter().map(|m| m.page).collect();
         let scanned = self.scan_keys(sketch);
-        for key in self.band_keys(&scanned) {
-            self.bucket(key, &mut ids);
+        for key in self.band_keys(&scanned)? {
+            self.bucket(key, &mut ids)?;
         }
-        self.full_buckets(&scanned, &mut ids);
+        self.full_buckets(&scanned, &mut ids)?;
         ids.sort_unstable();
         ids.dedup();
         let mut best: Option<(NearMatch, f64)> = None;
@@ -581,7 +597,7 @@ mod tests {
         assert!(c
             .key_candidates(&|_| false, BAND_SCAN)
             .iter()
-            .all(|&k| ix.bucket_len(k) >= BUCKET_MAX));
+            .all(|&k| ix.bucket_len(k).unwrap() >= BUCKET_MAX));
         let (m, r) = ix
             .confirm(&q, 0, &[], 0.9)
             .unwrap()
@@ -734,7 +750,7 @@ mod tests {
         // pages only, and the last page is filed elsewhere.
         let c = ContentSketch::from_words(&common);
         let mut first = Vec::new();
-        ix.bucket(c.band_keys()[0], &mut first);
+        ix.bucket(c.band_keys()[0], &mut first).unwrap();
         assert_eq!(first.len(), BUCKET_MAX);
         assert!(!first.contains(&60));
     }
@@ -751,12 +767,12 @@ mod tests {
         ix.insert(3, sk.clone(), 0).unwrap();
         let Sketch::Content(c) = &sk else { unreachable!() };
         let mut pages = Vec::new();
-        ix.bucket(c.band_keys()[0], &mut pages);
+        ix.bucket(c.band_keys()[0], &mut pages).unwrap();
         assert_eq!(pages, (1..=BUCKET_MAX as u64).collect::<Vec<_>>());
         let mut only_big = SketchIndex::new();
         only_big.insert(big, sk.clone(), 0).unwrap();
         let mut pages = Vec::new();
-        only_big.bucket(c.band_keys()[0], &mut pages);
+        only_big.bucket(c.band_keys()[0], &mut pages).unwrap();
         assert_eq!(pages, vec![big]);
     }
 }

@@ -29,6 +29,7 @@ use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
 use super::{PageId, QueueKey, UrlState};
+use crate::blocked_bloom::BlockedBloom;
 
 /// A URL's 128-bit fingerprint.
 pub(super) type Fp = (u64, u64);
@@ -231,69 +232,22 @@ impl SeenCache {
 /// (about 1% false positives each). A key is in the newest; a query asks
 /// each (a handful for billions of URLs).
 pub(super) struct UrlFilter {
-    parts: Vec<FilterPart>,
-}
-
-struct FilterPart {
-    /// 512-bit blocks, a power of two of them.
-    blocks: Vec<[u64; 8]>,
-    keys: usize,
-    capacity: usize,
-}
-
-/// Probes per key.
-const PROBES: u32 = 7;
-
-impl FilterPart {
-    fn new(capacity: usize) -> Self {
-        // 10 bits per key, in 512-bit blocks.
-        let blocks = (capacity * 10).div_ceil(512).next_power_of_two();
-        FilterPart {
-            blocks: vec![[0; 8]; blocks],
-            keys: 0,
-            capacity,
-        }
-    }
-
-    /// The block of `fp` and the bits in it (9 bits of the second word each).
-    fn probes(&self, fp: Fp) -> (usize, impl Iterator<Item = (usize, u64)>) {
-        let block = (fp.0 as usize) & (self.blocks.len() - 1);
-        let bits = (0..PROBES).map(move |i| {
-            let bit = (fp.1 >> (9 * i)) & 511;
-            ((bit >> 6) as usize, 1u64 << (bit & 63))
-        });
-        (block, bits)
-    }
-
-    fn insert(&mut self, fp: Fp) {
-        let (b, bits) = self.probes(fp);
-        let block = &mut self.blocks[b];
-        for (w, m) in bits {
-            block[w] |= m;
-        }
-        self.keys += 1;
-    }
-
-    fn may_contain(&self, fp: Fp) -> bool {
-        let (b, mut bits) = self.probes(fp);
-        let block = &self.blocks[b];
-        bits.all(|(w, m)| block[w] & m != 0)
-    }
+    parts: Vec<BlockedBloom>,
 }
 
 impl UrlFilter {
     /// An empty filter whose first part holds `capacity` keys.
     pub(super) fn new(capacity: usize) -> Self {
         UrlFilter {
-            parts: vec![FilterPart::new(capacity.max(1))],
+            parts: vec![BlockedBloom::new(capacity.max(1))],
         }
     }
 
     /// Adds `fp`.
     pub(super) fn insert(&mut self, fp: Fp) {
         let last = self.parts.last().expect("a filter has a part");
-        if last.keys >= last.capacity {
-            let next = FilterPart::new(last.capacity * 2);
+        if last.is_full() {
+            let next = BlockedBloom::new(last.capacity() * 2);
             self.parts.push(next);
         }
         self.parts.last_mut().expect("a filter has a part").insert(fp);

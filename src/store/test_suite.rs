@@ -119,6 +119,7 @@ fn owners(s: &dyn Store) -> (Option<PageId>, Option<PageId>) {
     crate::dedup::ExactIndex::load(s)
         .unwrap()
         .lookup(Some(&[1; 32]), Some(&[7; 32]))
+        .unwrap()
 }
 
 pub(crate) fn claim_complete_lifecycle(s: &dyn Store) {

@@ -284,7 +284,10 @@ fn version_2_to_4_stores_are_read_and_relabelled() {
             Some(&FORMAT_VERSION.to_be_bytes()[..])
         );
         let exact = crate::dedup::ExactIndex::load(&s).unwrap();
-        assert_eq!(exact.lookup(Some(&[1; 32]), Some(&[7; 32])), (Some(id), Some(id)));
+        assert_eq!(
+            exact.lookup(Some(&[1; 32]), Some(&[7; 32])).unwrap(),
+            (Some(id), Some(id))
+        );
         assert_eq!(s.iter_pages().count(), 1);
         let fps: Vec<_> = s.iter_fingerprints().map(Result::unwrap).collect();
         assert_eq!(fps, vec![(id, fp)]);
