@@ -19,7 +19,7 @@
 //! sets (union-find) with a suggested canonical host.
 //!
 //! Online ([`OnlineMirrors`]): the same candidates are counted incrementally as
-//! pages are decided, with hash-map lookups only, so the frontier can demote
+//! pages are decided, with map lookups only (no scans), so the frontier can demote
 //! URLs of an established mirror whose counterpart is already known.
 //!
 //! Offline detection reads the log as a [`LogDigest`] (`digest.rs`): one

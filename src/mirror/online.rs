@@ -101,7 +101,9 @@ impl OnlinePair {
 
 /// Online mirror detection for the crawl loop: feed every decided page to
 /// [`observe`](Self::observe), ask [`penalty_for`](Self::penalty_for) before
-/// scoring a URL. Every call is a few hash-map lookups (no scans).
+/// scoring a URL. Every call is a few map lookups (no scans): in memory,
+/// or, for pages the detector keeps on disk, a Bloom filter per run and at
+/// most one block read.
 #[derive(Debug)]
 pub struct OnlineMirrors {
     settings: MirrorSettings,
