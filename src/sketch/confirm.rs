@@ -269,6 +269,11 @@ impl SketchIndex {
     /// An empty index that keeps the sketches in the file `path` (created,
     /// or emptied: it holds one crawl run's sketches, rebuilt at each start).
     pub fn spilling(path: &Path) -> std::io::Result<Self> {
+        Self::spilling_with(path, BAND_MEM_MAX)
+    }
+
+    /// [`SketchIndex::spilling`] with `band_mem_max` band keys in memory.
+    fn spilling_with(path: &Path, band_mem_max: usize) -> std::io::Result<Self> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
@@ -283,7 +288,7 @@ impl SketchIndex {
             .filter(|d| !d.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
         Ok(SketchIndex {
-            first: SpillMap::spilling(dir, BAND_MEM_MAX),
+            first: SpillMap::spilling(dir, band_mem_max),
             sketches: Sketches::Spilled {
                 file,
                 path: path.to_path_buf(),
@@ -642,10 +647,20 @@ mod tests {
 
     #[test]
     fn a_spilled_index_confirms_exactly_as_one_in_memory() {
+        spilled_index_confirms_exactly_as_one_in_memory(BAND_MEM_MAX);
+    }
+
+    /// The same with all but 8 band keys on disk.
+    #[test]
+    fn an_index_with_its_band_keys_on_disk_confirms_exactly_as_one_in_memory() {
+        spilled_index_confirms_exactly_as_one_in_memory(8);
+    }
+
+    fn spilled_index_confirms_exactly_as_one_in_memory(band_mem_max: usize) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sketches.bin");
         let mut held = SketchIndex::new();
-        let mut spilled = SketchIndex::spilling(&path).unwrap();
+        let mut spilled = SketchIndex::spilling_with(&path, band_mem_max).unwrap();
         // Pages 1..=60: families of near copies (same base words, a few
         // differ), so band keys are shared and buckets fill.
         for id in 1..=60u64 {
@@ -661,7 +676,9 @@ mod tests {
         let mut confirmed = 0;
         for q in 0..40u64 {
             let sk = sketch(1000 * (q % 7 + 1), 300, 180 + (q % 6) * 20);
+            // Every other query has no simhash candidate: band keys alone.
             let near: Vec<NearMatch> = (1..=3)
+                .filter(|_| q % 2 == 0)
                 .map(|p| NearMatch {
                     page: q + p,
                     distance: (p % 4) as u32,
