@@ -13,7 +13,7 @@ fn index(c: &mut Criterion) {
         .unwrap_or(1_000_000);
     let wl = Workload::new(Shape::Random, n, 4096, 3, 7);
     let idx = LiveIndex::new(Design::paper_k3(10).expect("paper design"), 3);
-    idx.bulk_load(wl.items());
+    idx.bulk_load(wl.items()).expect("an index in memory does no I/O");
     let mut g = c.benchmark_group(format!("index_n{n}"));
     g.throughput(Throughput::Elements(wl.queries.len() as u64));
     g.bench_function("query", |b| {

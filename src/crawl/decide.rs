@@ -8,6 +8,7 @@
 
 use super::provisional::Provisional;
 use super::shared_dedup::Pre;
+use super::tally::UrlTally;
 use super::*;
 use crate::dedup::SharedReplica;
 use crate::host::host_key;
@@ -166,12 +167,12 @@ pub(super) struct Decider {
     redirects: HashMap<String, String>,
     hops: HashMap<String, u32>,
     /// New URLs not enqueued because their parent was a duplicate (`drop`).
-    dropped: HashSet<String>,
+    dropped: UrlTally,
     /// URLs enqueued with a duplicate penalty (`deprioritize`; a URL is
     /// enqueued once, so a count).
     demoted: u64,
     /// URLs demoted because their host is an established mirror.
-    mirror_demoted: HashSet<String>,
+    mirror_demoted: UrlTally,
     /// Out-links not enqueued by `focus.min_relevance`.
     focus_cut: u64,
     /// Focused crawls: the host and URL-word relevance learned so far.
@@ -218,9 +219,9 @@ pub(super) struct Decided {
     pub(super) index: Option<LiveIndex>,
     /// Fingerprints indexed.
     pub(super) index_len: usize,
-    dropped: HashSet<String>,
+    dropped: UrlTally,
     demoted: u64,
-    mirror_demoted: HashSet<String>,
+    mirror_demoted: UrlTally,
     /// `focus.on_topic` and the links cut by `min_relevance`, when focused.
     focus: Option<(f64, u64)>,
     /// Pages whose fingerprint was reused from an exact original.
@@ -233,19 +234,13 @@ impl Decided {
     /// What dedup did to the crawl, counted at its end: links of duplicates
     /// dropped and never fetched; links of duplicates enqueued with a penalty;
     /// URLs demoted as mirror copies and never fetched.
-    pub(super) fn stats(&self, store: &dyn Store) -> Result<CrawlStats> {
-        let mut dropped = 0;
-        for u in &self.dropped {
-            if store.url_state(u)?.is_none() {
-                dropped += 1;
-            }
-        }
-        let mut mirror_saved = 0;
-        for u in &self.mirror_demoted {
-            if !matches!(store.url_state(u)?, Some(UrlState::Done(_))) {
-                mirror_saved += 1;
-            }
-        }
+    pub(super) fn stats(&mut self, store: &dyn Store) -> Result<CrawlStats> {
+        let dir = self.dropped.dir().to_path_buf();
+        let io = |e| Error::io(&dir, e);
+        let dropped = self.dropped.count(|u| Ok(store.url_state(u)?.is_none()), io)?;
+        let mirror_saved = self
+            .mirror_demoted
+            .count(|u| Ok(!matches!(store.url_state(u)?, Some(UrlState::Done(_)))), io)?;
         Ok(CrawlStats {
             dup_links_dropped: Some(dropped),
             dup_links_demoted: Some(self.demoted),
@@ -301,6 +296,8 @@ impl Decider {
             .open(log_path)
             .map_err(|e| Error::io(log_path, e))?;
         shared.metrics.set_index_size(dedup.replica().index_len());
+        let dropped = UrlTally::new(&spill).map_err(|e| Error::io(&spill, e))?;
+        let mirror_demoted = UrlTally::new(&spill).map_err(|e| Error::io(&spill, e))?;
         Ok(Decider {
             log: CrawlLogWriter::new(std::io::BufWriter::with_capacity(1 << 20, file)),
             voided: crate::crawllog::VoidedWriter::beside(log_path),
@@ -313,9 +310,9 @@ impl Decider {
             provisional: HashMap::new(),
             provisional_len: 0,
             hops: HashMap::new(),
-            dropped: HashSet::new(),
+            dropped,
             demoted: 0,
-            mirror_demoted: HashSet::new(),
+            mirror_demoted,
             focus_cut: 0,
             evidence,
             url_words: Vec::new(),
@@ -657,7 +654,7 @@ impl Decider {
                 let store = shared.frontier.store();
                 for (u, _, _) in a.links {
                     if store.url_state(u.as_str())?.is_none() {
-                        self.dropped.insert(u.to_string());
+                        self.dropped.insert(u.as_str()).map_err(|e| Error::io(&self.spill, e))?;
                     }
                 }
             }
@@ -741,7 +738,9 @@ impl Decider {
                 .map_err(|e| Error::io(&self.spill, e))?
                 .is_some();
             if c.mirror {
-                self.mirror_demoted.insert(c.url.to_string());
+                self.mirror_demoted
+                    .insert(c.url.as_str())
+                    .map_err(|e| Error::io(&self.spill, e))?;
             }
             offers.push(c);
         }

@@ -82,6 +82,7 @@ mod revisit;
 mod shared_crawl;
 mod shared_dedup;
 mod sitemaps;
+mod tally;
 #[cfg(test)]
 mod tests;
 mod worker;
@@ -678,7 +679,7 @@ pub async fn run(
     let decider_result = decider_thread.join();
     progress.finish();
 
-    let decided = match decider_result {
+    let mut decided = match decider_result {
         Ok(r) => r?,
         Err(_) => return Err(Error::thread_panicked("decider")),
     };

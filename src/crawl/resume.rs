@@ -437,8 +437,10 @@ impl DedupState {
     pub(crate) fn empty(s: &Settings, snapshot: &Path) -> Result<Self> {
         let sketch_file = snapshot.with_file_name(SKETCH_FILE);
         let dir = spill_dir(snapshot)?;
+        let index = LiveIndex::from_settings(&s.index, s.simhash.k);
+        index.spill_to(&dir).map_err(|e| Error::io(&dir, e))?;
         Ok(DedupState {
-            index: LiveIndex::from_settings(&s.index, s.simhash.k),
+            index,
             exact: ExactIndex::spilling(&dir),
             spill: dir.clone(),
             templates: TemplateLearner::new(&s.features),
@@ -476,6 +478,7 @@ impl DedupState {
             }
         };
         let spill = spill_dir(snapshot)?;
+        index.spill_to(&spill).map_err(|e| Error::io(&spill, e))?;
         let mut exact = ExactIndex::spilling(&spill);
         let mut fps = Vec::new();
         let mut analysed = Vec::new();
@@ -505,7 +508,7 @@ impl DedupState {
         }
         let (kept, added) = (index.len(), fps.len());
         if added > kept / 8 {
-            index.bulk_load(fps);
+            index.bulk_load(fps).map_err(|e| Error::io(&spill, e))?;
         } else {
             for (fp, id) in fps {
                 index.insert(fp, id);

@@ -13,7 +13,11 @@ use super::weigh::Accumulator;
 use super::{FastSet, FeatureExtractor};
 use crate::hash::{fmix64, fnv1a_continue, FNV1A_OFFSET};
 
-const STEM_CACHE_MAX: usize = 200_000;
+/// Words in one generation of a [`StemCache`]: 7/8 of 2^14, so a
+/// generation's table holds them in 2^14 slots without growing (40 bytes
+/// and a control byte each, and the stem's text: about 1 MB per
+/// generation, 2 MB per thread and language at most).
+const GENERATION: usize = 14_336;
 
 /// What the stem cache knows about one case-folded word of one language
 /// (all pure functions of the language and the word).
@@ -28,7 +32,7 @@ struct WordInfo {
     letter: bool,
 }
 
-/// Stem cache of one language: [`word_key`] of the case-folded word →
+/// One generation of a stem cache: [`word_key`] of the case-folded word →
 /// [`WordInfo`]. Keyed by the hash, not the text, so a lookup touches the
 /// table only (no key string to compare on the heap: one cache miss less per
 /// word). Two words with equal hashes would share a stem; among n distinct
@@ -36,7 +40,33 @@ struct WordInfo {
 /// and it would still be deterministic.
 /// Its keys are [`word_key`] outputs, already well mixed (the fold of a
 /// 128-bit product), so they are their own hash.
-type StemCache = hashbrown::HashMap<u64, WordInfo, BuildHasherDefault<crate::hash::PreHashed>>;
+type WordMap = hashbrown::HashMap<u64, WordInfo, BuildHasherDefault<crate::hash::PreHashed>>;
+
+/// Stem cache of one language in two generations, bounded at
+/// 2 × [`GENERATION`] words: lookups go to the young generation, a word
+/// found only in the old one moves to the young one, and when the young
+/// one is full the old one is dropped and the young one becomes old. The
+/// words a crawl keeps meeting stay; a vocabulary that keeps growing (names,
+/// identifiers, typos) costs no more memory.
+#[derive(Default)]
+struct StemCache {
+    young: WordMap,
+    old: WordMap,
+}
+
+impl StemCache {
+    #[inline]
+    fn get(&mut self, key: u64, make: impl FnOnce() -> WordInfo) -> &WordInfo {
+        if self.young.len() >= GENERATION {
+            self.old.clear();
+            std::mem::swap(&mut self.young, &mut self.old);
+        }
+        let old = &mut self.old;
+        self.young
+            .entry(key)
+            .or_insert_with(|| old.remove(&key).unwrap_or_else(make))
+    }
+}
 
 thread_local! {
     /// Per-thread stem cache, one map per language id.
@@ -103,10 +133,7 @@ impl FeatureExtractor {
                     fold_into(&mut fold, w);
                     word_key::<false>(fold.as_bytes())
                 };
-                if cache.len() >= STEM_CACHE_MAX {
-                    cache.clear();
-                }
-                let info = cache.entry(key).or_insert_with(|| {
+                let info = cache.get(key, || {
                     if ascii {
                         fold.clear();
                         fold.push_str(w);
@@ -215,6 +242,33 @@ fn word_key<const FOLD: bool>(bytes: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Past two generations of distinct words the cache stops growing, and a
+    /// word met often is never stemmed again.
+    #[test]
+    fn the_cache_keeps_two_generations_and_its_frequent_words() {
+        let mut cache = StemCache::default();
+        let info = |n: u64| WordInfo {
+            stem: format!("w{n}").into(),
+            state: n,
+            stop: false,
+            letter: true,
+        };
+        let mut made = 0;
+        for i in 0..(5 * GENERATION as u64) {
+            assert_eq!(cache.get(1 << 40 | i, || info(i)).state, i);
+            if i % 100 == 0 {
+                let got = cache.get(7, || {
+                    made += 1;
+                    info(7)
+                });
+                assert_eq!(&*got.stem, "w7");
+            }
+            assert!(cache.young.len() + cache.old.len() <= 2 * GENERATION + 1);
+        }
+        assert_eq!(made, 1);
+        assert!(cache.old.len() >= GENERATION - 1);
+    }
 
     proptest::proptest! {
         /// Folding while hashing equals hashing the folded word.

@@ -176,22 +176,12 @@ impl Frontier {
                     any = true;
                 }
             }
-            for (&key, &n) in &h.disk_bumps {
-                if let Some(mut q) = self.store.queued(&h.name, key)? {
-                    self.add_inlinks(&mut q, n);
-                    moved.push((key, q));
-                    if moved.len() >= PENDING_BATCH {
-                        self.store.update_queue(&[], &moved)?;
-                        moved.clear();
-                        any = true;
-                    }
-                }
-            }
         }
         if !moved.is_empty() {
             self.store.update_queue(&[], &moved)?;
             any = true;
         }
+        self.write_disk_bumps(inner, usize::MAX)?;
         if !any {
             return Ok(());
         }
@@ -201,9 +191,7 @@ impl Frontier {
                 w.stored = w.q.key();
                 w.extra = 0;
             }
-            h.disk_bumps.clear();
         }
-        self.disk_bumps.store(0, Ordering::Relaxed);
         Ok(())
     }
 }

@@ -382,8 +382,9 @@ struct Inner {
 }
 
 /// Pending in-link counts of URLs only in the store, kept in memory at most
-/// this many; past it an in-link is written to the store at once.
-const MAX_DISK_BUMPS: usize = 1 << 20;
+/// this many (about 2 MB); past it they are written to the store a batch
+/// at a time ([`Frontier::write_disk_bumps`]).
+const MAX_DISK_BUMPS: usize = 1 << 16;
 
 /// The crawl frontier (see the module docs). Shared by all workers (`&self` methods).
 pub struct Frontier {

@@ -327,9 +327,9 @@ impl Frontier {
 
     /// One more in-link `c` for the URL stored under `key`, counted in
     /// memory: in the window it moves up at once (its store entry keeps its
-    /// key); only in the store, the count waits until the URL is loaded
-    /// (or, past [`MAX_DISK_BUMPS`], the URL is returned to be rewritten
-    /// with the caller's batch). An in-flight URL counts nothing.
+    /// key); only in the store, the count waits until the URL is loaded or
+    /// the counts are written ([`Frontier::write_disk_bumps`]). An in-flight
+    /// URL counts nothing.
     ///
     /// Focused crawls: a URL's relevance component is the best of its
     /// in-links' ([`Frontier::raise_relevance`]): a module index whose
@@ -373,18 +373,52 @@ impl Frontier {
                 return Ok(Some((id, q)));
             }
         }
-        let h = &mut inner.hosts[id as usize];
-        if self.disk_bumps.load(Ordering::Relaxed) < MAX_DISK_BUMPS {
-            let n = h.disk_bumps.entry(key).or_insert(0);
-            if *n == 0 {
-                self.disk_bumps.fetch_add(1, Ordering::Relaxed);
-            }
-            *n += 1;
-            return Ok(None);
+        if self.disk_bumps.load(Ordering::Relaxed) >= MAX_DISK_BUMPS {
+            self.write_disk_bumps(inner, DISK_BUMPS_BATCH)?;
         }
-        let (id, mut q) = self.take_queued(inner, canonical, url, key)?;
-        self.bump_inlinks(&mut q);
-        Ok(Some((id, q)))
+        let h = &mut inner.hosts[id as usize];
+        let n = h.disk_bumps.entry(key).or_insert(0);
+        if *n == 0 {
+            self.disk_bumps.fetch_add(1, Ordering::Relaxed);
+        }
+        *n += 1;
+        Ok(None)
+    }
+
+    /// Writes up to `limit` of the in-link counts waiting in memory for
+    /// URLs only in the store to their queue entries (each moves to the key
+    /// of its new priority) and forgets them: a batch at a time when they
+    /// reach [`MAX_DISK_BUMPS`] (a steady trickle of writes, not a burst the
+    /// store must buffer), all of them at the end of a run.
+    pub(super) fn write_disk_bumps(&self, inner: &mut Inner, limit: usize) -> Result<(), FrontierError> {
+        let mut moved: Vec<(QueueKey, QueuedUrl)> = Vec::with_capacity(DISK_BUMPS_BATCH.min(limit));
+        let mut left = limit;
+        for h in &mut inner.hosts {
+            if left == 0 {
+                break;
+            }
+            let keys: Vec<QueueKey> = h.disk_bumps.keys().take(left).copied().collect();
+            left -= keys.len();
+            for key in keys {
+                let Some(n) = h.disk_bumps.remove(&key) else { continue };
+                self.disk_bumps.fetch_sub(1, Ordering::Relaxed);
+                if let Some(mut q) = self.store.queued(&h.name, key)? {
+                    self.add_inlinks(&mut q, n);
+                    moved.push((key, q));
+                    if moved.len() >= DISK_BUMPS_BATCH {
+                        self.store.update_queue(&[], &moved)?;
+                        moved.clear();
+                    }
+                }
+            }
+            if h.disk_bumps.is_empty() {
+                h.disk_bumps.shrink_to(0);
+            }
+        }
+        if !moved.is_empty() {
+            self.store.update_queue(&[], &moved)?;
+        }
+        Ok(())
     }
 
     /// Take a URL stored under `key` out of the host's on-disk count, with
@@ -416,6 +450,9 @@ impl Frontier {
         }
     }
 }
+
+/// In-link counts written to the store per batch ([`Frontier::write_disk_bumps`]).
+const DISK_BUMPS_BATCH: usize = 4096;
 
 /// How much more relevant an in-link must be than a URL only in the store
 /// for the URL to be rewritten ([`Frontier::count_inlink`]).

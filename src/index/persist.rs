@@ -130,6 +130,11 @@ impl SnapWriter {
         })
     }
 
+    /// A read error of what is being written (a table spilled to disk).
+    pub(crate) fn fail(&self, e: std::io::Error) -> SnapshotError {
+        io(&self.path, e)
+    }
+
     pub(crate) fn bytes(&mut self, b: &[u8]) -> Result<(), SnapshotError> {
         self.crc.update(b);
         self.w.write_all(b).map_err(|e| io(&self.path, e))

@@ -89,7 +89,8 @@ pub fn run(opts: &Options, out: &mut impl Write) -> Result<()> {
         // Bulk load.
         let idx = LiveIndex::new(design.clone(), k);
         let t = Instant::now();
-        idx.bulk_load(items.iter().copied());
+        idx.bulk_load(items.iter().copied())
+            .map_err(|e| Error::Internal(e.to_string()))?;
         let bulk = rate(items.len(), t.elapsed().as_secs_f64());
         let bytes = idx.memory_bytes() as f64 / opts.n.max(1) as f64;
 

@@ -10,7 +10,7 @@ fn btree_baseline_and_index_agree_with_brute_force() {
         let items: Vec<(u64, u64)> = wl.items().collect();
         let bt = BTreeTables::bulk(Design::paper_k3(10).unwrap(), 3, &items);
         let idx = LiveIndex::new(Design::paper_k3(4).unwrap(), 3);
-        idx.bulk_load(items.iter().copied());
+        idx.bulk_load(items.iter().copied()).unwrap();
         let mut planted = 0;
         for &q in &wl.queries {
             let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());

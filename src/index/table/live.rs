@@ -4,8 +4,8 @@
 //! background merge and snapshots.
 
 use std::collections::HashMap;
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Mutex, RwLock};
 use rayon::prelude::*;
@@ -30,6 +30,8 @@ struct Inner {
     design: Design,
     state: RwLock<State>,
     merger: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Where merged runs put their tables' entries ([`LiveIndex::spill_to`]).
+    spill: OnceLock<PathBuf>,
 }
 
 /// Smallest live delta that is frozen and merged into the main run.
@@ -66,7 +68,7 @@ impl LiveIndex {
     pub fn new(design: Design, k: u32) -> LiveIndex {
         let geo = Geometry::new(&design, k);
         let delta = Delta::new(&geo, MIN_DELTA);
-        let main = Arc::new(Run::build(&geo, &[]));
+        let main = Arc::new(Run::build(&geo, &[], None).expect("an empty run in memory does no I/O"));
         LiveIndex {
             inner: Arc::new(Inner {
                 geo,
@@ -79,6 +81,7 @@ impl LiveIndex {
                     len: 0,
                 }),
                 merger: Mutex::new(None),
+                spill: OnceLock::new(),
             }),
         }
     }
@@ -155,7 +158,21 @@ impl LiveIndex {
         }
         let inner = self.inner.clone();
         *slot = Some(std::thread::spawn(move || {
-            let (merged, dups) = main.merged(&inner.geo, &frozen.items());
+            let items = frozen.items();
+            let spill = inner.spill.get().map(PathBuf::as_path);
+            let merged = main.merged(&inner.geo, &items, spill).or_else(|e| {
+                tracing::error!("index: writing a merged run to disk failed ({e}); merging in memory");
+                main.merged(&inner.geo, &items, None)
+            });
+            let (merged, dups) = match merged {
+                Ok(m) => m,
+                Err(e) => {
+                    // The frozen delta stays queryable: nothing is lost, and
+                    // the live delta grows past its size instead.
+                    tracing::error!("index: reading the main run failed ({e}); the delta is not merged");
+                    return;
+                }
+            };
             let merged = Arc::new(merged);
             let mut st = inner.state.write();
             st.main = merged;
@@ -173,13 +190,34 @@ impl LiveIndex {
         }
     }
 
+    /// From now on, merged runs keep their tables' entries in unlinked files
+    /// in `dir`, read with positioned reads (the page cache holds them, not
+    /// the heap): the index's memory is then its directories, ids and
+    /// deltas, about 8 bytes per fingerprint instead of 30. The current main
+    /// run moves there too. A probe of a spilled table costs one `pread` per
+    /// table. Set once; later calls change nothing.
+    pub fn spill_to(&self, dir: &Path) -> std::io::Result<()> {
+        if self.inner.spill.set(dir.to_path_buf()).is_err() {
+            return Ok(());
+        }
+        self.wait_merged();
+        let mut st = self.inner.state.write();
+        let main = std::mem::take(&mut st.main);
+        match Arc::try_unwrap(main) {
+            Ok(run) => st.main = Arc::new(run.spill(dir)?),
+            Err(shared) => st.main = shared,
+        }
+        Ok(())
+    }
+
     /// Adds many `(fp, id)` at once by rebuilding the main run (start-up from
     /// the store): sorts, deduplicates and builds every table in parallel.
-    pub fn bulk_load(&self, items: impl IntoIterator<Item = (u64, u64)>) {
+    /// An error reading or writing a spilled run leaves the index as it was.
+    pub fn bulk_load(&self, items: impl IntoIterator<Item = (u64, u64)>) -> std::io::Result<()> {
         self.wait_merged();
         let geo = &self.inner.geo;
         let mut st = self.inner.state.write();
-        let mut all: Vec<(u64, u64)> = st.main.items(geo);
+        let mut all: Vec<(u64, u64)> = st.main.items(geo)?;
         if let Some(f) = &st.frozen {
             all.extend(f.items());
         }
@@ -197,13 +235,21 @@ impl LiveIndex {
             }
             repeat
         });
-        st.main = Arc::new(Run::default());
-        st.main = Arc::new(Run::build(geo, &all));
+        let spill = self.inner.spill.get().map(PathBuf::as_path);
+        let main = std::mem::take(&mut st.main);
+        match Run::build(geo, &all, spill) {
+            Ok(run) => st.main = Arc::new(run),
+            Err(e) => {
+                st.main = main;
+                return Err(e);
+            }
+        }
         drop(all);
         st.frozen = None;
         st.delta = Delta::new(geo, delta_threshold(st.main.len()));
         st.extras = extras;
         st.len += added;
+        Ok(())
     }
 
     /// Appends every stored `(fp, id)` within k of `fp` to `out` (each once;
@@ -390,10 +436,10 @@ impl LiveIndex {
     }
 
     /// Every stored `(fp, id)`, sorted (persistence and tests).
-    pub fn items(&self) -> Vec<(u64, u64)> {
+    pub fn items(&self) -> std::io::Result<Vec<(u64, u64)>> {
         let geo = &self.inner.geo;
         let st = self.inner.state.read();
-        let mut all = st.main.items(geo);
+        let mut all = st.main.items(geo)?;
         if let Some(f) = &st.frozen {
             all.extend(f.items());
         }
@@ -402,7 +448,7 @@ impl LiveIndex {
             all.extend(ids.iter().map(|&id| (fp, id)));
         }
         all.sort_unstable();
-        all
+        Ok(all)
     }
 
     /// Writes a snapshot of the whole index to `path` (through a temporary

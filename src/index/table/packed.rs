@@ -1,9 +1,82 @@
 //! One sealed table of a run (index pipeline: built by [`super::Run`] when a
 //! delta is merged, probed by every query): the sorted distinct permuted
-//! fingerprints, packed to the bits below a directory of bucket offsets.
+//! fingerprints, packed to the bits below a directory of bucket offsets,
+//! in memory or in an unlinked file read with positioned reads.
+
+use std::borrow::Cow;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{huge_vec, prefetch, Ids, PAD};
 use crate::index::persist::{SnapReader, SnapWriter, SnapshotError};
+
+/// Where a table's packed entries are (`PAD` bytes after the last one).
+#[derive(Debug)]
+pub(crate) enum Data {
+    /// In memory.
+    Mem(Vec<u8>),
+    /// In an unlinked file of the index's spill directory
+    /// ([`super::LiveIndex::spill_to`]): a probe reads its bucket's bytes
+    /// with one positioned read, from the page cache, which the kernel may
+    /// reclaim, not from the heap. Only the directory stays in memory.
+    File { file: File, len: usize },
+}
+
+impl Default for Data {
+    fn default() -> Self {
+        Data::Mem(Vec::new())
+    }
+}
+
+impl Data {
+    fn len(&self) -> usize {
+        match self {
+            Data::Mem(v) => v.len(),
+            Data::File { len, .. } => *len,
+        }
+    }
+
+    /// Bytes `from..to`.
+    fn range(&self, from: usize, to: usize) -> std::io::Result<Cow<'_, [u8]>> {
+        match self {
+            Data::Mem(v) => Ok(Cow::Borrowed(&v[from..to])),
+            Data::File { file, .. } => {
+                let mut b = vec![0u8; to - from];
+                file.read_exact_at(&mut b, from as u64)?;
+                Ok(Cow::Owned(b))
+            }
+        }
+    }
+
+    /// The bytes in an unlinked file in `dir`.
+    fn to_file(bytes: &[u8], dir: &Path) -> std::io::Result<Data> {
+        let mut out = BufWriter::with_capacity(1 << 16, tempfile::tempfile_in(dir)?);
+        out.write_all(bytes)?;
+        let file = out.into_inner().map_err(|e| e.into_error())?;
+        Ok(Data::File { file, len: bytes.len() })
+    }
+}
+
+/// The little-endian u64 at byte `at` of `b` (which has 8 bytes there).
+#[inline(always)]
+fn read_u64(b: &[u8], at: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(a)
+}
+
+/// A probe's read of a spilled table failed: the probe sees an empty
+/// bucket (a page may be decided new that a duplicate would have matched).
+/// Logged once per process; nothing stored is lost.
+fn read_failed(e: &std::io::Error) {
+    static LOGGED: AtomicBool = AtomicBool::new(false);
+    if !LOGGED.swap(true, Ordering::Relaxed) {
+        tracing::error!("index: reading a table spilled to disk failed ({e}); its probes find nothing");
+    }
+}
 
 /// One sealed table: the sorted distinct permuted fingerprints of a run,
 /// packed, with a directory on their top `bits` bits.
@@ -17,7 +90,7 @@ use crate::index::persist::{SnapReader, SnapWriter, SnapshotError};
 /// equal in the bucket.
 #[derive(Debug, Default)]
 pub(crate) struct Table {
-    pub(super) data: Vec<u8>,
+    pub(super) data: Data,
     pub(super) dir: Vec<u32>,
     pub(super) bits: u32,
     pub(super) width: usize,
@@ -29,19 +102,32 @@ pub(crate) struct Table {
 /// Fills a [`Table`] from permuted keys pushed in ascending order.
 pub(crate) struct TableBuilder {
     t: Table,
+    /// Spilling: the entries go to this file instead of `t.data`.
+    out: Option<BufWriter<File>>,
+    err: Option<std::io::Error>,
 }
 
 impl TableBuilder {
-    /// A builder for exactly `n` keys of a table with prefix length `prefix`.
-    pub(crate) fn new(n: usize, prefix: u32) -> TableBuilder {
+    /// A builder for exactly `n` keys of a table with prefix length
+    /// `prefix`, in memory, or in an unlinked file in `spill`.
+    pub(crate) fn new(n: usize, prefix: u32, spill: Option<&Path>) -> std::io::Result<TableBuilder> {
         let bits = Self::bits_for(n, prefix);
         let width = (64 - bits as usize).div_ceil(8);
         let low = if bits == 0 { u64::MAX } else { (1u64 << (64 - bits)) - 1 };
-        let mut data = huge_vec(n * width + PAD);
-        data.resize(n * width + PAD, 0u8);
+        let (data, out) = match spill {
+            None => {
+                let mut data = huge_vec(n * width + PAD);
+                data.resize(n * width + PAD, 0u8);
+                (Data::Mem(data), None)
+            }
+            Some(dir) => {
+                let file = tempfile::tempfile_in(dir)?;
+                (Data::Mem(Vec::new()), Some(BufWriter::with_capacity(1 << 16, file)))
+            }
+        };
         let mut dir = huge_vec((1usize << bits) + 1);
         dir.resize((1usize << bits) + 1, 0u32);
-        TableBuilder {
+        Ok(TableBuilder {
             t: Table {
                 data,
                 dir,
@@ -50,7 +136,9 @@ impl TableBuilder {
                 low,
                 len: 0,
             },
-        }
+            out,
+            err: None,
+        })
     }
 
     /// Directory bits of a table of `n` keys: about 4 to 8 entries per
@@ -65,22 +153,43 @@ impl TableBuilder {
     #[inline]
     pub(crate) fn push(&mut self, key: u64) {
         let t = &mut self.t;
-        // One 8-byte store; the bytes past `width` are overwritten by the
-        // next entry or land in the padding.
-        let at = t.len * t.width;
-        t.data[at..at + 8].copy_from_slice(&key.to_le_bytes());
+        match (&mut t.data, &mut self.out) {
+            (_, Some(out)) => {
+                if let Err(e) = out.write_all(&key.to_le_bytes()[..t.width]) {
+                    self.err.get_or_insert(e);
+                }
+            }
+            (Data::Mem(data), None) => {
+                // One 8-byte store; the bytes past `width` are overwritten by
+                // the next entry or land in the padding.
+                let at = t.len * t.width;
+                data[at..at + 8].copy_from_slice(&key.to_le_bytes());
+            }
+            (Data::File { .. }, None) => unreachable!("a builder without a file builds in memory"),
+        }
         let b = t.bucket_of(key);
         t.dir[b + 1] += 1;
         t.len += 1;
     }
 
-    /// The finished table.
-    pub(crate) fn finish(mut self) -> Table {
+    /// The finished table (the first write error of a spilling builder).
+    pub(crate) fn finish(mut self) -> std::io::Result<Table> {
+        if let Some(e) = self.err {
+            return Err(e);
+        }
+        if let Some(mut out) = self.out {
+            out.write_all(&[0u8; PAD])?;
+            let file = out.into_inner().map_err(|e| e.into_error())?;
+            self.t.data = Data::File {
+                file,
+                len: self.t.len * self.t.width + PAD,
+            };
+        }
         let dir = &mut self.t.dir;
         for i in 1..dir.len() {
             dir[i] += dir[i - 1];
         }
-        self.t
+        Ok(self.t)
     }
 }
 
@@ -102,21 +211,36 @@ impl Table {
         (self.dir[b] as usize, self.dir[b + 1] as usize)
     }
 
-    /// The stored bytes of entry `j` (and whatever follows), as a u64.
-    #[inline(always)]
-    pub(super) fn raw(&self, j: usize) -> u64 {
-        let at = j * self.width;
-        assert!(at + 8 <= self.data.len());
-        // SAFETY: bounds checked above; the data has PAD bytes after the last
-        // entry, so the check never fails for j < len.
-        u64::from_le(unsafe { (self.data.as_ptr().add(at) as *const u64).read_unaligned() })
+    /// The bytes of entries `lo..hi` and the padding after them: `None`
+    /// (logged) when reading a spilled table fails.
+    #[inline]
+    pub(super) fn entries(&self, lo: usize, hi: usize) -> Option<Cow<'_, [u8]>> {
+        match self.data.range(lo * self.width, hi * self.width + PAD) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                read_failed(&e);
+                None
+            }
+        }
     }
 
     /// Position of the permuted key `pk`, if stored.
     #[inline]
     pub(super) fn find(&self, pk: u64) -> Option<usize> {
         let (lo, hi) = self.bucket(pk);
-        (lo..hi).find(|&j| (self.raw(j) ^ pk) & self.low == 0)
+        let b = self.entries(lo, hi)?;
+        (0..hi - lo)
+            .find(|&j| (read_u64(&b, j * self.width) ^ pk) & self.low == 0)
+            .map(|j| lo + j)
+    }
+
+    /// This table with its entries in an unlinked file in `dir`.
+    pub(super) fn spill(self, dir: &Path) -> std::io::Result<Table> {
+        let data = match &self.data {
+            Data::Mem(v) => Data::to_file(v, dir)?,
+            Data::File { .. } => return Ok(self),
+        };
+        Ok(Table { data, ..self })
     }
 
     /// This table plus the sorted keys `add` (none of them stored here),
@@ -128,10 +252,14 @@ impl Table {
     /// bits change (the table crossed a power of two) or this table is empty.
     pub(super) fn merged_runs(&self, add: &[u64], prefix: u32, ids: Option<(&Ids, &[u64])>) -> Option<(Table, Ids)> {
         let n = self.len + add.len();
+        let Data::Mem(old) = &self.data else {
+            return None;
+        };
         if self.len == 0 || TableBuilder::bits_for(n, prefix) != self.bits {
             return None;
         }
         let w = self.width;
+        let raw = |j: usize| read_u64(old, j * w);
         let mut data: Vec<u8> = huge_vec(n * w + PAD);
         let mut out_ids = match ids {
             Some((old, new)) => Ids::with_width(n, old.is_wide() || new.iter().any(|&id| Ids::too_wide(id))),
@@ -141,10 +269,10 @@ impl Table {
         for (j, &k) in add.iter().enumerate() {
             let (lo, hi) = self.bucket(k);
             let mut pos = lo.max(from);
-            while pos < hi && (self.raw(pos) & self.low) < (k & self.low) {
+            while pos < hi && (raw(pos) & self.low) < (k & self.low) {
                 pos += 1;
             }
-            data.extend_from_slice(&self.data[from * w..pos * w]);
+            data.extend_from_slice(&old[from * w..pos * w]);
             data.extend_from_slice(&k.to_le_bytes()[..w]);
             if let Some((old, new)) = ids {
                 out_ids.extend_from(old, from..pos);
@@ -152,7 +280,7 @@ impl Table {
             }
             from = pos;
         }
-        data.extend_from_slice(&self.data[from * w..self.len * w]);
+        data.extend_from_slice(&old[from * w..self.len * w]);
         data.resize(n * w + PAD, 0);
         if let Some((old, _)) = ids {
             out_ids.extend_from(old, from..self.len);
@@ -166,7 +294,7 @@ impl Table {
             dir.push(d + before as u32);
         }
         let table = Table {
-            data,
+            data: Data::Mem(data),
             dir,
             bits: self.bits,
             width: w,
@@ -176,12 +304,37 @@ impl Table {
         Some((table, out_ids))
     }
 
-    /// Every key in ascending order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = u64> + '_ {
-        (0..self.dir.len() - 1).flat_map(move |b| {
-            let top = (b as u64).wrapping_shl(64 - self.bits);
-            (self.dir[b] as usize..self.dir[b + 1] as usize).map(move |j| top | (self.raw(j) & self.low))
-        })
+    /// Calls `f` with every key in ascending order (a spilled table is read
+    /// in chunks of 16 384 entries).
+    pub(crate) fn for_each_key(&self, mut f: impl FnMut(u64)) -> std::io::Result<()> {
+        const CHUNK: usize = 1 << 14;
+        let w = self.width;
+        let mut b = 0;
+        let mut j = 0;
+        while j < self.len {
+            let end = match self.data {
+                Data::Mem(_) => self.len,
+                Data::File { .. } => (j + CHUNK).min(self.len),
+            };
+            let bytes = self.data.range(j * w, end * w + PAD)?;
+            for e in j..end {
+                while self.dir[b + 1] as usize <= e {
+                    b += 1;
+                }
+                let top = (b as u64).wrapping_shl(64 - self.bits);
+                f(top | (read_u64(&bytes, (e - j) * w) & self.low));
+            }
+            j = end;
+        }
+        Ok(())
+    }
+
+    /// Every key in ascending order (tests).
+    #[cfg(test)]
+    pub(crate) fn keys(&self) -> Vec<u64> {
+        let mut v = Vec::with_capacity(self.len);
+        self.for_each_key(|k| v.push(k)).expect("an in-memory table");
+        v
     }
 
     #[inline(always)]
@@ -191,8 +344,11 @@ impl Table {
 
     #[inline(always)]
     pub(super) fn prefetch_range(&self, (lo, hi): (usize, usize)) {
+        let Data::Mem(data) = &self.data else {
+            return;
+        };
         // Every cache line of the range (a bucket is one to three lines).
-        let p = self.data.as_ptr() as usize;
+        let p = data.as_ptr() as usize;
         let mut line = (p + lo * self.width) & !63;
         let end = p + hi * self.width;
         while line <= end {
@@ -202,7 +358,11 @@ impl Table {
     }
 
     pub(super) fn bytes(&self) -> usize {
-        self.data.capacity() + self.dir.capacity() * 4
+        let data = match &self.data {
+            Data::Mem(v) => v.capacity(),
+            Data::File { .. } => 0,
+        };
+        data + self.dir.capacity() * 4
     }
 
     /// Distinct cache lines a probe for `pq` reads: the directory words of
@@ -214,7 +374,10 @@ impl Table {
         let d = self.dir.as_ptr() as usize;
         let dir_lines = 1 + usize::from(line(d + b * 4) != line(d + b * 4 + 7));
         let (lo, hi) = self.bucket(pq);
-        let p = self.data.as_ptr() as usize;
+        let p = match &self.data {
+            Data::Mem(v) => v.as_ptr() as usize,
+            Data::File { .. } => 0,
+        };
         dir_lines + line(p + hi * self.width) - line(p + lo * self.width) + 1
     }
 
@@ -224,7 +387,13 @@ impl Table {
         w.u64(self.dir.len() as u64)?;
         w.u64(self.data.len() as u64)?;
         w.u32s(&self.dir)?;
-        w.bytes(&self.data)
+        const CHUNK: usize = 1 << 20;
+        let len = self.data.len();
+        for at in (0..len).step_by(CHUNK) {
+            let bytes = self.data.range(at, (at + CHUNK).min(len)).map_err(|e| w.fail(e))?;
+            w.bytes(&bytes)?;
+        }
+        Ok(())
     }
 
     /// Reads a table of `n` entries, checking its geometry so that no probe
@@ -251,7 +420,7 @@ impl Table {
         r.bytes(&mut data)?;
         let low = if bits == 0 { u64::MAX } else { (1u64 << (64 - bits)) - 1 };
         Ok(Table {
-            data,
+            data: Data::Mem(data),
             dir,
             bits,
             width,

@@ -3,6 +3,8 @@
 //! by merging a frozen [`super::Delta`] into the previous run). Holds the
 //! merge and the probe loops (scalar and POPCNT).
 
+use std::path::Path;
+
 use rayon::prelude::*;
 
 use super::{Geometry, Ids, Table, TableBuilder, PAD, ROUND};
@@ -16,16 +18,25 @@ pub(crate) struct Run {
 }
 
 impl Run {
-    /// Builds from distinct `(fp, id)` pairs (any order), tables in parallel.
-    pub(crate) fn build(geo: &Geometry, items: &[(u64, u64)]) -> Run {
+    /// Builds from distinct `(fp, id)` pairs (any order), tables in parallel;
+    /// with `spill`, the tables' entries go to unlinked files there.
+    pub(crate) fn build(geo: &Geometry, items: &[(u64, u64)], spill: Option<&Path>) -> std::io::Result<Run> {
         let empty = Run::default();
-        empty.merged(geo, items).0
+        Ok(empty.merged(geo, items, spill)?.0)
     }
 
     /// A new run holding this run's fingerprints and those of `more` that
     /// are not in it (distinct among themselves), merged table by table. Also
     /// returns the pairs of `more` whose fingerprint this run already holds.
-    pub(crate) fn merged(&self, geo: &Geometry, more: &[(u64, u64)]) -> (Run, Vec<(u64, u64)>) {
+    /// With `spill`, the new tables' entries go to unlinked files there
+    /// (written as they are merged); an error reading or writing them is
+    /// returned and this run is unchanged.
+    pub(crate) fn merged(
+        &self,
+        geo: &Geometry,
+        more: &[(u64, u64)],
+        spill: Option<&Path>,
+    ) -> std::io::Result<(Run, Vec<(u64, u64)>)> {
         type Pairs = Vec<(u64, u64)>;
         let (more, dups): (std::borrow::Cow<'_, [(u64, u64)]>, Pairs) = if self.len() == 0 {
             (more.into(), Vec::new())
@@ -36,11 +47,19 @@ impl Run {
             let spec0 = &geo.specs[0];
             let mut keyed: Vec<(u64, u64, u64)> = more.iter().map(|&(fp, id)| (spec0.permute(fp), fp, id)).collect();
             keyed.par_sort_unstable_by_key(|x| x.0);
-            let mut old = self.tables[0].iter().peekable();
+            let mut held = vec![false; keyed.len()];
+            let mut at = 0;
+            self.tables[0].for_each_key(|k| {
+                while at < keyed.len() && keyed[at].0 < k {
+                    at += 1;
+                }
+                if at < keyed.len() && keyed[at].0 == k {
+                    held[at] = true;
+                }
+            })?;
             let (mut new, mut dups): (Pairs, Pairs) = (Vec::with_capacity(keyed.len()), Vec::new());
-            for (pk, fp, id) in keyed {
-                while old.next_if(|&k| k < pk).is_some() {}
-                if old.peek() == Some(&pk) {
+            for ((_, fp, id), held) in keyed.into_iter().zip(held) {
+                if held {
                     dups.push((fp, id));
                 } else {
                     new.push((fp, id));
@@ -49,7 +68,7 @@ impl Run {
             (new.into(), dups)
         };
         let n = self.len() + more.len();
-        let tables: Vec<(Table, Ids)> = geo
+        let tables: Vec<std::io::Result<(Table, Ids)>> = geo
             .specs
             .par_iter()
             .enumerate()
@@ -58,44 +77,74 @@ impl Run {
                 if i == 0 {
                     let mut add: Vec<(u64, u64)> = more.iter().map(|&(fp, id)| (spec.permute(fp), id)).collect();
                     add.par_sort_unstable();
-                    if let Some(t) = old {
+                    if let (Some(t), None) = (old, spill) {
                         let (keys, add_ids): (Vec<u64>, Vec<u64>) = add.iter().copied().unzip();
                         if let Some(done) = t.merged_runs(&keys, spec.prefix(), Some((&self.ids, &add_ids))) {
-                            return done;
+                            return Ok(done);
                         }
                     }
-                    let old_keys = old.into_iter().flat_map(|t| t.iter());
-                    let mut out = TableBuilder::new(n, spec.prefix());
+                    let mut out = TableBuilder::new(n, spec.prefix(), spill)?;
                     let mut ids = Ids::with_width(n, self.ids.is_wide());
-                    let old = old_keys.zip(self.ids.iter());
-                    merge_sorted(old, add.into_iter(), |k, id| {
-                        out.push(k);
+                    let mut add = add.into_iter().peekable();
+                    if let Some(t) = old {
+                        let mut old_ids = self.ids.iter();
+                        t.for_each_key(|k| {
+                            while let Some((a, id)) = add.next_if(|&(a, _)| a < k) {
+                                out.push(a);
+                                ids.push(id);
+                            }
+                            out.push(k);
+                            ids.push(old_ids.next().expect("an id per entry of table 0"));
+                        })?;
+                    }
+                    for (a, id) in add {
+                        out.push(a);
                         ids.push(id);
-                    });
-                    (out.finish(), ids)
+                    }
+                    Ok((out.finish()?, ids))
                 } else {
                     let mut add: Vec<u64> = more.iter().map(|&(fp, _)| spec.permute(fp)).collect();
                     add.par_sort_unstable();
-                    if let Some((t, _)) = old.and_then(|t| t.merged_runs(&add, spec.prefix(), None)) {
-                        return (t, Ids::default());
+                    if let (Some(t), None) = (old, spill) {
+                        if let Some((t, _)) = t.merged_runs(&add, spec.prefix(), None) {
+                            return Ok((t, Ids::default()));
+                        }
                     }
-                    let old_keys = old.into_iter().flat_map(|t| t.iter());
-                    let mut out = TableBuilder::new(n, spec.prefix());
-                    let old = old_keys.map(|k| (k, ()));
-                    merge_sorted(old, add.into_iter().map(|k| (k, ())), |k, ()| out.push(k));
-                    (out.finish(), Ids::default())
+                    let mut out = TableBuilder::new(n, spec.prefix(), spill)?;
+                    let mut add = add.into_iter().peekable();
+                    if let Some(t) = old {
+                        t.for_each_key(|k| {
+                            while let Some(a) = add.next_if(|&a| a < k) {
+                                out.push(a);
+                            }
+                            out.push(k);
+                        })?;
+                    }
+                    add.for_each(|a| out.push(a));
+                    Ok((out.finish()?, Ids::default()))
                 }
             })
             .collect();
         let mut ids = Ids::default();
         let mut out = Vec::with_capacity(tables.len());
-        for (i, (t, v)) in tables.into_iter().enumerate() {
+        for (i, t) in tables.into_iter().enumerate() {
+            let (t, v) = t?;
             if i == 0 {
                 ids = v;
             }
             out.push(t);
         }
-        (Run { tables: out, ids }, dups)
+        Ok((Run { tables: out, ids }, dups))
+    }
+
+    /// This run with its tables' entries in unlinked files in `dir`.
+    pub(crate) fn spill(self, dir: &Path) -> std::io::Result<Run> {
+        let tables = self
+            .tables
+            .into_iter()
+            .map(|t| t.spill(dir))
+            .collect::<std::io::Result<_>>()?;
+        Ok(Run { tables, ids: self.ids })
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -151,20 +200,25 @@ impl Run {
         emit: &mut impl FnMut(u64, u64, u32),
     ) -> usize {
         let t = &self.tables[i];
-        // One bounds check per bucket, then a tight loop: the table's fields
-        // in registers, one unaligned load, xor, mask, popcount and compare
-        // per entry (this loop is most of a probe's time).
-        assert!(lo <= hi && hi * t.width + PAD <= t.data.len());
+        // The bucket's bytes (a slice of the table in memory, one positioned
+        // read of a spilled one), one bounds check, then a tight loop: the
+        // table's fields in registers, one unaligned load, xor, mask,
+        // popcount and compare per entry (this loop is most of a probe's
+        // time).
+        let Some(bytes) = t.entries(lo, hi) else {
+            return 0;
+        };
         let (w, low, k) = (t.width, t.low, geo.k);
-        let base = t.data.as_ptr();
-        for j in lo..hi {
-            // SAFETY: j < hi, and hi·w + PAD ≤ data.len() (checked above), so
-            // the 8 bytes at j·w are inside the data.
+        assert!(lo <= hi && (hi - lo) * w + PAD <= bytes.len());
+        let base = bytes.as_ptr();
+        for j in 0..hi - lo {
+            // SAFETY: j < hi - lo, and (hi - lo)·w + PAD ≤ bytes.len()
+            // (checked above), so the 8 bytes at j·w are inside them.
             let raw = u64::from_le(unsafe { (base.add(j * w) as *const u64).read_unaligned() });
             let x = (raw ^ pq) & low;
             let d = x.count_ones();
             if d <= k {
-                self.owned_match(geo, i, q, pq ^ x, j, d, emit);
+                self.owned_match(geo, i, q, pq ^ x, lo + j, d, emit);
             }
         }
         hi - lo
@@ -256,30 +310,12 @@ impl Run {
     }
 
     /// Every `(fp, id)` of the run (first ids only).
-    pub(super) fn items(&self, geo: &Geometry) -> Vec<(u64, u64)> {
-        match self.tables.first() {
-            Some(t) => t
-                .iter()
-                .zip(self.ids.iter())
-                .map(|(k, id)| (geo.specs[0].unpermute(k), id))
-                .collect(),
-            None => Vec::new(),
+    pub(super) fn items(&self, geo: &Geometry) -> std::io::Result<Vec<(u64, u64)>> {
+        let mut out = Vec::with_capacity(self.len());
+        if let Some(t) = self.tables.first() {
+            let mut ids = self.ids.iter();
+            t.for_each_key(|k| out.push((geo.specs[0].unpermute(k), ids.next().expect("an id per entry"))))?;
         }
-    }
-}
-
-/// Merges two ascending sequences of `(key, value)` into `push`.
-fn merge_sorted<V>(a: impl Iterator<Item = (u64, V)>, b: impl Iterator<Item = (u64, V)>, mut push: impl FnMut(u64, V)) {
-    let mut a = a.peekable();
-    let mut b = b.peekable();
-    loop {
-        let take_a = match (a.peek(), b.peek()) {
-            (Some(x), Some(y)) => x.0 <= y.0,
-            (Some(_), None) => true,
-            (None, Some(_)) => false,
-            (None, None) => return,
-        };
-        let (k, v) = if take_a { a.next() } else { b.next() }.expect("peeked");
-        push(k, v);
+        Ok(out)
     }
 }

@@ -29,6 +29,11 @@ proptest! {
         // The k = 3 designs cover k = 3 only; use them for k <= 3.
         let k = if (4..6).contains(&which) { k } else { k.min(3) };
         let idx = LiveIndex::new(design, k);
+        // Half the cases keep the rebuilt run's entries in files.
+        let dir = tempfile::tempdir().unwrap();
+        if which % 2 == 1 {
+            idx.spill_to(dir.path()).unwrap();
+        }
         let mut items: Vec<(u64, u64)> = Vec::new();
         let mut next_id = 0u64;
         for (insert, pick, bits) in ops {
@@ -48,7 +53,7 @@ proptest! {
             }
         }
         // And after a rebuild.
-        idx.bulk_load(std::iter::empty());
+        idx.bulk_load(std::iter::empty()).unwrap();
         for &b in &base {
             let mut got = Vec::new();
             idx.query(b, &mut got);
@@ -96,26 +101,37 @@ fn run_by_run_merge_equals_a_rebuild() {
         more.retain(|p| !held.contains(&p.0));
         more.sort_unstable();
         more.dedup_by_key(|p| p.0);
-        let base = Run::build(&geo, &old);
+        let base = Run::build(&geo, &old, None).unwrap();
         assert_eq!(base.ids.is_wide(), old_base > 0);
-        let (merged, dups) = base.merged(&geo, &more);
+        let (merged, dups) = base.merged(&geo, &more, None).unwrap();
         assert!(dups.is_empty());
         let all: Vec<(u64, u64)> = old.iter().chain(&more).copied().collect();
-        let rebuilt = Run::build(&geo, &all);
+        let rebuilt = Run::build(&geo, &all, None).unwrap();
+        // The merge written to files, and the rebuild moved there, hold the
+        // same keys and ids.
+        let dir = tempfile::tempdir().unwrap();
+        let (on_disk, _) = base.merged(&geo, &more, Some(dir.path())).unwrap();
+        let moved = Run::build(&geo, &all, None).unwrap().spill(dir.path()).unwrap();
+        for ((a, b), c) in on_disk.tables.iter().zip(&rebuilt.tables).zip(&moved.tables) {
+            assert!(matches!(a.data, packed::Data::File { .. }));
+            assert_eq!((&a.dir, a.len), (&b.dir, b.len));
+            assert_eq!(a.keys(), b.keys());
+            assert_eq!(c.keys(), b.keys());
+        }
+        assert_eq!(on_disk.ids, rebuilt.ids);
         for (i, (a, b)) in merged.tables.iter().zip(&rebuilt.tables).enumerate() {
             // The same geometry, so this merge took the run-copying path.
             assert_eq!(a.bits, base.tables[i].bits, "table {i}");
             assert_eq!(a.dir, b.dir, "table {i} directory");
             assert_eq!(a.len, b.len);
-            assert_eq!(
-                a.data[..a.len * a.width],
-                b.data[..b.len * b.width],
-                "table {i} entries"
-            );
+            let (packed::Data::Mem(ad), packed::Data::Mem(bd)) = (&a.data, &b.data) else {
+                panic!("tables built in memory");
+            };
+            assert_eq!(ad[..a.len * a.width], bd[..b.len * b.width], "table {i} entries");
         }
         assert_eq!(merged.ids, rebuilt.ids);
         assert_eq!((merged.ids.is_wide(), rebuilt.ids.is_wide()), (wide, wide));
-        let mut got = merged.items(&geo);
+        let mut got = merged.items(&geo).unwrap();
         got.sort_unstable();
         let mut want = all.clone();
         want.sort_unstable();
@@ -231,9 +247,14 @@ fn delta_spill_lines_hold_crowded_buckets() {
 /// answer exactly.
 #[test]
 fn live_layers_agree_with_brute_force_across_merges() {
-    // The paper's 4 and 10 tables, and the two-halves 6 tables (p = 21).
-    for t in [4usize, 10, 6] {
+    // The paper's 4 and 10 tables, and the two-halves 6 tables (p = 21);
+    // the main run in memory, and in files (the crawl's index).
+    let dir = tempfile::tempdir().unwrap();
+    for (t, spill) in [(4usize, false), (10, false), (6, false), (4, true), (6, true)] {
         let idx = LiveIndex::new(Design::with_tables(3, t), 3);
+        if spill {
+            idx.spill_to(dir.path()).unwrap();
+        }
         let mut seed = 5u64;
         let mut items: Vec<(u64, u64)> = Vec::new();
         let total = 3 * MIN_DELTA as u64 + 5000;
@@ -328,7 +349,7 @@ fn repeats_across_merges_are_reported_once_per_id() {
         batch.len(),
         probes.iter().map(|&q| brute(&items, q, 3).len()).sum::<usize>()
     );
-    assert_eq!(idx.items(), {
+    assert_eq!(idx.items().unwrap(), {
         let mut v = items.clone();
         v.sort_unstable();
         v
@@ -343,7 +364,7 @@ fn snapshots_round_trip_and_refuse_damage() {
     let idx = LiveIndex::new(design.clone(), 3);
     let mut seed = 5;
     let mut items: Vec<(u64, u64)> = (0..5000).map(|i| (lcg(&mut seed), i)).collect();
-    idx.bulk_load(items.iter().copied());
+    idx.bulk_load(items.iter().copied()).unwrap();
     // A delta, a repeated fingerprint, and a repeat of a main-run fingerprint.
     for id in 5000..5100 {
         let fp = if id % 10 == 0 {
@@ -358,7 +379,7 @@ fn snapshots_round_trip_and_refuse_damage() {
     let (back, mark) = LiveIndex::load(&path, design.clone(), 3).unwrap();
     assert_eq!(mark, 77);
     assert_eq!(back.len(), idx.len());
-    assert_eq!(back.items(), idx.items());
+    assert_eq!(back.items().unwrap(), idx.items().unwrap());
     for &(fp, _) in items.iter().step_by(13) {
         let (mut a, mut b) = (Vec::new(), Vec::new());
         idx.query(fp ^ 0b1001, &mut a);
@@ -388,6 +409,54 @@ fn snapshots_round_trip_and_refuse_damage() {
     assert!(e.is_missing());
 }
 
+/// An index whose main run is in files saves the snapshot an index in
+/// memory saves, and answers as it does; a loaded snapshot moves to files.
+#[test]
+fn a_spilled_index_saves_loads_and_answers_as_one_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let design = Design::fastest_for(3, 24);
+    let (mem, disk) = (LiveIndex::new(design.clone(), 3), LiveIndex::new(design.clone(), 3));
+    disk.spill_to(dir.path()).unwrap();
+    let mut seed = 23;
+    let mut items: Vec<(u64, u64)> = (0..20_000).map(|i| (lcg(&mut seed), i)).collect();
+    for idx in [&mem, &disk] {
+        idx.bulk_load(items.iter().copied()).unwrap();
+    }
+    for id in 20_000..(20_000 + MIN_DELTA as u64 + 3000) {
+        let fp = if id % 9 == 0 {
+            items[id as usize % 5000].0 ^ 0b110
+        } else {
+            lcg(&mut seed)
+        };
+        mem.insert(fp, id);
+        disk.insert(fp, id);
+        items.push((fp, id));
+    }
+    mem.wait_merged();
+    disk.wait_merged();
+    // The packed entries (at least 4 bytes per fingerprint and table) left
+    // the heap.
+    let saved = mem.memory_bytes() - disk.memory_bytes();
+    assert!(saved >= 4 * mem.design().tables() * mem.distinct(), "{saved} bytes");
+    assert_eq!(disk.items().unwrap(), mem.items().unwrap());
+    let path = dir.path().join("tables.bin");
+    disk.save(&path, 5).unwrap();
+    let (back, mark) = LiveIndex::load(&path, design, 3).unwrap();
+    assert_eq!(mark, 5);
+    back.spill_to(dir.path()).unwrap();
+    assert_eq!(back.items().unwrap(), mem.items().unwrap());
+    for &(fp, _) in items.iter().step_by(101) {
+        let q = fp ^ 0b1_0000_0001;
+        let want = brute(&items, q, 3);
+        for idx in [&mem, &disk, &back] {
+            let mut got = Vec::new();
+            idx.query(q, &mut got);
+            got.sort_unstable();
+            assert_eq!(got, want);
+        }
+    }
+}
+
 /// Every fingerprint a saved index holds is found again after loading, in
 /// every design family (the paper's, and two halves of 32 bits).
 #[test]
@@ -407,7 +476,7 @@ fn snapshots_answer_every_stored_fingerprint_in_every_design() {
         let mut items: Vec<(u64, u64)> = Vec::new();
         if design.tables() == 4 {
             items = (0..3000).map(|i| (lcg(&mut seed), i)).collect();
-            idx.bulk_load(items.iter().copied());
+            idx.bulk_load(items.iter().copied()).unwrap();
         }
         for id in 3000..6000 {
             let fp = match id % 5 {
@@ -487,7 +556,7 @@ fn clustered_sets_keep_probes_bounded() {
     }
     for t in [10, 6] {
         let idx = LiveIndex::new(Design::with_tables(3, t), 3);
-        idx.bulk_load(items.iter().copied());
+        idx.bulk_load(items.iter().copied()).unwrap();
         let mut worst = 0;
         for &(fp, _) in items.iter().step_by(37) {
             let mut out = Vec::new();
