@@ -16,7 +16,10 @@
 //!   fingerprint (`Ids`: 4 bytes while every id fits in 32 bits, widened to
 //!   8 bytes on the first id that does not). A match found in table i > 0
 //!   gets its id by one exact probe of table 0 — matches are rare, so ids
-//!   cost 4 bytes per fingerprint once, not once per table.
+//!   cost 4 bytes per fingerprint once, not once per table. After
+//!   [`LiveIndex::spill_to`] (what a crawl does) the packed entries of every
+//!   run built are in unlinked files, read with one positioned read per
+//!   table and probe; the directories and ids stay in memory.
 //! - at most one **frozen delta** being merged into the main run by a
 //!   background thread;
 //! - the **live delta** (`Delta`, `delta`): fingerprints and ids in insertion order,
@@ -55,7 +58,8 @@
 //!
 //! - this file: [`Match`], the `Geometry` every layer shares, and the
 //!   memory helpers (`huge_vec`, `prefetch`);
-//! - `packed`: one sealed table (`Table`) and its builder;
+//! - `packed`: one sealed table (`Table`), its builder, and where its
+//!   entries are (in memory or in a file);
 //! - `ids`: the page ids of a run, 32 or 64 bits wide;
 //! - `run`: a sealed run of t tables, its merge and its probes;
 //! - `delta`: the mutable layer of bucket lines;
