@@ -101,10 +101,16 @@ pub(crate) struct Table {
 
 /// Fills a [`Table`] from permuted keys pushed in ascending order.
 pub(crate) struct TableBuilder {
+    /// The table being built; its `data` is filled by `finish`.
     t: Table,
-    /// Spilling: the entries go to this file instead of `t.data`.
-    out: Option<BufWriter<File>>,
-    err: Option<std::io::Error>,
+    sink: Sink,
+}
+
+/// Where a [`TableBuilder`] writes the packed entries.
+enum Sink {
+    Mem(Vec<u8>),
+    /// An unlinked file, and the first write error.
+    File(BufWriter<File>, Option<std::io::Error>),
 }
 
 impl TableBuilder {
@@ -114,30 +120,26 @@ impl TableBuilder {
         let bits = Self::bits_for(n, prefix);
         let width = (64 - bits as usize).div_ceil(8);
         let low = if bits == 0 { u64::MAX } else { (1u64 << (64 - bits)) - 1 };
-        let (data, out) = match spill {
+        let sink = match spill {
             None => {
                 let mut data = huge_vec(n * width + PAD);
                 data.resize(n * width + PAD, 0u8);
-                (Data::Mem(data), None)
+                Sink::Mem(data)
             }
-            Some(dir) => {
-                let file = tempfile::tempfile_in(dir)?;
-                (Data::Mem(Vec::new()), Some(BufWriter::with_capacity(1 << 16, file)))
-            }
+            Some(dir) => Sink::File(BufWriter::with_capacity(1 << 16, tempfile::tempfile_in(dir)?), None),
         };
         let mut dir = huge_vec((1usize << bits) + 1);
         dir.resize((1usize << bits) + 1, 0u32);
         Ok(TableBuilder {
             t: Table {
-                data,
+                data: Data::default(),
                 dir,
                 bits,
                 width,
                 low,
                 len: 0,
             },
-            out,
-            err: None,
+            sink,
         })
     }
 
@@ -153,19 +155,18 @@ impl TableBuilder {
     #[inline]
     pub(crate) fn push(&mut self, key: u64) {
         let t = &mut self.t;
-        match (&mut t.data, &mut self.out) {
-            (_, Some(out)) => {
-                if let Err(e) = out.write_all(&key.to_le_bytes()[..t.width]) {
-                    self.err.get_or_insert(e);
-                }
-            }
-            (Data::Mem(data), None) => {
+        match &mut self.sink {
+            Sink::Mem(data) => {
                 // One 8-byte store; the bytes past `width` are overwritten by
                 // the next entry or land in the padding.
                 let at = t.len * t.width;
                 data[at..at + 8].copy_from_slice(&key.to_le_bytes());
             }
-            (Data::File { .. }, None) => unreachable!("a builder without a file builds in memory"),
+            Sink::File(out, err) => {
+                if let Err(e) = out.write_all(&key.to_le_bytes()[..t.width]) {
+                    err.get_or_insert(e);
+                }
+            }
         }
         let b = t.bucket_of(key);
         t.dir[b + 1] += 1;
@@ -174,17 +175,18 @@ impl TableBuilder {
 
     /// The finished table (the first write error of a spilling builder).
     pub(crate) fn finish(mut self) -> std::io::Result<Table> {
-        if let Some(e) = self.err {
-            return Err(e);
-        }
-        if let Some(mut out) = self.out {
-            out.write_all(&[0u8; PAD])?;
-            let file = out.into_inner().map_err(|e| e.into_error())?;
-            self.t.data = Data::File {
-                file,
-                len: self.t.len * self.t.width + PAD,
-            };
-        }
+        self.t.data = match self.sink {
+            Sink::Mem(data) => Data::Mem(data),
+            Sink::File(_, Some(e)) => return Err(e),
+            Sink::File(mut out, None) => {
+                out.write_all(&[0u8; PAD])?;
+                let file = out.into_inner().map_err(|e| e.into_error())?;
+                Data::File {
+                    file,
+                    len: self.t.len * self.t.width + PAD,
+                }
+            }
+        };
         let dir = &mut self.t.dir;
         for i in 1..dir.len() {
             dir[i] += dir[i - 1];
