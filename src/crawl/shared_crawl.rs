@@ -8,9 +8,11 @@
 //! 2. renews the leases of its hosts; a lease lost (it expired while the
 //!    worker stalled) is dropped from the frontier; the queue length each
 //!    renewal returns counts URLs other workers queued for the host;
-//! 3. gives up hosts with nothing in flight when it holds more than its
-//!    share (hosts with queued URLs ÷ live workers, rounded up) or they have
-//!    nothing queued, each with the time it may be fetched next;
+//! 3. gives up hosts with nothing in flight when they have nothing queued,
+//!    or when it holds more than its share (hosts with queued URLs ÷ live
+//!    workers, rounded up) and they are not young (at most 96 pages
+//!    recorded: their template is still being learned here), each with the
+//!    time it may be fetched next;
 //! 4. takes free hosts with queued URLs up to its share;
 //! 5. sees whether the crawl is over: no URL queued anywhere in two
 //!    surveys in a row with no page recorded between them, and nothing in
@@ -185,12 +187,12 @@ fn lease_step(shared: &Shared, me: &str, ttl: Duration, last_empty: &mut Option<
     let owned = frontier.owned_hosts();
     let names: Vec<&str> = owned.iter().map(|h| h.name.as_str()).collect();
     let renewed = leases.renew(me, &names, ttl)?;
-    let mut kept: Vec<(&str, u64, usize)> = Vec::new();
+    let mut kept: Vec<(&str, u64, usize, u64)> = Vec::new();
     for (h, r) in owned.iter().zip(renewed) {
         match r {
             Some(queued) => {
                 frontier.refresh(&h.name, queued)?;
-                kept.push((&h.name, queued, h.in_flight));
+                kept.push((&h.name, queued, h.in_flight, h.recorded));
             }
             None => {
                 tracing::warn!("worker {me}: lost the lease of {}", h.name);
@@ -203,11 +205,11 @@ fn lease_step(shared: &Shared, me: &str, ttl: Duration, last_empty: &mut Option<
     let with_work = survey.iter().filter(|h| h.queued > 0).count();
     let share = with_work.div_ceil(live.max(1));
     // Give up hosts with nothing in flight: those with nothing queued, and
-    // those past the share.
-    let mut mine = kept.iter().filter(|(_, q, _)| *q > 0).count();
+    // those past the share unless they are young (below).
+    let mut mine = kept.iter().filter(|(_, q, ..)| *q > 0).count();
     let mut release: Vec<(&str, u64)> = Vec::new();
-    for &(host, queued, in_flight) in &kept {
-        if in_flight > 0 || (queued > 0 && mine <= share) {
+    for &(host, queued, in_flight, recorded) in &kept {
+        if in_flight > 0 || (queued > 0 && (mine <= share || young_here(recorded))) {
             continue;
         }
         if let Some(next) = frontier.disown_if_quiet(host) {
@@ -248,6 +250,19 @@ fn lease_step(shared: &Shared, me: &str, ttl: Duration, last_empty: &mut Option<
         w.drained.store(false, Ordering::Release);
     }
     Ok(())
+}
+
+/// Whether a host with `recorded` pages, held by this worker, is young: its
+/// template is still being learned here, and the new pages this worker
+/// decided under the unsettled template are kept to be fingerprinted again
+/// as it settles ([`Decider::refresh_provisional`](super::decide::Decider)).
+/// Another worker would learn the template from nothing and fingerprint the
+/// host's later pages under a template these were never fingerprinted
+/// under, so near duplicates between the two would be missed: a young host
+/// is not given up to even out the share (only when its queue is empty, or
+/// with its worker's lease).
+fn young_here(recorded: u64) -> bool {
+    recorded > 0 && recorded <= 2 * super::PROVISIONAL_PER_HOST as u64
 }
 
 /// At the end of a worker's run: give every lease up (with each host's

@@ -287,11 +287,13 @@ pub(super) async fn fetch_one(
     let ready = shared.politeness.next_ready(permit.origin()).into_std();
     set_host_ready(shared, &q.host, ready);
     let delay_ms = Some(permit.delay().as_millis() as u64);
+    // One of the server address's slots, held for the request; then the
+    // crawl-wide rate, last, so that requests that waited for a slot do not
+    // start together when slots free.
+    let ip_slot = shared.ip_limits.acquire(url).await;
     if let Some(rate) = &shared.rate {
         rate.wait().await;
     }
-    // One of the server address's slots, held for the request.
-    let ip_slot = shared.ip_limits.acquire(url).await;
     let fetched_at = SystemTime::now();
     // A revisit asks with the validators the server gave for this URL (a
     // first fetch never sends any).

@@ -170,6 +170,7 @@ impl Frontier {
                 name: h.name.clone(),
                 queued: h.queued(),
                 in_flight: h.in_flight.len(),
+                recorded: h.stats.fetched,
             })
             .collect()
     }
@@ -184,6 +185,8 @@ pub struct OwnedHost {
     pub queued: u64,
     /// URLs handed out and not yet recorded or re-queued.
     pub in_flight: usize,
+    /// Pages of the host recorded in the crawl, by any worker.
+    pub recorded: u64,
 }
 
 impl Inner {
