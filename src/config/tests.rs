@@ -219,9 +219,9 @@ fn store_engine_is_fjall_or_sled() {
 
 #[test]
 fn store_cache_is_bounded_in_mib() {
-    assert_eq!(Settings::default().store.cache_bytes, 16 << 20);
+    assert_eq!(Settings::default().store.cache_bytes, 4 << 20);
     assert_eq!(set(&["store.cache_mb=128"]).unwrap().store.cache_bytes, 128 << 20);
-    for bad in ["store.cache_mb=8", "store.cache_mb=100000"] {
+    for bad in ["store.cache_mb=2", "store.cache_mb=100000"] {
         let e = set(&[bad]).unwrap_err().to_string();
         assert!(e.contains("store.cache_mb"), "{e}");
     }

@@ -645,7 +645,7 @@ fn store_settings(c: &Check, store: RawStore) -> Result<StoreSettings, ConfigErr
     Ok(StoreSettings {
         backend,
         engine,
-        cache_bytes: c.uint::<u64>("store.cache_mb", store.cache_mb, 16, 65_536)? << 20,
+        cache_bytes: c.uint::<u64>("store.cache_mb", store.cache_mb, 4, 65_536)? << 20,
         crawl_name: store.crawl_name,
         redis_nodes: store.redis_nodes,
         lease: c.ms("store.lease_ms", store.lease_ms, 1_000, 600_000)?,

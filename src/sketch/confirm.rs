@@ -4,7 +4,6 @@
 //! which files content sketches under their smallest shingle hashes to find the
 //! candidates simhash misses, and picks the confirmed original.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -73,9 +72,10 @@ impl Sketch {
 /// page's fingerprint, in a spill file ([`SketchIndex::spilling`]:
 /// appended, read back by offset) and holds per page id only where its
 /// sketch is (8 bytes). Its band keys go to a [`SpillMap`] of a key's first
-/// page: the newest [`BAND_MEM_MAX`] in memory, the others in runs on disk
-/// beside the spill file with 1.25 bytes of Bloom filter each in memory;
-/// the few keys with several pages are in a hash map.
+/// page, and the other pages of a key to a second one, keyed by the band
+/// key and the page's place in its bucket: in each, the newest
+/// [`BAND_MEM_MAX`] entries in memory, the others in runs on disk beside
+/// the spill file with 1.25 bytes of Bloom filter each in memory.
 /// [`SketchIndex::new`] keeps everything in memory.
 #[derive(Debug, Default)]
 pub struct SketchIndex {
@@ -84,9 +84,10 @@ pub struct SketchIndex {
     /// Band key → the first page filed under it (when its id fits 32 bits):
     /// 8 bytes per key, most keys' only page.
     first: SpillMap<u32, u32>,
-    /// Band key → the other pages filed under it (at most [`BUCKET_MAX`]
+    /// ([`more_key`] of a band key and a place in its bucket) → the other
+    /// pages filed under it, in the order filed (at most [`BUCKET_MAX`]
     /// with the first), and pages whose id does not fit 32 bits.
-    more: HashMap<u32, Vec<PageId>>,
+    more: SpillMap<u64, PageId>,
     sketches: Sketches,
     /// The crawl's template learner: with it, content sketches tagged with
     /// their blocks are compared on the text outside both pages' templates
@@ -263,6 +264,12 @@ const BAND_SCAN: usize = 64;
 /// are in runs beside its sketch file ([`SpillMap`]).
 const BAND_MEM_MAX: usize = 1 << 16;
 
+/// The key of the page at `place` (from 0) among the pages filed under band
+/// key `key` after its first.
+fn more_key(key: u32, place: usize) -> u64 {
+    u64::from(key) << 8 | place as u64
+}
+
 impl SketchIndex {
     /// An empty index that keeps the sketches in memory.
     pub fn new() -> Self {
@@ -292,6 +299,7 @@ impl SketchIndex {
             .unwrap_or(Path::new("."));
         Ok(SketchIndex {
             first: SpillMap::spilling(dir, band_mem_max),
+            more: SpillMap::spilling(dir, band_mem_max),
             sketches: Sketches::Spilled {
                 file,
                 path: path.to_path_buf(),
@@ -420,7 +428,14 @@ impl SketchIndex {
 
     /// Pages filed under band key `key`.
     fn bucket_len(&self, key: u32) -> std::io::Result<usize> {
-        Ok(usize::from(self.first.get(&key)?.is_some()) + self.more.get(&key).map_or(0, Vec::len))
+        let mut n = usize::from(self.first.get(&key)?.is_some());
+        for place in 0..BUCKET_MAX {
+            if self.more.get(&more_key(key, place))?.is_none() {
+                break;
+            }
+            n += 1;
+        }
+        Ok(n)
     }
 
     /// The pages filed under band key `key`.
@@ -428,8 +443,11 @@ impl SketchIndex {
         if let Some(p) = self.first.get(&key)? {
             out.push(PageId::from(p));
         }
-        if let Some(more) = self.more.get(&key) {
-            out.extend_from_slice(more);
+        for place in 0..BUCKET_MAX {
+            match self.more.get(&more_key(key, place))? {
+                Some(p) => out.push(p),
+                None => break,
+            }
         }
         Ok(())
     }
@@ -437,17 +455,18 @@ impl SketchIndex {
     /// File `page` under band key `key` (a bucket keeps its first
     /// [`BUCKET_MAX`] pages, each once).
     fn file_under(&mut self, key: u32, page: PageId) -> std::io::Result<()> {
-        let first = self.first.get(&key)?;
-        let more = self.more.get(&key).map_or(0, Vec::len);
-        if usize::from(first.is_some()) + more >= BUCKET_MAX
-            || first.is_some_and(|p| PageId::from(p) == page)
-            || self.more.get(&key).is_some_and(|m| m.contains(&page))
-        {
+        let mut filed = Vec::new();
+        self.bucket(key, &mut filed)?;
+        if filed.len() >= BUCKET_MAX || filed.contains(&page) {
             return Ok(());
         }
+        let first = self.first.get(&key)?;
         match (first, u32::try_from(page)) {
             (None, Ok(small)) => self.first.insert(key, small)?,
-            _ => self.more.entry(key).or_default().push(page),
+            _ => {
+                let place = filed.len() - usize::from(first.is_some());
+                self.more.insert(more_key(key, place), page)?;
+            }
         }
         Ok(())
     }
@@ -814,22 +833,30 @@ mod tests {
 
     #[test]
     fn a_bucket_keeps_its_first_pages_once() {
-        let mut ix = SketchIndex::new();
-        let sk = sketch(0, 50, 50);
-        // Page ids past 32 bits are filed too.
-        let big = u64::from(u32::MAX) + 5;
-        for id in (1..=40).chain([big]) {
-            ix.insert(id, sk.clone(), 0).unwrap();
+        // In memory, and with all but 4 entries of each band-key map on disk.
+        let dir = tempfile::tempdir().unwrap();
+        let spilled = |name: &str| SketchIndex::spilling_with(&dir.path().join(name), 4).unwrap();
+        for (mut ix, mut only_big) in [
+            (SketchIndex::new(), SketchIndex::new()),
+            (spilled("a.bin"), spilled("b.bin")),
+        ] {
+            let sk = sketch(0, 50, 50);
+            // Page ids past 32 bits are filed too.
+            let big = u64::from(u32::MAX) + 5;
+            for id in (1..=40).chain([big]) {
+                ix.insert(id, sk.clone(), 0).unwrap();
+            }
+            ix.insert(3, sk.clone(), 0).unwrap();
+            let Sketch::Content(c) = &sk else { unreachable!() };
+            for &key in c.band_keys() {
+                let mut pages = Vec::new();
+                ix.bucket(key, &mut pages).unwrap();
+                assert_eq!(pages, (1..=BUCKET_MAX as u64).collect::<Vec<_>>());
+            }
+            only_big.insert(big, sk.clone(), 0).unwrap();
+            let mut pages = Vec::new();
+            only_big.bucket(c.band_keys()[0], &mut pages).unwrap();
+            assert_eq!(pages, vec![big]);
         }
-        ix.insert(3, sk.clone(), 0).unwrap();
-        let Sketch::Content(c) = &sk else { unreachable!() };
-        let mut pages = Vec::new();
-        ix.bucket(c.band_keys()[0], &mut pages).unwrap();
-        assert_eq!(pages, (1..=BUCKET_MAX as u64).collect::<Vec<_>>());
-        let mut only_big = SketchIndex::new();
-        only_big.insert(big, sk.clone(), 0).unwrap();
-        let mut pages = Vec::new();
-        only_big.bucket(c.band_keys()[0], &mut pages).unwrap();
-        assert_eq!(pages, vec![big]);
     }
 }
