@@ -270,6 +270,9 @@ fn more_key(key: u32, place: usize) -> u64 {
     u64::from(key) << 8 | place as u64
 }
 
+// A place in a bucket fits the 8 bits `more_key` gives it.
+const _: () = assert!(BUCKET_MAX <= 1 << 8);
+
 impl SketchIndex {
     /// An empty index that keeps the sketches in memory.
     pub fn new() -> Self {
