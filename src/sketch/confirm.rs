@@ -446,6 +446,11 @@ impl SketchIndex {
         if let Some(p) = self.first.get(&key)? {
             out.push(PageId::from(p));
         }
+        self.more_pages(key, out)
+    }
+
+    /// The pages filed under band key `key` after its first, in order.
+    fn more_pages(&self, key: u32, out: &mut Vec<PageId>) -> std::io::Result<()> {
         for place in 0..BUCKET_MAX {
             match self.more.get(&more_key(key, place))? {
                 Some(p) => out.push(p),
@@ -458,18 +463,18 @@ impl SketchIndex {
     /// File `page` under band key `key` (a bucket keeps its first
     /// [`BUCKET_MAX`] pages, each once).
     fn file_under(&mut self, key: u32, page: PageId) -> std::io::Result<()> {
-        let mut filed = Vec::new();
-        self.bucket(key, &mut filed)?;
-        if filed.len() >= BUCKET_MAX || filed.contains(&page) {
+        let first = self.first.get(&key)?;
+        let mut more = Vec::new();
+        self.more_pages(key, &mut more)?;
+        if usize::from(first.is_some()) + more.len() >= BUCKET_MAX
+            || first.is_some_and(|p| PageId::from(p) == page)
+            || more.contains(&page)
+        {
             return Ok(());
         }
-        let first = self.first.get(&key)?;
         match (first, u32::try_from(page)) {
             (None, Ok(small)) => self.first.insert(key, small)?,
-            _ => {
-                let place = filed.len() - usize::from(first.is_some());
-                self.more.insert(more_key(key, place), page)?;
-            }
+            _ => self.more.insert(more_key(key, more.len()), page)?,
         }
         Ok(())
     }
