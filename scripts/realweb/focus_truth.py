@@ -78,6 +78,10 @@ def extract(args):
                 r = json.loads(line)
                 known[r["url"]] = r["text"]
     todo = [p["url"] for p in pages if p["url"] not in known]
+    # A server that does not answer would give every page an empty main
+    # content (and the empty texts would be kept as extracted).
+    if todo and truth.fetch(todo[0])[0] == 0:
+        sys.exit(f"{todo[0]}: no answer; start the corpus's server first: scripts/realweb/corpus.sh start {args.data}")
     print(f"{len(pages)} pages, {len(pages) - len(todo)} extracted before, {len(todo)} to extract", file=sys.stderr)
     with cf.ProcessPoolExecutor(args.workers, initializer=truth.worker_init) as pool:
         for i, text in enumerate(pool.map(main_text, todo, chunksize=32)):

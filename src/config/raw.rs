@@ -75,7 +75,7 @@ raw_section!(
     RawFrontier {
         depth_weight: f64, parent_dup_weight: f64, host_dup_rate_weight: f64,
         host_novelty_weight: f64, relevance_weight: f64, inlink_weight: f64, sitemap_weight: f64,
-        host_relevance_weight: f64, url_relevance_weight: f64, memory_window: i64,
+        host_relevance_weight: f64, url_relevance_weight: f64, memory_window: i64, memory_budget: i64,
         seen_cache_urls: i64,
     }
 );

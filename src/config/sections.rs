@@ -248,7 +248,11 @@ pub struct FrontierSettings {
     pub url_relevance_weight: f64,
     /// Weight of the sitemap component (see [`crate::sitemap::score`]).
     pub sitemap_weight: f64,
+    /// URLs per host kept in memory at most.
     pub memory_window: usize,
+    /// URLs kept in memory across all hosts' windows: each host keeps an
+    /// equal share (at least 16, at most `memory_window`).
+    pub memory_budget: usize,
     /// Canonical URLs whose seen-set state is cached in memory (0 = no cache).
     pub seen_cache_urls: usize,
 }

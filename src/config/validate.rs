@@ -498,6 +498,7 @@ fn frontier_settings(c: &Check, fr: RawFrontier) -> Result<FrontierSettings, Con
         url_relevance_weight: c.float("frontier.url_relevance_weight", fr.url_relevance_weight, 0.0, 1000.0)?,
         sitemap_weight: c.float("frontier.sitemap_weight", fr.sitemap_weight, 0.0, 1000.0)?,
         memory_window: c.uint("frontier.memory_window", fr.memory_window, 16, 10_000_000)?,
+        memory_budget: c.uint("frontier.memory_budget", fr.memory_budget, 16, 1_000_000_000)?,
         seen_cache_urls: c.uint("frontier.seen_cache_urls", fr.seen_cache_urls, 0, 1_000_000_000)?,
     };
     Ok(frontier)

@@ -189,11 +189,12 @@ impl HostStats {
         ((min_fraction * f64::from(self.pages)).ceil() as u32).max(min_pages)
     }
 
-    /// Past [`MAX_BLOCKS_PER_KEY`] counts, drop the blocks seen on the
-    /// fewest pages (counts 1..=floor, the smallest floor below `need` that
-    /// leaves at most half the cap) so that pruning runs once per many pages.
-    fn prune(&mut self, need: u32) {
-        if self.counts.len() <= MAX_BLOCKS_PER_KEY {
+    /// When `adding` more counts would pass [`MAX_BLOCKS_PER_KEY`], drop
+    /// the blocks seen on the fewest pages (counts 1..=floor, the smallest
+    /// floor below `need` that leaves at most half the cap) so that pruning
+    /// runs once per many pages, and before the table would grow.
+    fn prune(&mut self, need: u32, adding: usize) {
+        if self.counts.len() + adding <= MAX_BLOCKS_PER_KEY {
             return;
         }
         // How many blocks have each count below `need` (counts past the
@@ -215,7 +216,11 @@ impl HostStats {
             floor = c as u32;
         }
         if floor > 0 {
-            self.counts.retain(|_, c| *c > floor);
+            // Into a new table: one that kept the dropped entries' slots
+            // (removal leaves tombstones) would double at its next insert.
+            let mut kept = FastMap::with_capacity_and_hasher(MAX_BLOCKS_PER_KEY, Default::default());
+            kept.extend(self.counts.drain().filter(|&(_, c)| c > floor));
+            self.counts = kept;
         }
     }
 }
@@ -231,11 +236,12 @@ const SECTION_MIN_FRACTION: f64 = 0.6;
 
 /// Blocks counted per site or section at most: past it the rarest blocks
 /// below the key's `need` are dropped ([`HostStats::prune`]), so a key's
-/// counts take at most a few hundred kilobytes however many pages it has.
+/// counts take at most 140 KB however many pages it has (7,168 entries are
+/// what a hash table of 8,192 slots holds before it doubles).
 /// Most blocks of a page are its own text, seen once; a block that later
 /// recurs on every page starts counting again, one page later per count
 /// it lost, and a block at `need` (the template's) is never dropped.
-const MAX_BLOCKS_PER_KEY: usize = 8_192;
+const MAX_BLOCKS_PER_KEY: usize = 8_192 / 8 * 7;
 const SHARDS: usize = 16;
 
 /// Learns each host's template from the pages crawled so far: which text
@@ -326,6 +332,7 @@ impl TemplateLearner {
         let Some(st) = shard.get_mut(key) else { return };
         st.pages = st.pages.saturating_add(1);
         let need = st.need(min_pages, min_fraction);
+        st.prune(need, hashes.len());
         for &h in hashes {
             let c = st.counts.entry(h).or_insert(0);
             *c += 1;
@@ -333,7 +340,6 @@ impl TemplateLearner {
                 st.candidates.insert(h);
             }
         }
-        st.prune(need);
         // `need` only grows and a count only grows when its block is seen
         // (and checked above), so a block that falls below `need` can come
         // back only through that check: dropping it here keeps the candidate
@@ -547,7 +553,7 @@ mod tests {
     }
 
     /// A host whose pages are mostly their own text keeps at most
-    /// `MAX_BLOCKS_PER_KEY` counts, and its chrome (on every page) and a
+    /// `MAX_BLOCKS_PER_KEY` counts in a table that never grows past them, and its chrome (on every page) and a
     /// block on a third of its pages are still its template.
     #[test]
     fn counts_stay_bounded_and_keep_the_template() {
@@ -560,7 +566,10 @@ mod tests {
             blocks.extend(own.iter().map(String::as_str));
             learner.observe("h.test", &page(&blocks));
             let shard = learner.shard("h.test").lock();
-            assert!(shard["h.test"].counts.len() <= MAX_BLOCKS_PER_KEY + 12);
+            let counts = &shard["h.test"].counts;
+            assert!(counts.len() <= MAX_BLOCKS_PER_KEY);
+            // Pruned before the table would double.
+            assert!(counts.capacity() <= MAX_BLOCKS_PER_KEY, "{}", counts.capacity());
         }
         let t = learner.template("h.test").expect("a template");
         assert!(t.blocks.contains(&block_hash("menu")));

@@ -121,11 +121,12 @@ impl Frontier {
         let (id, stored) = self.take_in_flight(inner, &url)?;
         url.retries += 1;
         self.store.reprioritize(stored, &url)?;
+        let cap = inner.window_cap;
         let h = &mut inner.hosts[id as usize];
         h.set_ready_at(h.ready_at.map_or(not_before, |t| t.max(not_before)));
         // A worker that lost the host's lease leaves the URL to the store.
         if h.owned {
-            self.place(h, url);
+            self.place(cap, h, url);
             inner.queued += 1;
         }
         self.reschedule(inner, id)?;

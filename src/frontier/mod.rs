@@ -9,9 +9,10 @@
 //! - the **seen-set** over canonical URLs, kept in the [`Store`]: a URL is
 //!   handed out at most once, aliases (redirects, rel=canonical) are recorded;
 //! - **per-host queues** ordered by priority. Every queued URL is written to
-//!   the store; in memory each host keeps only a window of its best
-//!   `memory_window` URLs, refilled from the store in priority order, so
-//!   millions of queued URLs cost disk, not memory;
+//!   the store; in memory each host keeps only a window of its best URLs
+//!   (at most `memory_window`, and an equal share of `memory_budget` among
+//!   the hosts known, at least 16), refilled from the store in priority
+//!   order, so millions of queued URLs cost disk, not memory;
 //! - two **heaps of hosts**: hosts waiting for their ready time (set by the
 //!   politeness layer through [`Frontier::set_host_ready`]), and hosts ready
 //!   now, ordered by the priority of their best URL;
@@ -349,6 +350,21 @@ struct HostLimits {
     rules: HostRules,
     max_in_flight: usize,
     max_pages: u64,
+    /// `[frontier] memory_window` and `memory_budget`.
+    window: usize,
+    budget: usize,
+}
+
+/// A host's window holds at least this many URLs (or `memory_window`, if
+/// smaller), whatever the number of hosts.
+const MIN_WINDOW: usize = 16;
+
+impl HostLimits {
+    /// The window of each of `hosts` hosts: an equal share of the budget,
+    /// at least [`MIN_WINDOW`] and at most `memory_window`.
+    fn window_cap(&self, hosts: usize) -> usize {
+        (self.budget / hosts.max(1)).max(MIN_WINDOW).min(self.window)
+    }
 }
 
 /// Focused crawls: how long and for how much better a URL a fetch slot
@@ -361,6 +377,13 @@ struct Hold {
 
 struct Inner {
     limits: HostLimits,
+    /// URLs a host's window holds at most now ([`HostLimits::window_cap`]
+    /// of the hosts known): falls as hosts are found, so that all windows
+    /// together stay within about `[frontier] memory_budget`.
+    window_cap: usize,
+    /// The cap every window was last shrunk to
+    /// ([`Frontier::keep_windows_in_budget`]).
+    shrunk_cap: usize,
     /// Hosts with URLs in flight (focused crawls: where a better URL may
     /// become ready within milliseconds).
     busy: HashSet<u32>,
@@ -393,7 +416,6 @@ pub struct Frontier {
     weights: FrontierSettings,
     dedup: DedupPolicyEngine,
     mirror_penalty: f64,
-    window: usize,
     max_urls_per_pattern: u64,
     hold: Option<Hold>,
     inner: Mutex<Inner>,
@@ -422,7 +444,6 @@ impl Frontier {
             weights: settings.frontier.clone(),
             dedup: DedupPolicyEngine::new(settings),
             mirror_penalty: settings.mirror.penalty,
-            window: settings.frontier.memory_window.max(1),
             max_urls_per_pattern: settings.crawl.max_urls_per_pattern,
             hold: (settings.focus.enabled && !settings.focus.hold.is_zero()).then_some(Hold {
                 margin: settings.focus.hold_margin,
@@ -435,7 +456,15 @@ impl Frontier {
                     rules: settings.hosts.clone(),
                     max_in_flight: settings.politeness.max_in_flight_per_host.max(1),
                     max_pages: settings.crawl.max_pages_per_host,
+                    window: settings.frontier.memory_window.max(1),
+                    budget: settings.frontier.memory_budget.max(1),
                 },
+                window_cap: settings
+                    .frontier
+                    .memory_window
+                    .max(1)
+                    .min(settings.frontier.memory_budget.max(1)),
+                shrunk_cap: usize::MAX,
                 hosts: Vec::new(),
                 host_ids: HashMap::new(),
                 waiting: BinaryHeap::new(),
@@ -657,6 +686,7 @@ impl Inner {
             owned: self.worker.is_none(),
         });
         self.host_ids.insert(host.to_string(), id);
+        self.window_cap = self.limits.window_cap(self.hosts.len());
         id
     }
 

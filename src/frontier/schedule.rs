@@ -16,15 +16,15 @@ pub(super) const AHEAD_OF_DECISIONS: usize = 0;
 
 impl Frontier {
     /// Put a queued URL into the host's window if it belongs to the best
-    /// `window` URLs, else leave it to the store.
-    pub(super) fn place(&self, h: &mut HostState, q: QueuedUrl) {
-        self.place_windowed(h, Windowed::clean(q));
+    /// `cap` URLs ([`Inner::window_cap`]), else leave it to the store.
+    pub(super) fn place(&self, cap: usize, h: &mut HostState, q: QueuedUrl) {
+        self.place_windowed(cap, h, Windowed::clean(q));
     }
 
-    pub(super) fn place_windowed(&self, h: &mut HostState, w: Windowed) {
+    pub(super) fn place_windowed(&self, cap: usize, h: &mut HostState, w: Windowed) {
         let key = w.q.key();
         let fits = if h.disk_only == 0 {
-            h.window.len() < self.window || h.window.last_key_value().is_some_and(|(k, _)| key < *k)
+            h.window.len() < cap || h.window.last_key_value().is_some_and(|(k, _)| key < *k)
         } else {
             h.window.last_key_value().is_some_and(|(k, _)| key < *k)
         };
@@ -33,23 +33,43 @@ impl Frontier {
                 h.rekeyed.insert(w.stored, key);
             }
             h.window.insert(key, w);
-            if h.window.len() > self.window {
-                if let Some((_, out)) = h.window.pop_last() {
-                    // Back to the store only: its unwritten in-links wait there.
-                    h.rekeyed.remove(&out.stored);
-                    if out.extra > 0 {
-                        let n = h.disk_bumps.entry(out.stored).or_insert(0);
-                        if *n == 0 {
-                            self.disk_bumps.fetch_add(1, Ordering::Relaxed);
-                        }
-                        *n += out.extra;
-                    }
-                }
-                h.disk_only += 1;
-            }
+            self.shrink_window(cap, h);
         } else {
             h.disk_only += 1;
         }
+    }
+
+    /// Give a window's worst URLs back to the store until it holds at most
+    /// `cap` (their unwritten in-links wait for them there).
+    fn shrink_window(&self, cap: usize, h: &mut HostState) {
+        while h.window.len() > cap {
+            let Some((_, out)) = h.window.pop_last() else { break };
+            h.rekeyed.remove(&out.stored);
+            if out.extra > 0 {
+                let n = h.disk_bumps.entry(out.stored).or_insert(0);
+                if *n == 0 {
+                    self.disk_bumps.fetch_add(1, Ordering::Relaxed);
+                }
+                *n += out.extra;
+            }
+            h.disk_only += 1;
+        }
+    }
+
+    /// Once the window cap has fallen to half the cap the windows were last
+    /// shrunk to (the hosts found have doubled), shrink every window to it:
+    /// all windows together then hold at most twice `memory_budget` (or
+    /// [`MIN_WINDOW`] URLs per host), at a cost of one pass over the hosts
+    /// each time their number doubles.
+    pub(super) fn keep_windows_in_budget(&self, inner: &mut Inner) {
+        if inner.window_cap.saturating_mul(2) > inner.shrunk_cap {
+            return;
+        }
+        let cap = inner.window_cap;
+        for h in &mut inner.hosts {
+            self.shrink_window(cap, h);
+        }
+        inner.shrunk_cap = cap;
     }
 
     /// Refill an empty window from the store, best first. Returns how the
@@ -58,17 +78,17 @@ impl Frontier {
     /// length it read a moment earlier (see `lease.rs`), so the store may
     /// hold fewer entries than counted (another worker fetched them) or
     /// more (another worker queued them since).
-    pub(super) fn refill(&self, h: &mut HostState) -> Result<i64, StoreError> {
+    pub(super) fn refill(&self, cap: usize, h: &mut HostState) -> Result<i64, StoreError> {
         if !h.window.is_empty() || h.disk_only == 0 {
             return Ok(0);
         }
         let counted = h.disk_only;
-        let limit = self.window + h.in_flight.len();
+        let limit = cap + h.in_flight.len();
         let got = self.store.scan_queue(&h.name, limit)?;
         let exhausted = got.len() < limit;
         for mut q in got {
             let k = q.key();
-            if !h.in_flight.iter().any(|f| f.stored == k) && h.window.len() < self.window {
+            if !h.in_flight.iter().any(|f| f.stored == k) && h.window.len() < cap {
                 let extra = h.disk_bumps.remove(&k).unwrap_or(0);
                 if extra > 0 {
                     self.disk_bumps.fetch_sub(1, Ordering::Relaxed);
@@ -89,6 +109,7 @@ impl Frontier {
 
     /// Bring a host's heap slot in line with its state.
     pub(super) fn reschedule(&self, inner: &mut Inner, id: u32) -> Result<(), StoreError> {
+        let cap = inner.window_cap;
         let h = &mut inner.hosts[id as usize];
         let requesting = h.in_flight.iter().filter(|f| f.requesting).count();
         let undecided = h.in_flight.iter().filter(|f| !f.decided).count();
@@ -98,7 +119,7 @@ impl Frontier {
         let want = match (eligible, h.ready_at, h.slot) {
             (false, _, _) | (_, None, _) => Slot::None,
             (true, Some(_), Slot::Ready(_)) => {
-                change = self.refill(h)?;
+                change = self.refill(cap, h)?;
                 match self.ready_key(h) {
                     Some(k) => Slot::Ready(k),
                     None => Slot::None,
@@ -125,6 +146,7 @@ impl Frontier {
     pub fn next(&self, now: Instant) -> Result<NextUrl, FrontierError> {
         let mut g = self.inner.lock();
         let inner = &mut *g;
+        self.keep_windows_in_budget(inner);
         // Hosts whose time has come move to the ready heap.
         while let Some(&Reverse((at, gen, id))) = inner.waiting.peek() {
             let h = &mut inner.hosts[id as usize];
@@ -136,7 +158,7 @@ impl Frontier {
                 break;
             }
             inner.waiting.pop();
-            let change = self.refill(h)?;
+            let change = self.refill(inner.window_cap, h)?;
             inner.queued = inner.queued.saturating_add_signed(change);
             let h = &mut inner.hosts[id as usize];
             h.gen += 1;

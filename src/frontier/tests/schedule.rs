@@ -68,6 +68,67 @@ fn window_refills_from_store_in_priority_order() {
     assert_eq!(urls.len() as u64, n + 1, "each URL once");
 }
 
+/// `memory_budget` is shared among the hosts found: a window takes at most
+/// its share when it takes a URL, every window is shrunk once the share has
+/// halved, never below 16, and every host still hands out all its URLs best
+/// first.
+#[test]
+fn windows_share_the_memory_budget_among_hosts() {
+    let mut s = settings(&["crawl.max_urls_per_pattern=0", "crawl.scope=\"any\""]);
+    s.frontier.memory_window = 4096;
+    s.frontier.memory_budget = 128;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(DiskStore::open(dir.path()).unwrap());
+    let f = Frontier::new(store, &s, &[u("http://h0.test/")]).unwrap();
+    let mut got = Vec::new();
+    let mut fetch_one = || {
+        let now = Instant::now();
+        let NextUrl::Ready(q) = f.next(now).unwrap() else {
+            panic!("nothing ready")
+        };
+        f.complete(&q, &page_for(&f, &q, Decision::New), None).unwrap();
+        f.set_host_ready(&q.host, now).unwrap();
+        got.push(q);
+    };
+    let offer_host = |h: u32, n: u64| {
+        let cands: Vec<Candidate> = (0..n)
+            .map(|i| {
+                let mut c = link(&format!("http://h{h}.test/p{i}"), 1);
+                c.relevance = ((i * 7919) % 1000) as f64 / 1000.0;
+                c
+            })
+            .collect();
+        assert!(f.offer_many(&cands).unwrap().iter().all(|o| *o == Offer::Enqueued));
+    };
+    let windows = |f: &Frontier| f.window_sizes().into_iter().map(|(_, w)| w).collect::<Vec<_>>();
+    // One host: the whole budget.
+    offer_host(0, 500);
+    assert_eq!(windows(&f), [128]);
+    // Four hosts: each takes a quarter when it takes a URL, and the next
+    // handout shrinks h0's window too.
+    for h in 1..4 {
+        offer_host(h, 500);
+    }
+    assert_eq!(windows(&f), [128, 64, 42, 32]);
+    fetch_one();
+    let w = windows(&f);
+    assert!(w.iter().all(|&w| w <= 32) && w.iter().sum::<usize>() <= 128, "{w:?}");
+    // Sixteen hosts: the floor of 16 URLs each.
+    for h in 4..16 {
+        offer_host(h, 40);
+    }
+    fetch_one();
+    let w = windows(&f);
+    assert!(w.iter().all(|&w| w <= 16), "{w:?}");
+    got.extend(drain(&f));
+    assert_eq!(got.len(), 1 + 4 * 500 + 12 * 40);
+    for h in 0..16 {
+        let host = format!("h{h}.test");
+        let keys: Vec<_> = got.iter().filter(|q| q.host == host).map(|q| q.key()).collect();
+        assert!(keys.windows(2).all(|w| w[0] <= w[1]), "{host}: best first");
+    }
+}
+
 #[test]
 fn host_waits_for_politeness_and_in_flight_limit() {
     let s = settings(&[]);
