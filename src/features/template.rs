@@ -553,8 +553,9 @@ mod tests {
     }
 
     /// A host whose pages are mostly their own text keeps at most
-    /// `MAX_BLOCKS_PER_KEY` counts in a table that never grows past them, and its chrome (on every page) and a
-    /// block on a third of its pages are still its template.
+    /// `MAX_BLOCKS_PER_KEY` counts in a table that never grows past them,
+    /// and its chrome (on every page) and a block on a third of its pages
+    /// are still its template.
     #[test]
     fn counts_stay_bounded_and_keep_the_template() {
         let learner = TemplateLearner::new(&settings());
