@@ -121,7 +121,7 @@ impl Frontier {
         let (id, stored) = self.take_in_flight(inner, &url)?;
         url.retries += 1;
         self.store.reprioritize(stored, &url)?;
-        let cap = inner.window_cap;
+        let cap = inner.window_cap();
         let h = &mut inner.hosts[id as usize];
         h.set_ready_at(h.ready_at.map_or(not_before, |t| t.max(not_before)));
         // A worker that lost the host's lease leaves the URL to the store.

@@ -60,7 +60,7 @@ impl Frontier {
     /// A URL queued in the store: into the window of an owned host (loaded
     /// from the store, for a worker), nothing for another worker's host.
     pub(super) fn place_new(&self, inner: &mut Inner, id: u32, q: QueuedUrl) -> Result<(), StoreError> {
-        let cap = inner.window_cap;
+        let cap = inner.window_cap();
         let h = &mut inner.hosts[id as usize];
         if !h.owned {
             return Ok(());

@@ -377,10 +377,6 @@ struct Hold {
 
 struct Inner {
     limits: HostLimits,
-    /// URLs a host's window holds at most now ([`HostLimits::window_cap`]
-    /// of the hosts known): falls as hosts are found, so that all windows
-    /// together stay within about `[frontier] memory_budget`.
-    window_cap: usize,
     /// The cap every window was last shrunk to
     /// ([`Frontier::keep_windows_in_budget`]).
     shrunk_cap: usize,
@@ -459,11 +455,6 @@ impl Frontier {
                     window: settings.frontier.memory_window.max(1),
                     budget: settings.frontier.memory_budget.max(1),
                 },
-                window_cap: settings
-                    .frontier
-                    .memory_window
-                    .max(1)
-                    .min(settings.frontier.memory_budget.max(1)),
                 shrunk_cap: usize::MAX,
                 hosts: Vec::new(),
                 host_ids: HashMap::new(),
@@ -686,8 +677,14 @@ impl Inner {
             owned: self.worker.is_none(),
         });
         self.host_ids.insert(host.to_string(), id);
-        self.window_cap = self.limits.window_cap(self.hosts.len());
         id
+    }
+
+    /// URLs a host's window holds at most now: falls as hosts are found,
+    /// so that all windows together stay within about `[frontier]
+    /// memory_budget` ([`HostLimits::window_cap`]).
+    fn window_cap(&self) -> usize {
+        self.limits.window_cap(self.hosts.len())
     }
 
     /// A new queue sequence number. A worker's carry its id in the low 10

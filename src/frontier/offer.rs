@@ -183,7 +183,8 @@ impl Frontier {
             return Err(e.into());
         }
         for (id, (_, q)) in moved_ids.into_iter().zip(moved) {
-            self.place(inner.window_cap, &mut inner.hosts[id as usize], q);
+            let cap = inner.window_cap();
+            self.place(cap, &mut inner.hosts[id as usize], q);
             self.reschedule(inner, id)?;
         }
         for (id, q) in new_ids.into_iter().zip(new) {

@@ -62,10 +62,10 @@ impl Frontier {
     /// [`MIN_WINDOW`] URLs per host), at a cost of one pass over the hosts
     /// each time their number doubles.
     pub(super) fn keep_windows_in_budget(&self, inner: &mut Inner) {
-        if inner.window_cap.saturating_mul(2) > inner.shrunk_cap {
+        let cap = inner.window_cap();
+        if cap.saturating_mul(2) > inner.shrunk_cap {
             return;
         }
-        let cap = inner.window_cap;
         for h in &mut inner.hosts {
             self.shrink_window(cap, h);
         }
@@ -109,7 +109,7 @@ impl Frontier {
 
     /// Bring a host's heap slot in line with its state.
     pub(super) fn reschedule(&self, inner: &mut Inner, id: u32) -> Result<(), StoreError> {
-        let cap = inner.window_cap;
+        let cap = inner.window_cap();
         let h = &mut inner.hosts[id as usize];
         let requesting = h.in_flight.iter().filter(|f| f.requesting).count();
         let undecided = h.in_flight.iter().filter(|f| !f.decided).count();
@@ -158,7 +158,9 @@ impl Frontier {
                 break;
             }
             inner.waiting.pop();
-            let change = self.refill(inner.window_cap, h)?;
+            let cap = inner.window_cap();
+            let h = &mut inner.hosts[id as usize];
+            let change = self.refill(cap, h)?;
             inner.queued = inner.queued.saturating_add_signed(change);
             let h = &mut inner.hosts[id as usize];
             h.gen += 1;

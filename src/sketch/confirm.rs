@@ -432,12 +432,7 @@ impl SketchIndex {
     /// Pages filed under band key `key`.
     fn bucket_len(&self, key: u32) -> std::io::Result<usize> {
         let mut n = usize::from(self.first.get(&key)?.is_some());
-        for place in 0..BUCKET_MAX {
-            if self.more.get(&more_key(key, place))?.is_none() {
-                break;
-            }
-            n += 1;
-        }
+        self.for_more_pages(key, |_| n += 1)?;
         Ok(n)
     }
 
@@ -451,9 +446,15 @@ impl SketchIndex {
 
     /// The pages filed under band key `key` after its first, in order.
     fn more_pages(&self, key: u32, out: &mut Vec<PageId>) -> std::io::Result<()> {
+        self.for_more_pages(key, |p| out.push(p))
+    }
+
+    /// Calls `f` with each page filed under band key `key` after its first,
+    /// in order.
+    fn for_more_pages(&self, key: u32, mut f: impl FnMut(PageId)) -> std::io::Result<()> {
         for place in 0..BUCKET_MAX {
             match self.more.get(&more_key(key, place))? {
-                Some(p) => out.push(p),
+                Some(p) => f(p),
                 None => break,
             }
         }
