@@ -484,6 +484,27 @@ fn bench_commands_run_small_and_reject_bad_input() {
     assert!(out.contains("frontier over DiskStore"), "{out}");
     let out = ok(simcrawl().args(["bench", "pipeline", "--pages", "40"]));
     assert!(out.contains("whole per-page path"), "{out}");
+    // On a directory of HTML files: two of its three pages (`--pages 2`),
+    // their links counted; a directory without HTML is an input error.
+    let site = tempfile::tempdir().unwrap();
+    std::fs::create_dir(site.path().join("sub")).unwrap();
+    for (name, links) in [("a.html", 2), ("b.htm", 3), ("sub/c.html", 4), ("notes.txt", 9)] {
+        let body: String = (0..links)
+            .map(|i| format!("<p><a href=\"../p{i}.html\">page {i}</a></p>"))
+            .collect();
+        std::fs::write(site.path().join(name), format!("<title>t</title><body>{body}</body>")).unwrap();
+    }
+    let dir = site.path().to_str().unwrap();
+    let out = ok(simcrawl().args(["bench", "pipeline", "--pages", "2", "--dir", dir]));
+    assert!(out.contains("2 HTML files of 1 directory"), "{out}");
+    assert!(
+        out.contains("links resolved") && out.contains("as crawl::analyze does"),
+        "{out}"
+    );
+    let out = ok(simcrawl().args(["bench", "pipeline", "--pages", "5", "--dir", dir, "--dir", dir]));
+    assert!(out.contains("6 HTML files of 2 directories, 0.0 MB, 18 links"), "{out}");
+    let empty = tempfile::tempdir().unwrap();
+    bad_input(simcrawl().args(["bench", "pipeline", "--dir", empty.path().to_str().unwrap()]));
     let out = ok(simcrawl().args(["bench", "resume", "--pages", "2000"]));
     assert!(out.contains("dedup state"), "{out}");
     let out = ok(simcrawl().args(["bench", "crawl", "--pages", "200", "--max-pages", "100", "--no-peer"]));

@@ -171,14 +171,14 @@ pub(super) fn extract_body(text: &str, plain: bool, max_text_bytes: usize) -> Ex
 /// The URLs already in a page's out-link list, as indices into it (no copy
 /// of each URL), for [`analyze`]'s de-duplication.
 pub(super) struct LinkSet {
-    hasher: std::collections::hash_map::RandomState,
+    hasher: hashbrown::DefaultHashBuilder,
     table: hashbrown::HashTable<usize>,
 }
 
 impl LinkSet {
     pub(super) fn with_capacity(n: usize) -> Self {
         LinkSet {
-            hasher: std::collections::hash_map::RandomState::new(),
+            hasher: hashbrown::DefaultHashBuilder::default(),
             table: hashbrown::HashTable::with_capacity(n),
         }
     }

@@ -49,55 +49,24 @@ pub fn limit_nesting(html: &str) -> &str {
             continue;
         }
         let name = &b[start..start + name_len];
-        let ignored = |n: &[u8]| {
-            const NAMES: &[&[u8]] = &[
-                b"area",
-                b"base",
-                b"br",
-                b"col",
-                b"embed",
-                b"hr",
-                b"img",
-                b"input",
-                b"link",
-                b"meta",
-                b"source",
-                b"track",
-                b"wbr",
-                b"param",
-                b"keygen",
-                b"p",
-                b"li",
-                b"dt",
-                b"dd",
-                b"option",
-                b"optgroup",
-                b"tr",
-                b"td",
-                b"th",
-                b"thead",
-                b"tbody",
-                b"tfoot",
-                b"rb",
-                b"rt",
-                b"rp",
-                b"colgroup",
-                b"caption",
-                b"html",
-                b"head",
-                b"body",
-            ];
-            NAMES.iter().any(|k| k.eq_ignore_ascii_case(n))
-        };
+        // Names are compared lower-cased; none of interest is longer than 8 bytes.
+        let mut lower = [0u8; 8];
+        let known = name_len <= lower.len();
+        if known {
+            lower[..name_len].copy_from_slice(name);
+            lower.make_ascii_lowercase();
+        }
+        let name = if known { &lower[..name_len] } else { &[][..] };
         if end_tag {
             if !ignored(name) {
                 depth = depth.saturating_sub(1);
             }
             continue;
         }
-        let raw = [b"script".as_slice(), b"style", b"textarea", b"title"]
-            .into_iter()
-            .find(|k| k.eq_ignore_ascii_case(name));
+        let raw: Option<&[u8]> = match name {
+            b"script" | b"style" | b"textarea" | b"title" => Some(name),
+            _ => None,
+        };
         if let Some(raw) = raw {
             // Skip to the matching end tag (case-insensitive).
             let mut j = start + name_len;
@@ -124,4 +93,48 @@ pub fn limit_nesting(html: &str) -> &str {
         }
     }
     html
+}
+
+/// Elements that add no nesting level: void elements, those whose end tag
+/// is implied (`p`, `li`, table parts...) and the document's own `html`,
+/// `head`, `body`. `name` is lower-case.
+fn ignored(name: &[u8]) -> bool {
+    matches!(
+        name,
+        b"area"
+            | b"base"
+            | b"br"
+            | b"col"
+            | b"embed"
+            | b"hr"
+            | b"img"
+            | b"input"
+            | b"link"
+            | b"meta"
+            | b"source"
+            | b"track"
+            | b"wbr"
+            | b"param"
+            | b"keygen"
+            | b"p"
+            | b"li"
+            | b"dt"
+            | b"dd"
+            | b"option"
+            | b"optgroup"
+            | b"tr"
+            | b"td"
+            | b"th"
+            | b"thead"
+            | b"tbody"
+            | b"tfoot"
+            | b"rb"
+            | b"rt"
+            | b"rp"
+            | b"colgroup"
+            | b"caption"
+            | b"html"
+            | b"head"
+            | b"body"
+    )
 }

@@ -124,6 +124,15 @@ fn caps_text_and_survives_hostile_input() {
     assert!(limit_nesting(&deep_after).len() < deep_after.len());
     let scripted = format!("<div><script>{}</script>x</div>", "if (a<b) {}".repeat(5000));
     assert_eq!(limit_nesting(&scripted).len(), scripted.len());
+    // Names in any case; elements with implied end tags add no level,
+    // names longer than any of those do; a raw-text element's `<` are text.
+    let n = MAX_NESTING + 1;
+    let closed_in_caps = "<Div>x</DIV>".repeat(3000) + &"<P><LI><TD><OptGroup>".repeat(n) + "x";
+    assert_eq!(limit_nesting(&closed_in_caps), closed_in_caps);
+    let long_names = "<blockquote>".repeat(n / 2) + &"<Figcaption>".repeat(n / 2 + 1) + "x";
+    assert!(limit_nesting(&long_names).len() < long_names.len());
+    let raw_caps = format!("<TEXTAREA>{}</textArea>x", "<div>".repeat(n)) + &"<em>x</em>".repeat(3000);
+    assert_eq!(limit_nesting(&raw_caps), raw_caps);
 
     for junk in [
         "",

@@ -2,7 +2,7 @@
 //! of one host (or of one language section of it), whose weight
 //! [`super::FeatureExtractor::features`] then cuts.
 
-use std::collections::HashSet;
+use hashbrown::HashSet;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -126,7 +126,9 @@ fn is_language_tag(seg: &str) -> bool {
 /// of the pages of the host seen so far.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct HostTemplate {
-    /// Block hashes ([`block_hash`]) of template blocks.
+    /// Block hashes ([`block_hash`]) of template blocks (hashbrown's set,
+    /// with its randomly seeded default hasher: page text chooses these
+    /// hashes, and the set is probed for every block of every comparison).
     pub blocks: HashSet<u64>,
     /// Weight multiplier of a template block (`template_weight`).
     pub weight: f32,
@@ -460,7 +462,9 @@ impl TemplateLearner {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::{HashMap, HashSet};
+    use std::collections::HashMap;
+
+    use hashbrown::HashSet;
 
     use super::super::tests::settings;
     use super::*;

@@ -1,7 +1,7 @@
 //! Tests of the whole extractor: the weighting rules, template cuts, and
 //! the fast path against a plain reference implementation.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use rust_stemmers::Stemmer;
 use unicode_segmentation::UnicodeSegmentation;
@@ -355,7 +355,7 @@ fn prepared_pages_weigh_like_the_page() {
                 let hashes = block_hashes(doc);
                 let prepared = fx.prepare(doc);
                 // No template, one holding every other block, one holding all.
-                let every_other: HashSet<u64> = hashes.iter().copied().step_by(2).collect();
+                let every_other: hashbrown::HashSet<u64> = hashes.iter().copied().step_by(2).collect();
                 let templates = [
                     None,
                     Some(HostTemplate {

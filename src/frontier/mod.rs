@@ -78,12 +78,13 @@ mod schedule;
 pub mod scope;
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
+use std::collections::{BTreeMap, BinaryHeap};
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use hashbrown::{HashMap, HashSet};
 use parking_lot::Mutex;
 use url::Url;
 

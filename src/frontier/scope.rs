@@ -5,9 +5,9 @@
 //! rule replaces `max_depth` and adds its `allow` and `deny` patterns for
 //! its URLs ([`ScopeRules::with_host_rules`]).
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
+use hashbrown::HashSet;
 use url::Url;
 
 use crate::config::{CrawlSettings, HostRule, HostRuleCache, HostRules, Scope};

@@ -225,7 +225,7 @@ impl ContentSketch {
             key: key.into(),
             ..Origin::default()
         };
-        let mut index: std::collections::HashMap<u64, u16> = std::collections::HashMap::new();
+        let mut index: hashbrown::HashMap<u64, u16> = hashbrown::HashMap::new();
         for &start in &first {
             let start = start as usize;
             for run in run_of(start)..=run_of(start + span - 1) {

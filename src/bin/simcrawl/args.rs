@@ -352,11 +352,16 @@ pub(crate) enum BenchKind {
         #[arg(long, default_value_t = 50_000)]
         pages: u64,
     },
-    /// The per-page path: parse, text, features, simhash.
+    /// The per-page path: parse, text, features, simhash, links.
     Pipeline {
-        /// Article pages of the test web to measure on.
+        /// Article pages of the test web to measure on; with --dir, the
+        /// most HTML files taken from each directory.
         #[arg(long, default_value_t = 1000)]
         pages: usize,
+        /// A directory of HTML files (one site; repeat for more) to
+        /// measure on instead of the test web.
+        #[arg(long = "dir", value_name = "DIR")]
+        dirs: Vec<std::path::PathBuf>,
     },
     /// What `crawl --resume` reads before its first fetch, on a store of
     /// many recorded pages (written to a temporary directory first).

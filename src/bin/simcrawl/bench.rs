@@ -86,8 +86,8 @@ pub(crate) fn run(which: BenchKind) -> anyhow::Result<ExitCode> {
             simcrawl::bench::run_frontier_bench(pages, &mut std::io::stdout().lock())?;
             Ok(ExitCode::SUCCESS)
         }
-        BenchKind::Pipeline { pages } => {
-            simcrawl::bench::run_pipeline_bench(pages, &mut std::io::stdout().lock())?;
+        BenchKind::Pipeline { pages, dirs } => {
+            simcrawl::bench::run_pipeline_bench(pages, &dirs, &mut std::io::stdout().lock())?;
             Ok(ExitCode::SUCCESS)
         }
     }
