@@ -24,7 +24,9 @@ struct Page {
 /// measured in the same run). "whole per-page path" leaves template
 /// learning out (features without a template); "as crawl::analyze does"
 /// adds per-host template learning, weights features by the host's
-/// template, and resolves and canonicalizes every link, as the crawl does.
+/// template (keeping the content words, as the crawl's extractor does),
+/// takes the content sketch, and resolves and canonicalizes every link, as
+/// the crawl does.
 ///
 /// The pages are the built-in test web's HTML pages (`pages` article
 /// pages), or, when `dirs` are given, HTML files of real sites: from each
@@ -88,9 +90,21 @@ pub fn run_pipeline_bench(pages: usize, dirs: &[PathBuf], out: &mut dyn Write) -
         })
         .collect();
     let learn = t.elapsed();
-    let (features_tpl, _) = best(|| {
-        for (d, (blocks, tpl)) in docs.iter().zip(&templates) {
-            sink ^= fx.features_hashed(d, blocks, tpl.as_deref()).items.len() as u64;
+    // The crawl's extractor also keeps each page's content words, for its
+    // content sketch.
+    let fx_crawl = crate::crawl::feature_extractor(&settings);
+    let (features_tpl, feats_tpl) = best(|| -> Vec<crate::features::Features> {
+        docs.iter()
+            .zip(&templates)
+            .map(|(d, (blocks, tpl))| fx_crawl.features_hashed(d, blocks, tpl.as_deref()))
+            .collect()
+    });
+    let (sketch, _) = best(|| {
+        for (f, &h) in feats_tpl.iter().zip(&hosts) {
+            let s = crate::crawl::page_sketch(&fx_crawl, None, None, f, h);
+            if let Some(crate::sketch::Sketch::Content(c)) = s {
+                sink ^= u64::from(c.shingles());
+            }
         }
     });
     let (simhash, _) = best(|| {
@@ -136,10 +150,11 @@ pub fn run_pipeline_bench(pages: usize, dirs: &[PathBuf], out: &mut dyn Write) -
         ("whole per-page path", parse + after),
         ("template learning", learn),
         ("features with template", features_tpl),
+        ("content sketch", sketch),
         ("links resolved", resolve),
         (
             "as crawl::analyze does",
-            parse + learn + features_tpl + simhash + hashes + resolve,
+            parse + learn + features_tpl + simhash + hashes + sketch + resolve,
         ),
     ] {
         writeln!(

@@ -129,7 +129,7 @@ pub(super) fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analys
 
 /// The crawl's feature extractor: it keeps content words when candidates
 /// are confirmed by content shingles.
-pub(super) fn feature_extractor(settings: &Settings) -> FeatureExtractor {
+pub(crate) fn feature_extractor(settings: &Settings) -> FeatureExtractor {
     FeatureExtractor::new(&settings.features).with_words(settings.dedup.verify == crate::config::Verify::Shingles)
 }
 
@@ -143,7 +143,7 @@ pub(super) fn verifier(settings: &Settings) -> Option<MinHasher> {
 /// `doc` given), the content shingles of its features when the extractor
 /// keeps their words (each kept shingle tagged with its blocks and the
 /// page's template key `key`), else none.
-pub(super) fn page_sketch(
+pub(crate) fn page_sketch(
     fx: &FeatureExtractor,
     verifier: Option<&MinHasher>,
     doc: Option<&Extracted>,

@@ -82,6 +82,9 @@ mod revisit;
 mod shared_crawl;
 mod shared_dedup;
 mod sitemaps;
+
+/// The crawl's per-page analysis pieces `simcrawl bench pipeline` times.
+pub(crate) use analyze::{feature_extractor, page_sketch};
 mod tally;
 #[cfg(test)]
 mod tests;

@@ -147,8 +147,8 @@ pub fn extract_parsed(doc: &Html, max_text_bytes: usize) -> Extracted {
 /// `truncated` set.
 ///
 /// The document is read in one streaming pass over a tokenizer (the
-/// crate's own; html5ever's for a NUL byte or a `<!--` inside a script; no
-/// tree builder, no DOM): a stack of open elements stands in for the
+/// crate's own; html5ever's for a document with a NUL byte; no tree
+/// builder, no DOM): a stack of open elements stands in for the
 /// tree, with the HTML tree builder's implied end tags that matter for text
 /// blocks (`p`, `li`, `dd`/`dt`, table cells and rows, `option`, headings,
 /// nested `a`), end tags closing the nearest matching open element, and the

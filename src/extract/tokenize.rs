@@ -6,8 +6,9 @@
 //! (character references decoded, CR LF folded), the same tags with the
 //! same attributes, comments and doctypes skipped — and gives up
 //! ([`Unsupported`]) on the input it does not model, which the caller then
-//! hands to html5ever: a NUL byte, and `<!--` inside a script (the script
-//! data escape states). Tests compare the two on generated markup and on
+//! hands to html5ever: a NUL byte. A script holding `<!--` (the old way of
+//! hiding scripts from browsers without them) is walked through the script
+//! data escape states to find its end. Tests compare the two on generated markup and on
 //! the test web. The tests of every tokenizer state against html5ever are
 //! in this file beside the states they check, which takes it past 800
 //! lines.
@@ -234,8 +235,8 @@ enum AttrState {
     SelfClosing,
 }
 
-/// Tokenizes the whole of `html` into `sink`. On [`Unsupported`] the sink
-/// has seen part of the document and must be discarded.
+/// Tokenizes the whole of `html` into `sink`. On [`Unsupported`] (a NUL
+/// byte, found before any token) the sink has seen nothing.
 pub(super) fn tokenize(html: &str, sink: &mut impl Sink) -> Result<(), Unsupported> {
     let b0 = html.as_bytes();
     if memchr::memchr(0, b0).is_some() {
@@ -248,7 +249,8 @@ pub(super) fn tokenize(html: &str, sink: &mut impl Sink) -> Result<(), Unsupport
         attrs: Attrs::default(),
         text: String::new(),
     }
-    .run(sink)
+    .run(sink);
+    Ok(())
 }
 
 struct Tokenizer<'a> {
@@ -267,7 +269,7 @@ struct TagEnd {
 }
 
 impl Tokenizer<'_> {
-    fn run(mut self, sink: &mut impl Sink) -> Result<(), Unsupported> {
+    fn run(mut self, sink: &mut impl Sink) {
         let s = self.s;
         let b = s.as_bytes();
         let n = b.len();
@@ -321,7 +323,7 @@ impl Tokenizer<'_> {
                             }
                             n
                         }
-                        raw => self.raw_text(end, &name, raw, sink)?,
+                        raw => self.raw_text(end, &name, raw, sink),
                     };
                 }
                 _ => {
@@ -330,7 +332,6 @@ impl Tokenizer<'_> {
                 }
             }
         }
-        Ok(())
     }
 
     /// After `<!` at `i`: a comment, a doctype or a bogus comment; returns
@@ -593,7 +594,7 @@ impl Tokenizer<'_> {
 
     /// The text of a raw-text element `name` from `i` to its end tag, and
     /// the end tag; returns where the input continues.
-    fn raw_text(&mut self, i: usize, name: &LocalName, kind: Next, sink: &mut impl Sink) -> Result<usize, Unsupported> {
+    fn raw_text(&mut self, i: usize, name: &LocalName, kind: Next, sink: &mut impl Sink) -> usize {
         let s = self.s;
         let b = s.as_bytes();
         let n = b.len();
@@ -615,10 +616,16 @@ impl Tokenizer<'_> {
             }
             j = at + 1;
         };
+        // `<!--` in a script opens the script data escape states, in which
+        // a `</script>` may not end it: walk them then (an end tag they
+        // find is one of the search's, so without one there is none).
+        let close = match close {
+            Some(at) if kind == Next::Script && memchr::memmem::find(&b[i..at], b"<!--").is_some() => {
+                escaped_script_end(b, i, name_b)
+            }
+            c => c,
+        };
         let text_end = close.unwrap_or(n);
-        if kind == Next::Script && memchr::memmem::find(&b[i..text_end], b"<!--").is_some() {
-            return Err(Unsupported);
-        }
         if kind == Next::Rcdata {
             let mut p = i;
             while let Some(off) = memchr::memchr(b'&', &b[p..text_end]) {
@@ -636,17 +643,98 @@ impl Tokenizer<'_> {
             sink.text(&s[i..text_end]);
         }
         let Some(at) = close else {
-            return Ok(n);
+            return n;
         };
         let t = self.tag(at + 2 + name_b.len());
         match t.end {
             Some(end) => {
                 sink.end(name);
-                Ok(end)
+                end
             }
-            None => Ok(n),
+            None => n,
         }
     }
+}
+
+/// Where the script text from `i` ends: the `<` of its end tag `</name`
+/// (any case, followed by whitespace, `/` or `>`), walking the WHATWG
+/// script data states with their escapes. `<!--` opens the escaped state,
+/// `-->` closes it; inside it `<script` followed by whitespace, `/` or `>`
+/// opens the double-escaped state, where `</script` does not end the
+/// script, until `</script` (back to escaped) or `-->` (back to plain
+/// script data). None: the script runs to the end of the input.
+fn escaped_script_end(b: &[u8], i: usize, name: &[u8]) -> Option<usize> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum S {
+        Data,
+        Escaped,
+        Double,
+    }
+    let is_end = |c: u8| matches!(c, b'\t' | b'\n' | b'\x0C' | b' ' | b'/' | b'>');
+    // The ASCII letters from `at`, and whether they spell `name` followed by
+    // whitespace, `/` or `>` (the letters then end the input's run at
+    // `at + name.len()`).
+    let names_it = |at: usize| {
+        b.len() > at + name.len() && b[at..at + name.len()].eq_ignore_ascii_case(name) && is_end(b[at + name.len()])
+    };
+    let n = b.len();
+    let (mut st, mut dashes, mut p) = (S::Data, 0usize, i);
+    while p < n {
+        let c = b[p];
+        match st {
+            S::Data => {
+                p += memchr::memchr(b'<', &b[p..])?;
+                if b.get(p + 1) == Some(&b'/') && names_it(p + 2) {
+                    return Some(p);
+                }
+                if b[p..].starts_with(b"<!--") {
+                    // `<!--` leaves the state after its dashes: `<!-->` closes at once.
+                    st = S::Escaped;
+                    dashes = 2;
+                    p += 4;
+                } else {
+                    p += 1;
+                }
+                continue;
+            }
+            S::Escaped | S::Double => match c {
+                b'-' => {
+                    dashes += 1;
+                    p += 1;
+                    continue;
+                }
+                b'>' if dashes >= 2 => {
+                    st = S::Data;
+                    p += 1;
+                }
+                b'<' if st == S::Escaped => {
+                    if b.get(p + 1) == Some(&b'/') && names_it(p + 2) {
+                        return Some(p);
+                    }
+                    if names_it(p + 1) {
+                        // `<script` followed by whitespace, `/` or `>`: the
+                        // letters are read, the character after them is
+                        // consumed as it is in the double-escaped state.
+                        st = S::Double;
+                        p += 1 + name.len() + 1;
+                    } else {
+                        p += 1;
+                    }
+                }
+                b'<' => {
+                    if b.get(p + 1) == Some(&b'/') && names_it(p + 2) {
+                        st = S::Escaped;
+                        p += 2 + name.len() + 1;
+                    } else {
+                        p += 1;
+                    }
+                }
+                _ => p += 1,
+            },
+        }
+        dashes = 0;
+    }
+    None
 }
 
 /// A bogus comment (or doctype) from `i` to its first `>`; returns where
@@ -719,20 +807,51 @@ mod tests {
     }
 
     #[test]
-    fn nul_bytes_and_escaped_scripts_go_to_html5ever() {
-        for html in [
-            "<p>a\u{0}b</p>",
-            "<script><!-- x </script> y --></script>z",
-            "<script>a<!--b</script><p>c",
-        ] {
+    fn nul_bytes_go_to_html5ever() {
+        for html in ["<p>a\u{0}b</p>", "<script><!-- \u{0} --></script>z"] {
             assert_eq!(tokenize(html, &mut Null), Err(Unsupported), "{html}");
             assert_eq!(extract(html, 1 << 20), extract_html5ever(html, 1 << 20), "{html}");
         }
+    }
+
+    /// Scripts hidden in comments, the script data escape states: where
+    /// each script ends, so what text follows it.
+    #[test]
+    fn escaped_scripts_end_where_html5ever_ends_them() {
+        for html in [
+            "<script><!-- x </script> y --></script>z",
+            "<script>a<!--b</script><p>c",
+            "<script><!--\ndocument.write('<script>x</script>');\n//--></script><p>after</p>",
+            "<script><!-- <script> </script> still --> </script>t",
+            "<script><!-- <SCRIPT>a</Script >b--></script>c",
+            "<script><!-- <script>a--> </script>d",
+            "<script><!-- <scripts> </script>e",
+            "<script><!-- <script/></script/>f--></script>g",
+            "<script><!-->x</script>h",
+            "<script><!--->x</script>i",
+            "<script><!- -></script>j",
+            "<script><!-- - -> <script> </script> x --></script>k",
+            "<script><!-- --!> <script> </script> x --></script>l",
+            "<script><!-- -- > <script> </script> x --></script>l2",
+            "<script><!-- ---> <script> </script> x --></script>l3",
+            "<script><!-- <script> - -> </script> x --></script>l4",
+            "<script><!-- <script>x<!-- </script>m",
+            "<script><!-- <script>--<-->n</script>o",
+            "<script><!-- </scr--> </script>p",
+            "<script><!-- <script x</script>q",
+            "<script><!-- </script",
+            "<script><!-- <script",
+            "<script><!-- <script> </script",
+            "<SCRIPT LANGUAGE=JavaScript><!--\nfunction f() { return a<b && c-->d; }\n// --></SCRIPT>r",
+        ] {
+            assert_eq!(tokenize(html, &mut Null), Ok(()), "{html}");
+            for max in [1 << 20, 4] {
+                assert_eq!(extract(html, max), extract_html5ever(html, max), "{html}");
+            }
+        }
         // A comment in a style or after the script is no escape.
-        assert_eq!(
-            tokenize("<style><!-- a --></style><script>x</script><!-- c -->", &mut Null),
-            Ok(())
-        );
+        let html = "<style><!-- a </style><p>s</p><script>x</script><!-- c --><p>t";
+        assert_eq!(extract(html, 1 << 20), extract_html5ever(html, 1 << 20));
     }
 
     proptest::proptest! {
@@ -766,6 +885,12 @@ mod tests {
         "<script>",
         "</script>",
         "</SCRIPT",
+        "<script ",
+        "<SCRIPT/",
+        "<scripts>",
+        "</script ",
+        "--",
+        "<!-->",
         "<title>",
         "</title>",
         "<style>",

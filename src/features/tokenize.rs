@@ -70,12 +70,46 @@ fn non_word_bytes(x: u64) -> u64 {
 }
 
 /// [`for_each_word`], also telling `f` whether the word is ASCII.
+///
+/// In text with non-ASCII characters (most English pages have a few: `’`,
+/// `—`, `¶`) only the stretch around each of them goes through
+/// `unicode_words`, from the last *cut* before it to the first cut after
+/// it; the ASCII stretches between take the fast path. A cut is an ASCII
+/// space between two ASCII characters that are not spaces: UAX #29 breaks
+/// on both sides of it (only another space, WB3d, or an extending
+/// character after it, WB4, would join it to a neighbour), and no rule
+/// looks across it (the look-ahead and look-behind of WB6, WB7, WB11 and
+/// WB12 need a mid character between letters or digits).
 #[inline]
 pub(super) fn for_each_word_ascii<'a>(text: &'a str, mut f: impl FnMut(&'a str, bool)) {
-    if !text.is_ascii() {
-        text.unicode_words().for_each(|w| f(w, w.is_ascii()));
+    if text.is_ascii() {
+        ascii_words(text, &mut f);
         return;
     }
+    let b = text.as_bytes();
+    let n = b.len();
+    let solid = |c: u8| c.is_ascii() && c != b' ';
+    let cut = |s: usize| b[s] == b' ' && s > 0 && solid(b[s - 1]) && b.get(s + 1).is_some_and(|&c| solid(c));
+    // text[..done] is done; done is 0 or just after a cut.
+    let mut done = 0;
+    while let Some(off) = b[done..].iter().position(|&c| !c.is_ascii()) {
+        let at = done + off;
+        let from = (done..at).rev().find(|&s| cut(s)).map_or(done, |s| s + 1);
+        let to = (at..n).find(|&s| cut(s)).unwrap_or(n);
+        if from > done {
+            ascii_words(&text[done..from], &mut f);
+        }
+        text[from..to].unicode_words().for_each(|w| f(w, w.is_ascii()));
+        done = (to + 1).min(n);
+    }
+    if done < n {
+        ascii_words(&text[done..], &mut f);
+    }
+}
+
+/// The words of ASCII `text` (UAX #29 restricted to ASCII).
+#[inline]
+fn ascii_words<'a>(text: &'a str, f: &mut impl FnMut(&'a str, bool)) {
     let b = text.as_bytes();
     let n = b.len();
     let class = |c: u8| CLASS[usize::from(c)];
@@ -172,6 +206,8 @@ mod tests {
         for text in [
             "can't stop e.g. 3.14 1,000 a.1 x_y _ __ a..b 1;2 a:b 9a a1.2 ab' 'ab",
             "Hello, WORLD!",
+            "caf\u{e9} na\u{ef}ve \u{2014} it\u{2019}s \u{b6} r\u{e9}sum\u{e9}s, 3.14 \u{301}x  \u{301} a \u{93e}b",
+            "\u{3000} a\u{3000} b \u{1f1e6}\u{1f1e7}\u{1f1e6} \u{1f1e6} x\u{200d} \u{1f600} \u{5d0}\u{5f4}\u{5d0} \u{5d0}\" b",
         ] {
             let mut fast = Vec::new();
             for_each_word(text, |w| fast.push(w));
@@ -193,6 +229,24 @@ mod tests {
         /// Printable ASCII text of any kind splits as `unicode_words` does.
         #[test]
         fn printable_ascii_words_match_unicode_words(text in "[ -~]{0,60}") {
+            let mut fast = Vec::new();
+            for_each_word(&text, |w| fast.push(w));
+            proptest::prop_assert_eq!(fast, text.unicode_words().collect::<Vec<_>>());
+        }
+
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4000))]
+        /// Text mixing ASCII with the characters that join or split words
+        /// around a space (other spaces, extending and format characters,
+        /// ZWJ and pictographs, regional indicators, Hebrew letters and
+        /// quotes, katakana, letters with marks, mid punctuation) splits
+        /// as `unicode_words` does.
+        #[test]
+        fn mixed_words_match_unicode_words(
+            text in "[a-b0-1_:.,;' \t\n\u{3000}\u{2003}\u{0301}\u{093E}\u{200D}\u{200B}\u{00AD}\u{2060}\u{1F600}\u{1F1E6}\u{1F1E7}\u{05D0}\u{05F3}\u{05F4}\"\u{30A2}\u{00E9}\u{2019}\u{00B6}\u{2014}\u{0661}\u{FF0E}\u{0085}\u{2028}\r]{0,30}"
+        ) {
             let mut fast = Vec::new();
             for_each_word(&text, |w| fast.push(w));
             proptest::prop_assert_eq!(fast, text.unicode_words().collect::<Vec<_>>());
