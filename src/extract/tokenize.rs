@@ -8,8 +8,8 @@
 //! ([`Unsupported`]) on the input it does not model, which the caller then
 //! hands to html5ever: a NUL byte. A script holding `<!--` (the old way of
 //! hiding scripts from browsers without them) is walked through the script
-//! data escape states to find its end. Tests compare the two on generated markup and on
-//! the test web. The tests of every tokenizer state against html5ever are
+//! data escape states to find its end. Tests compare the two on generated
+//! markup and on the test web. The tests of every tokenizer state against html5ever are
 //! in this file beside the states they check, which takes it past 800
 //! lines.
 
@@ -671,9 +671,8 @@ fn escaped_script_end(b: &[u8], i: usize, name: &[u8]) -> Option<usize> {
         Double,
     }
     let is_end = |c: u8| matches!(c, b'\t' | b'\n' | b'\x0C' | b' ' | b'/' | b'>');
-    // The ASCII letters from `at`, and whether they spell `name` followed by
-    // whitespace, `/` or `>` (the letters then end the input's run at
-    // `at + name.len()`).
+    // Whether the bytes from `at` spell `name` (any case) followed by
+    // whitespace, `/` or `>`.
     let names_it = |at: usize| {
         b.len() > at + name.len() && b[at..at + name.len()].eq_ignore_ascii_case(name) && is_end(b[at + name.len()])
     };
