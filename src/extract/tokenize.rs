@@ -9,9 +9,9 @@
 //! hands to html5ever: a NUL byte. A script holding `<!--` (the old way of
 //! hiding scripts from browsers without them) is walked through the script
 //! data escape states to find its end. Tests compare the two on generated
-//! markup and on the test web. The tests of every tokenizer state against html5ever are
-//! in this file beside the states they check, which takes it past 800
-//! lines.
+//! markup and on the test web. The tests of every tokenizer state against
+//! html5ever are in this file beside the states they check, which takes it
+//! past 800 lines.
 
 use std::borrow::Cow;
 
