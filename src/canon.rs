@@ -86,6 +86,83 @@ pub struct Canonicalizer {
     sort_query: bool,
     strip_index_file: bool,
     drop: Vec<ParamRule>,
+    /// Tells this canonicalizer's entries in the per-thread link cache
+    /// ([`Canonicalizer::resolve_link`]) from another's.
+    id: u64,
+}
+
+/// Links each thread keeps resolved ([`Canonicalizer::resolve_link`]); the
+/// cache starts over when full.
+pub const LINK_CACHE: usize = 4096;
+
+/// A cached link: the canonicalizer, and the parts of the base URL and of
+/// the href its canonical URL depends on (`link_key`).
+#[derive(PartialEq, Eq, Hash)]
+struct LinkKey {
+    id: u64,
+    dir: Box<str>,
+    href: Box<str>,
+}
+
+/// [`LinkKey`] borrowed, for lookups (hashes as a `LinkKey` does).
+#[derive(Hash)]
+struct LinkKeyRef<'a> {
+    id: u64,
+    dir: &'a str,
+    href: &'a str,
+}
+
+impl hashbrown::Equivalent<LinkKey> for LinkKeyRef<'_> {
+    fn equivalent(&self, k: &LinkKey) -> bool {
+        self.id == k.id && self.dir == &*k.dir && self.href == &*k.href
+    }
+}
+
+thread_local! {
+    static RESOLVED: std::cell::RefCell<hashbrown::HashMap<LinkKey, Url>> =
+        std::cell::RefCell::new(hashbrown::HashMap::new());
+}
+
+/// Whether `s` starts with a URL scheme and `:` (RFC 3986 section 3.1).
+fn has_scheme(s: &str) -> bool {
+    s.split_once(':').is_some_and(|(scheme, _)| {
+        scheme.as_bytes().first().is_some_and(u8::is_ascii_alphabetic)
+            && scheme
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
+    })
+}
+
+/// The part of a base URL that `href` (at most [`MAX_INPUT_LEN`] bytes)
+/// resolves and canonicalizes the same against, and the part of `href`
+/// that matters: canonical URLs have no fragment, so only the href's part
+/// before its first `#` matters (a fragment never fails to parse); that
+/// part resolves against the base's scheme, authority and directory
+/// (everything up to the last `/` of its path) unless it is empty or starts
+/// with `?` (RFC 3986 section 5.2.2), then against the base up to its
+/// query; one that starts with `http://` or `https://` resolves to itself.
+/// `None` (not cached) for an href that starts with a space or a control
+/// character, which the URL parser strips, and for any other href with a
+/// scheme.
+fn link_key<'a>(base: &'a Url, href: &'a str) -> Option<(&'a str, &'a str)> {
+    if !href.as_bytes().first().is_some_and(|&b| b > b' ' && b != 0x7f) {
+        return None;
+    }
+    let before = href.split_once('#').map_or(href, |(b, _)| b);
+    let has_prefix = |p: &str| before.get(..p.len()).is_some_and(|s| s.eq_ignore_ascii_case(p));
+    let scope = if before.is_empty() || before.starts_with('?') {
+        &base[..url::Position::AfterQuery]
+    } else if has_prefix("http://") || has_prefix("https://") {
+        ""
+    } else if has_scheme(before) {
+        // `http:x` against an http base is relative (WHATWG URL, special
+        // schemes), other schemes are not crawled: not cached.
+        return None;
+    } else {
+        let upto_path = &base[..url::Position::AfterPath];
+        &upto_path[..upto_path.rfind('/').map_or(upto_path.len(), |i| i + 1)]
+    };
+    Some((scope, before))
 }
 
 impl Canonicalizer {
@@ -107,7 +184,9 @@ impl Canonicalizer {
                 },
             })
             .collect();
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         Canonicalizer {
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             crawler,
             sort_query: settings.sort_query,
             strip_index_file: settings.strip_index_file,
@@ -199,6 +278,42 @@ impl Canonicalizer {
         let mut u = base.join(href).map_err(|e| parse_error(href, e))?;
         check_scheme(&u)?;
         self.canonicalize_in_place(&mut u);
+        Ok(u)
+    }
+
+    /// [`Canonicalizer::resolve`] through a per-thread cache of
+    /// [`LINK_CACHE`] links: a page's navigation repeats on every page of
+    /// its directory, and each href is parsed and canonicalized once per
+    /// directory and thread (in-page anchors once per page, absolute URLs
+    /// once; see `link_key` for what an entry is keyed on). Failures are
+    /// not cached.
+    pub fn resolve_link(&self, base: &Url, href: &str) -> Result<Url, CanonError> {
+        let Some((dir, part)) = link_key(base, href).filter(|_| href.len() <= MAX_INPUT_LEN) else {
+            return self.resolve(base, href);
+        };
+        let key = LinkKeyRef {
+            id: self.id,
+            dir,
+            href: part,
+        };
+        if let Some(u) = RESOLVED.with(|c| c.borrow().get(&key).cloned()) {
+            return Ok(u);
+        }
+        let u = self.resolve(base, href)?;
+        RESOLVED.with(|c| {
+            let mut c = c.borrow_mut();
+            if c.len() >= LINK_CACHE {
+                c.clear();
+            }
+            c.insert(
+                LinkKey {
+                    id: self.id,
+                    dir: dir.into(),
+                    href: part.into(),
+                },
+                u.clone(),
+            );
+        });
         Ok(u)
     }
 
@@ -544,5 +659,69 @@ mod tests {
         assert_eq!(effective_base(&page, Some("/x/")).as_str(), "http://a/x/");
         assert_eq!(effective_base(&page, Some("javascript:x")).as_str(), "http://a/b/c");
         assert_eq!(effective_base(&page, None).as_str(), "http://a/b/c");
+    }
+
+    /// Pieces of bases and hrefs: directories, file names, queries,
+    /// fragments, dot segments, hrefs that depend on the whole base (empty,
+    /// `?`, `#`, leading spaces and controls), absolute and scheme-relative
+    /// ones, index files the crawler profile strips, percent escapes.
+    fn piece() -> impl proptest::strategy::Strategy<Value = &'static str> {
+        proptest::sample::select(vec![
+            "",
+            "a",
+            "b/",
+            "../",
+            "./",
+            "/",
+            "//x.test/",
+            "?q=1",
+            "?",
+            "#f",
+            "#",
+            " ",
+            "\t",
+            "\n",
+            "\u{1}",
+            "index.html",
+            "%7e",
+            "%2F",
+            ";jsessionid=1",
+            "http://y.test/",
+            "HTTPS://Y.test/",
+            "http:",
+            "https:/",
+            "mailto:a@b",
+            "é",
+            "\\",
+            ":",
+            "@",
+            "#a#b",
+            "x.html#",
+        ])
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+        /// The cached resolution equals the plain one, for every href,
+        /// after other bases of the same directory, file name or query
+        /// filled the cache, and with two canonicalizers in one thread.
+        #[test]
+        fn resolve_link_equals_resolve(
+            bases in proptest::collection::vec(proptest::collection::vec(piece(), 0..5), 1..4),
+            hrefs in proptest::collection::vec(proptest::collection::vec(piece(), 0..4), 1..8),
+        ) {
+            let canons = [crawler(), rfc()];
+            for base in &bases {
+                let Ok(base) = Url::parse(&format!("http://h.test/{}", base.concat())) else { continue };
+                for href in &hrefs {
+                    let href = href.concat();
+                    for c in &canons {
+                        let want = c.resolve(&base, &href).map(|u| u.to_string()).map_err(|e| e.to_string());
+                        let got = c.resolve_link(&base, &href).map(|u| u.to_string()).map_err(|e| e.to_string());
+                        proptest::prop_assert_eq!(&got, &want, "base {} href {:?}", base, href);
+                    }
+                }
+            }
+        }
     }
 }

@@ -70,6 +70,7 @@ pub mod focus;
 #[doc(hidden)]
 pub mod frontier;
 mod hash;
+mod hashsort;
 mod host;
 #[doc(hidden)]
 pub mod index;

@@ -80,7 +80,7 @@ pub(super) fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analys
         if l.nofollow {
             continue;
         }
-        if let Ok(u) = shared.canon.resolve(&base, &l.href) {
+        if let Ok(u) = shared.canon.resolve_link(&base, &l.href) {
             if seen.first_time(&links, &u) {
                 let rel = shared.focus.as_ref().zip(topic.as_ref()).map_or(0.0, |(f, v)| {
                     f.link_relevance(v, f.link_text(l, &mut link_text), language)

@@ -66,7 +66,8 @@ impl Accumulator {
             let mut b = b.borrow_mut();
             (std::mem::take(&mut b.1), std::mem::take(&mut b.2))
         });
-        sort_by_hash(&mut occ, &mut tmp);
+        crate::hashsort::sorted_by_key(&occ, &mut tmp, |e| e.0);
+        std::mem::swap(&mut occ, &mut tmp);
         let ln_table = LN_SMALL.get_or_init(|| std::array::from_fn(|n| (n as f32).ln()));
         // Runs of one hash: weight (1 + ln n) × max m (the same f32
         // operations as a per-feature count and running maximum from 0).
@@ -137,58 +138,9 @@ fn merge_runs(occ: &mut Vec<(u64, f32)>, counts: &mut Vec<u32>) {
     counts.truncate(k + 1);
 }
 
-/// Sorts `v` by hash (ties in any order) in about linear time: the hashes
-/// are uniform (fmix64 output), so one counting pass on their top bits into
-/// about one bucket per element leaves only tiny buckets to sort. `tmp` is
-/// scratch.
-fn sort_by_hash(v: &mut Vec<(u64, f32)>, tmp: &mut Vec<(u64, f32)>) {
-    let n = v.len();
-    if n < 64 {
-        v.sort_unstable_by_key(|e| e.0);
-        return;
-    }
-    let bits = (usize::BITS - (n - 1).leading_zeros()).min(16);
-    let shift = 64 - bits;
-    let mut start = vec![0u32; (1usize << bits) + 1];
-    for e in v.iter() {
-        start[(e.0 >> shift) as usize + 1] += 1;
-    }
-    for b in 1..start.len() {
-        start[b] += start[b - 1];
-    }
-    tmp.clear();
-    tmp.resize(n, (0, 0.0));
-    let mut next = start.clone();
-    for &e in v.iter() {
-        let b = (e.0 >> shift) as usize;
-        tmp[next[b] as usize] = e;
-        next[b] += 1;
-    }
-    for w in start.windows(2) {
-        let bucket = &mut tmp[w[0] as usize..w[1] as usize];
-        if bucket.len() <= 16 {
-            // Insertion sort.
-            for i in 1..bucket.len() {
-                let mut j = i;
-                while j > 0 && bucket[j - 1].0 > bucket[j].0 {
-                    bucket.swap(j - 1, j);
-                    j -= 1;
-                }
-            }
-        } else {
-            bucket.sort_unstable_by_key(|e| e.0);
-        }
-    }
-    std::mem::swap(v, tmp);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn bits(items: &[(u64, f32)]) -> Vec<(u64, u32)> {
-        items.iter().map(|&(h, w)| (h, w.to_bits())).collect()
-    }
 
     proptest::proptest! {
         /// The branch-free merge equals a plain loop over the runs.
@@ -212,23 +164,6 @@ mod tests {
             merge_runs(&mut occ, &mut counts);
             let got: Vec<(u64, u32, u32)> = occ.iter().zip(&counts).map(|(&(h, m), &c)| (h, c, m.to_bits())).collect();
             proptest::prop_assert_eq!(got, expect);
-        }
-
-        /// The bucket sort sorts.
-        #[test]
-        fn sort_by_hash_sorts(mut v in proptest::collection::vec((proptest::num::u64::ANY, 0u8..3), 0..3000), dup in 0usize..50) {
-            // Some repeated hashes and some hashes sharing their top bits.
-            let extra: Vec<(u64, u8)> = v.iter().take(dup).map(|&(h, m)| (h & !0xffff, m)).collect();
-            v.extend(extra.iter().copied());
-            v.extend(extra);
-            let mut a: Vec<(u64, f32)> = v.iter().map(|&(h, m)| (h, f32::from(m))).collect();
-            let mut b = a.clone();
-            sort_by_hash(&mut a, &mut Vec::new());
-            proptest::prop_assert!(a.windows(2).all(|p| p[0].0 <= p[1].0));
-            // The same multiset (ties may come in any order).
-            b.sort_by(|x, y| x.0.cmp(&y.0).then(x.1.total_cmp(&y.1)));
-            a.sort_by(|x, y| x.0.cmp(&y.0).then(x.1.total_cmp(&y.1)));
-            proptest::prop_assert_eq!(bits(&a), bits(&b));
         }
     }
 }

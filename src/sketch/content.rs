@@ -171,8 +171,8 @@ impl ContentSketch {
         } else {
             words.windows(w).map(hash_run).collect()
         };
-        let mut all = in_order.clone();
-        all.sort_unstable();
+        let mut all = Vec::new();
+        crate::hashsort::sorted_by_key(&in_order, &mut all, |&h| u64::from(h) << 32);
         all.dedup();
         let shingles = u32::try_from(all.len()).unwrap_or(u32::MAX);
         all.truncate(SKETCH_SIZE);
