@@ -90,9 +90,10 @@ pub fn registrable_domain(host: &str) -> &str {
 /// None when there is no `scheme://`. For a canonical URL (no user info) the
 /// authority is its [`host_key`].
 pub fn split_url(url: &str) -> Option<(&str, &str)> {
-    let rest = &url[url.find("://")? + 3..];
-    let rest = rest.split('#').next().unwrap_or(rest);
-    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    // Called per out-link: the delimiters are ASCII, so byte searches find them.
+    let rest = &url[memchr::memmem::find(url.as_bytes(), b"://")? + 3..];
+    let rest = &rest[..memchr::memchr(b'#', rest.as_bytes()).unwrap_or(rest.len())];
+    let end = memchr::memchr2(b'/', b'?', rest.as_bytes()).unwrap_or(rest.len());
     let host = &rest[..end];
     if host.is_empty() {
         return None;
@@ -188,6 +189,24 @@ mod tests {
         }
         for other in ["ftp://example.com/", "mailto:a@b.c", "http://", "example.com/x"] {
             assert_eq!(host_key_of_serialized(other), None, "{other}");
+        }
+    }
+
+    proptest::proptest! {
+        /// The byte searches split as `str`'s char searches do, on any
+        /// text (non-ASCII around the delimiters included).
+        #[test]
+        fn split_url_splits_as_char_searches_do(url in "(h?ttps?://)?[a-zé:@]{0,4}[/?#]?[a-zé/?#]{0,8}") {
+            let by_chars = |url: &str| -> Option<(String, String)> {
+                let rest = &url[url.find("://")? + 3..];
+                let rest = rest.split('#').next().unwrap_or(rest);
+                let end = rest.find(['/', '?']).unwrap_or(rest.len());
+                let host = &rest[..end];
+                let path = &rest[end..];
+                (!host.is_empty()).then(|| (host.to_string(), if path.is_empty() { "/" } else { path }.to_string()))
+            };
+            let got = split_url(&url).map(|(h, p)| (h.to_string(), p.to_string()));
+            proptest::prop_assert_eq!(got, by_chars(&url));
         }
     }
 }

@@ -18,27 +18,31 @@ pub(super) const GROUP_MAX: usize = 256;
 /// How long a group stays open for more pages after its first arrived (a
 /// page's store record waits at most this much longer; its fetch slot does
 /// not wait, and it is decided, indexed and its out-links offered as soon as
-/// the decider takes it). Each commit costs sled a log write, a sync request
-/// and wake-ups of its I/O threads, whatever its size: 20 ms instead of 2 ms
-/// (and a 2 ms poll instead of 200 µs) cut the crawler's CPU per page by
-/// about 6% in `simcrawl bench crawl` (docs/benchmarks.md). A
-/// `kill -9` loses at most this much more decided work, which resume
-/// fetches again.
+/// the decider takes it). Each commit costs the store a journal write and
+/// wake-ups of its threads, whatever its size: 20 ms instead of 2 ms cut
+/// the crawler's CPU per page by about 6% in `simcrawl bench crawl`
+/// (docs/benchmarks.md). A `kill -9` loses at most this much more decided
+/// work, which resume fetches again.
 pub(super) const GROUP_WAIT: Duration = Duration::from_millis(20);
-/// How often an open group looks for the next page (the decider drains the
-/// channel at each look, so a longer poll means fewer wake-ups per page).
-pub(super) const GROUP_POLL: Duration = Duration::from_millis(2);
 
 /// The next page of a group opened at `opened`: one waiting in the channel,
 /// or one arriving before the group is [`GROUP_WAIT`] old. The group is held
 /// open a little because each commit is a store batch (a log write and a
-/// sync request of its own).
-pub(super) fn next_in_group(rx: &mut mpsc::Receiver<Fetched>, opened: std::time::Instant) -> Option<Fetched> {
-    loop {
-        match rx.try_recv() {
-            Ok(f) => return Some(f),
-            Err(mpsc::error::TryRecvError::Empty) if opened.elapsed() < GROUP_WAIT => std::thread::sleep(GROUP_POLL),
-            Err(_) => return None,
+/// sync request of its own). The decider thread sleeps until a page arrives
+/// or the group's time is up (`timer`: the decider's own runtime, which
+/// only keeps that timer), so an idle decider costs no wake-ups, and a busy
+/// one finds its pages waiting.
+pub(super) fn next_in_group(
+    rx: &mut mpsc::Receiver<Fetched>,
+    opened: std::time::Instant,
+    timer: &tokio::runtime::Runtime,
+) -> Option<Fetched> {
+    match rx.try_recv() {
+        Ok(f) => Some(f),
+        Err(mpsc::error::TryRecvError::Disconnected) => None,
+        Err(mpsc::error::TryRecvError::Empty) => {
+            let left = GROUP_WAIT.checked_sub(opened.elapsed())?;
+            timer.block_on(async { tokio::time::timeout(left, rx.recv()).await.ok().flatten() })
         }
     }
 }
@@ -335,6 +339,10 @@ impl Decider {
     /// under the log's lock ([`Decider::decide_batch`]), and the lock is
     /// released before the group waits for more.
     pub(super) fn run(mut self, mut rx: mpsc::Receiver<Fetched>) -> Result<Decided> {
+        let timer = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .map_err(|e| Error::io("decider timer", e))?;
         let mut result = Ok(());
         let batched = self.dedup.is_shared();
         while let Some(first) = rx.blocking_recv() {
@@ -354,7 +362,7 @@ impl Decider {
                     result = self.decide_batch(batch);
                 }
                 if n < GROUP_MAX {
-                    next = next_in_group(&mut rx, opened);
+                    next = next_in_group(&mut rx, opened, &timer);
                 }
             }
             if result.is_ok() {

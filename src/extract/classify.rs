@@ -83,48 +83,87 @@ pub(super) fn is_heading(name: &str) -> bool {
     matches!(name, "h1" | "h2" | "h3" | "h4" | "h5" | "h6")
 }
 
-pub(super) fn is_boilerplate(el: &impl ElementLike) -> bool {
-    match el.name() {
-        // Page furniture: landmarks, and the controls and pop-ups of the
-        // page's interface (a button's label, a help dialog), never its text.
+/// What an element's attributes say about it, read in one pass: whether
+/// they hide it ([`AttrFacts::hidden`]) and whether they name it page
+/// furniture ([`AttrFacts::boilerplate`]).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(super) struct AttrFacts {
+    /// `hidden`, `aria-hidden=true`, or an inline style with
+    /// `display:none` / `visibility:hidden` (or `<input type=hidden>`).
+    pub(super) hidden: bool,
+    /// A landmark `role` (navigation, banner, …) or a class or id of ads
+    /// and navigation ([`boilerplate_name`]).
+    pub(super) boilerplate: bool,
+}
+
+pub(super) fn attr_facts(el: &impl ElementLike) -> AttrFacts {
+    let mut f = AttrFacts::default();
+    for (name, value) in el.attrs() {
+        match name {
+            "hidden" => f.hidden = true,
+            "aria-hidden" => f.hidden |= value.trim().eq_ignore_ascii_case("true"),
+            "style" => f.hidden |= style_hides(value),
+            "type" => f.hidden |= el.name() == "input" && value.eq_ignore_ascii_case("hidden"),
+            "role" => f.boilerplate |= landmark_role(value),
+            "class" | "id" => f.boilerplate = f.boilerplate || boilerplate_name(value),
+            _ => {}
+        }
+    }
+    f
+}
+
+/// Whether an element named `name` with attributes `facts` is structural
+/// boilerplate: page furniture (landmarks, and the controls and pop-ups of
+/// the page's interface: a button's label, a help dialog, never its text),
+/// else what its attributes say, except on the page's root and main
+/// content elements.
+pub(super) fn is_boilerplate(name: &str, facts: AttrFacts) -> bool {
+    match name {
         "nav" | "header" | "footer" | "aside" | "button" | "dialog" => true,
         "html" | "body" | "main" | "article" => false,
-        _ => el.attrs().any(|(name, value)| match name {
-            "role" => {
-                let r = value.trim();
-                [
-                    "navigation",
-                    "banner",
-                    "contentinfo",
-                    "complementary",
-                    "dialog",
-                    "toolbar",
-                ]
-                .iter()
-                .any(|k| r.eq_ignore_ascii_case(k))
-            }
-            "class" | "id" => boilerplate_name(value),
-            _ => false,
-        }),
+        _ => facts.boilerplate,
     }
+}
+
+/// A `role` of the page's furniture.
+fn landmark_role(value: &str) -> bool {
+    let r = value.trim();
+    [
+        "navigation",
+        "banner",
+        "contentinfo",
+        "complementary",
+        "dialog",
+        "toolbar",
+    ]
+    .iter()
+    .any(|k| r.eq_ignore_ascii_case(k))
 }
 
 /// Class or id names that mark ads and navigation in the wild (after
 /// Readability's "unlikely candidates", kept to names that rarely wrap the
-/// main text): the attribute is split into words at whitespace, `-` and `_`
-/// and one word must be one of these, case-insensitively. `header` is left
-/// out on purpose: article headers hold the `<h1>`.
+/// main text): the attribute is split into words at ASCII whitespace, `-`
+/// and `_` and one word must be one of these, case-insensitively. `header`
+/// is left out on purpose: article headers hold the `<h1>`.
 fn boilerplate_name(value: &str) -> bool {
+    // The separators are ASCII, so splitting the bytes splits the chars.
     value
-        .split(|c: char| c.is_ascii_whitespace() || c == '-' || c == '_')
+        .as_bytes()
+        .split(|&b| b.is_ascii_whitespace() || b == b'-' || b == b'_')
         .any(boilerplate_word)
 }
 
 /// One of [`boilerplate_name`]'s words, case-insensitively (lowercased in a
-/// stack buffer, then one `match`).
-fn boilerplate_word(w: &str) -> bool {
-    let b = w.as_bytes();
-    if !(2..=13).contains(&b.len()) {
+/// stack buffer, then one `match`; most class names, such as a syntax
+/// highlighter's one- and two-letter ones, are ruled out by their length or
+/// first letter before that).
+fn boilerplate_word(b: &[u8]) -> bool {
+    if !(2..=13).contains(&b.len())
+        || !matches!(
+            b[0] | 0x20,
+            b'a' | b'b' | b'c' | b'f' | b'm' | b'n' | b'p' | b's' | b't'
+        )
+    {
         return false;
     }
     let mut buf = [0u8; 13];
@@ -162,28 +201,18 @@ fn boilerplate_word(w: &str) -> bool {
     )
 }
 
-/// `hidden`, `aria-hidden=true`, or an inline style with `display:none` /
-/// `visibility:hidden` (or `<input type=hidden>`).
-pub(super) fn is_hidden(el: &impl ElementLike) -> bool {
-    for (name, value) in el.attrs() {
-        match name {
-            "hidden" => return true,
-            "aria-hidden" if value.trim().eq_ignore_ascii_case("true") => return true,
-            "style" if contains_ci(value, "none") || contains_ci(value, "hidden") => {
-                let compact: String = value
-                    .chars()
-                    .filter(|c| !c.is_whitespace())
-                    .flat_map(char::to_lowercase)
-                    .collect();
-                if compact.contains("display:none") || compact.contains("visibility:hidden") {
-                    return true;
-                }
-            }
-            "type" if el.name() == "input" && value.eq_ignore_ascii_case("hidden") => return true,
-            _ => {}
-        }
+/// An inline style with `display:none` or `visibility:hidden` (whitespace
+/// and case aside).
+fn style_hides(value: &str) -> bool {
+    if !(contains_ci(value, "none") || contains_ci(value, "hidden")) {
+        return false;
     }
-    false
+    let compact: String = value
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .flat_map(char::to_lowercase)
+        .collect();
+    compact.contains("display:none") || compact.contains("visibility:hidden")
 }
 
 fn contains_ci(haystack: &str, needle: &str) -> bool {
@@ -193,9 +222,13 @@ fn contains_ci(haystack: &str, needle: &str) -> bool {
         .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
 }
 
-pub(super) fn has_rel(el: &impl ElementLike, token: &str) -> bool {
-    el.attr("rel")
-        .is_some_and(|r| r.split_ascii_whitespace().any(|t| t.eq_ignore_ascii_case(token)))
+/// Whether the element's `rel` holds any of `tokens` (ASCII
+/// case-insensitively).
+pub(super) fn has_rel(el: &impl ElementLike, tokens: &[&str]) -> bool {
+    el.attr("rel").is_some_and(|r| {
+        r.split_ascii_whitespace()
+            .any(|t| tokens.iter().any(|k| t.eq_ignore_ascii_case(k)))
+    })
 }
 
 #[cfg(test)]
@@ -214,7 +247,7 @@ mod tests {
             "modal",
             "cookie",
         ] {
-            assert!(boilerplate_word(w), "{w}");
+            assert!(boilerplate_word(w.as_bytes()), "{w}");
         }
         for w in [
             "",
@@ -227,7 +260,7 @@ mod tests {
             "naví",
             "sidebar2",
         ] {
-            assert!(!boilerplate_word(w), "{w}");
+            assert!(!boilerplate_word(w.as_bytes()), "{w}");
         }
         assert!(boilerplate_name("main-Sidebar left"));
         assert!(boilerplate_name("x_nav"));

@@ -2,7 +2,7 @@
 //! stream) into an [`Extracted`]: text blocks with their kind, links with
 //! anchor text and context, and the head's metadata.
 
-use super::classify::{has_rel, is_block, is_boilerplate, is_heading, is_hidden, is_skipped};
+use super::classify::{attr_facts, has_rel, is_block, is_boilerplate, is_heading, is_skipped};
 use super::text::{ceil_char_boundary, floor_char_boundary, push_collapsed};
 use super::{parse_meta_robots, BlockKind, ElementLike, Extracted, Link, TextBlock, CONTEXT_BYTES};
 
@@ -159,7 +159,7 @@ impl Walker {
             "base" if self.out.base_href.is_none() => {
                 self.out.base_href = el.attr("href").map(|h| h.trim().to_string());
             }
-            "link" if self.out.canonical.is_none() && has_rel(el, "canonical") => {
+            "link" if self.out.canonical.is_none() && has_rel(el, &["canonical"]) => {
                 self.out.canonical = el.attr("href").map(|h| h.trim().to_string());
             }
             "meta" if el.attr("name").is_some_and(|n| n.trim().eq_ignore_ascii_case("robots")) => {
@@ -169,7 +169,7 @@ impl Walker {
             }
             "a" | "area" => {
                 if let Some(href) = el.attr("href") {
-                    let nofollow = has_rel(el, "nofollow") || has_rel(el, "sponsored") || has_rel(el, "ugc");
+                    let nofollow = has_rel(el, &["nofollow", "sponsored", "ugc"]);
                     self.out.links.push(Link {
                         href: href.trim().to_string(),
                         anchor: String::new(),
@@ -197,7 +197,8 @@ impl Walker {
             _ => {}
         }
         let mut flags = 0u8;
-        if is_skipped(name) || is_hidden(el) {
+        let facts = attr_facts(el);
+        if is_skipped(name) || facts.hidden {
             self.skip += 1;
             flags |= F_SKIP;
         } else if self.skip == 0 {
@@ -209,7 +210,7 @@ impl Walker {
                 self.heading += 1;
                 flags |= F_HEADING;
             }
-            if is_boilerplate(el) {
+            if is_boilerplate(name, facts) {
                 self.boilerplate += 1;
                 flags |= F_BOILER;
                 if name == "header" {

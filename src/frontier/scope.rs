@@ -126,7 +126,24 @@ pub fn surt(url: &Url) -> String {
 
 /// The most repeated non-empty path segment and its count.
 pub fn path_repetition(path: &str) -> Option<(&str, usize)> {
-    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    // Every out-link is checked: the segments of a usual path fit on the
+    // stack.
+    const ON_STACK: usize = 24;
+    let mut stack = [""; ON_STACK];
+    let mut heap = Vec::new();
+    let mut n = 0;
+    for s in path.split('/').filter(|s| !s.is_empty()) {
+        if n < ON_STACK {
+            stack[n] = s;
+        } else {
+            if heap.is_empty() {
+                heap.extend_from_slice(&stack);
+            }
+            heap.push(s);
+        }
+        n += 1;
+    }
+    let segs: &[&str] = if n <= ON_STACK { &stack[..n] } else { &heap };
     let mut best: Option<(&str, usize)> = None;
     for (i, s) in segs.iter().enumerate() {
         if segs[..i].contains(s) {

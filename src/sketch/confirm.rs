@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::cache::SketchCache;
 use super::slots::SlotTable;
 use crate::features::{HostTemplate, TemplateLearner};
 use crate::spillmap::SpillMap;
@@ -95,6 +96,25 @@ pub struct SketchIndex {
     ///
     /// [`ContentSketch::resemblance_without`]: super::ContentSketch::resemblance_without
     templates: Option<Arc<TemplateLearner>>,
+    /// The sketches read from the spill file most recently, decoded.
+    cache: parking_lot::Mutex<SketchCache>,
+}
+
+/// A sketch of the index: borrowed from memory, or read from the spill file
+/// (shared with the cache).
+enum Got<'a> {
+    Held(&'a Sketch),
+    Read(Arc<(Sketch, u64)>),
+}
+
+impl std::ops::Deref for Got<'_> {
+    type Target = Sketch;
+    fn deref(&self) -> &Sketch {
+        match self {
+            Got::Held(s) => s,
+            Got::Read(v) => &v.0,
+        }
+    }
 }
 
 /// Where a recorded page's sketch and fingerprint are in [`Sketches`].
@@ -376,21 +396,29 @@ impl SketchIndex {
         self.pages.get(page).map(|v| Slot::unpack(v, held))
     }
 
-    /// The sketch in `slot` and its page's fingerprint.
-    fn get(&self, slot: Slot) -> std::io::Result<(std::borrow::Cow<'_, Sketch>, u64)> {
+    /// The sketch in `slot` and its page's fingerprint: from memory, from
+    /// the cache of recently read ones, or read from the spill file and
+    /// cached.
+    fn get(&self, slot: Slot) -> std::io::Result<(Got<'_>, u64)> {
         match &self.sketches {
             Sketches::Held(v) => v
                 .get(slot.at as usize)
-                .map(|(s, h)| (std::borrow::Cow::Borrowed(s), *h))
+                .map(|(s, h)| (Got::Held(s), *h))
                 .ok_or_else(|| Self::io_error(format!("no sketch at {}", slot.at))),
             Sketches::Spilled { file, path, .. } => {
                 use std::os::unix::fs::FileExt;
+                if let Some(v) = self.cache.lock().get(slot.at) {
+                    let h = v.1;
+                    return Ok((Got::Read(v), h));
+                }
                 let mut bytes = vec![0; slot.len as usize];
                 file.read_exact_at(&mut bytes, slot.at)?;
                 let damaged = || Self::io_error(format!("{}: damaged sketch at offset {}", path.display(), slot.at));
                 let (head, rest) = bytes.split_first_chunk::<8>().ok_or_else(damaged)?;
-                let sketch = decode(rest).ok_or_else(damaged)?;
-                Ok((std::borrow::Cow::Owned(sketch), u64::from_le_bytes(*head)))
+                let v = Arc::new((decode(rest).ok_or_else(damaged)?, u64::from_le_bytes(*head)));
+                self.cache.lock().insert(slot.at, v.clone());
+                let h = v.1;
+                Ok((Got::Read(v), h))
             }
         }
     }
@@ -724,11 +752,23 @@ mod tests {
         spilled_index_confirms_exactly_as_one_in_memory(8);
     }
 
+    /// The same with a cache of 3 decoded sketches, so that most reads
+    /// evict one.
+    #[test]
+    fn an_index_with_a_small_cache_of_sketches_confirms_exactly_as_one_in_memory() {
+        spilled_index_confirms_exactly_as_one_in_memory_with(BAND_MEM_MAX, 3);
+    }
+
     fn spilled_index_confirms_exactly_as_one_in_memory(band_mem_max: usize) {
+        spilled_index_confirms_exactly_as_one_in_memory_with(band_mem_max, super::super::cache::SKETCH_CACHE);
+    }
+
+    fn spilled_index_confirms_exactly_as_one_in_memory_with(band_mem_max: usize, cached: usize) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sketches.bin");
         let mut held = SketchIndex::new();
         let mut spilled = SketchIndex::spilling_with(&path, band_mem_max).unwrap();
+        spilled.cache = parking_lot::Mutex::new(SketchCache::with_capacity(cached));
         // Pages 1..=60: families of near copies (same base words, a few
         // differ), so band keys are shared and buckets fill.
         for id in 1..=60u64 {

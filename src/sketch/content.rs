@@ -105,6 +105,10 @@ struct Origin {
     /// that was template then and is not now has no shingles here, so a
     /// comparison leaves it out of the other page too.
     left_out: Vec<u64>,
+    /// `blocks` without `left_out`, sorted: the blocks whose words the kept
+    /// shingles hold (derived from the fields above when they are set, as
+    /// every comparison with a page that left blocks out consults it).
+    real: Vec<u64>,
 }
 
 /// An estimate from fewer shared-or-not samples than this, after template
@@ -114,7 +118,7 @@ const MIN_SAMPLE: usize = 16;
 
 impl Origin {
     /// The blocks whose words the kept shingles hold (not the gaps of
-    /// blocks left out), sorted.
+    /// blocks left out), sorted: what [`Origin::real`] holds.
     fn real_blocks(&self) -> Vec<u64> {
         let mut v: Vec<u64> = self
             .blocks
@@ -242,6 +246,7 @@ impl ContentSketch {
             }
             origin.ends.push(origin.of.len() as u16);
         }
+        origin.real = origin.real_blocks();
         sketch.origin = Some(Box::new(origin));
         sketch
     }
@@ -258,6 +263,7 @@ impl ContentSketch {
             b.dedup();
             b.truncate(usize::from(u16::MAX));
             o.left_out = b;
+            o.real = o.real_blocks();
         }
         self
     }
@@ -340,7 +346,7 @@ impl ContentSketch {
         // shingles across its gap on the first page go too when the other
         // page has its words (when neither has them, both pages have the
         // same shingles across the gap).
-        let (real_a, real_b) = (oa.real_blocks(), ob.real_blocks());
+        let (real_a, real_b) = (&oa.real, &ob.real);
         let cut_a = |h: u64| match oa.left_out.binary_search(&h) {
             Ok(_) => real_b.binary_search(&h).is_ok(),
             Err(_) => cut(h) || ob.left_out.binary_search(&h).is_ok(),
@@ -506,13 +512,16 @@ impl ContentSketch {
         {
             return None;
         }
-        sketch.origin = Some(Box::new(Origin {
+        let mut origin = Origin {
             key: key.into(),
             blocks,
             ends,
             of,
             left_out,
-        }));
+            real: Vec::new(),
+        };
+        origin.real = origin.real_blocks();
+        sketch.origin = Some(Box::new(origin));
         Some(sketch)
     }
 

@@ -16,6 +16,7 @@
 //! - [`near`]: a corpus's pages sketched once; pairs and clusters by each method (`simcrawl near`).
 
 pub mod bloom;
+mod cache;
 pub mod confirm;
 pub mod content;
 pub mod minhash;

@@ -97,6 +97,14 @@ fn trap_path_repetition() {
     );
     assert_eq!(path_repetition("/x/y/y/"), Some(("y", 2)));
     assert_eq!(path_repetition("/"), None);
+    // Longer paths than the segments kept on the stack: the repeats past
+    // them count too.
+    let long: String = (0..40)
+        .map(|i| if i % 8 == 7 { "/r".to_string() } else { format!("/s{i}") })
+        .collect();
+    assert_eq!(path_repetition(&long), Some(("r", 5)));
+    let tail = format!("{}/t/t/t", (0..30).map(|i| format!("/s{i}")).collect::<String>());
+    assert_eq!(path_repetition(&tail), Some(("t", 3)));
 }
 
 #[test]
