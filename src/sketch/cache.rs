@@ -5,16 +5,17 @@
 //!
 //! Eviction is CLOCK (second chance): each entry has a reference bit set on
 //! every hit; a new entry takes the first slot after the hand whose bit is
-//! clear, clearing the bits it passes. On the real-web corpus's candidate
-//! reads (237 000 over a 31 000-page crawl, 14 800 distinct sketches)
-//! 1 024 entries answer 76% of the reads (a least-recently-used list of the
-//! same size 76%, first-in first-out 73%).
+//! clear, clearing the bits it passes. Replayed on the candidate reads of a
+//! crawl of the real-web corpus, 1 024 entries answer 76% of the reads, as
+//! many as a least-recently-used list of that size (docs/benchmarks.md,
+//! "Real documentation pages").
 
 use std::sync::Arc;
 
 use super::confirm::Sketch;
 
-/// Sketches kept decoded: about 2.5 KB each with its block tags.
+/// Sketches kept decoded (each about the size of its record in the spill
+/// file: at most 1 KB of hashes and its block tags).
 pub(super) const SKETCH_CACHE: usize = 1024;
 
 /// A CLOCK cache of decoded sketches and their pages' fingerprints, keyed

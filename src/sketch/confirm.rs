@@ -71,8 +71,10 @@ impl Sketch {
 /// more), and only the few candidates
 /// of a page are ever read again, so a crawl keeps them, each with its
 /// page's fingerprint, in a spill file ([`SketchIndex::spilling`]:
-/// appended, read back by offset) and holds per page id only where its
-/// sketch is (8 bytes). Its band keys go to a [`SpillMap`] of a key's first
+/// appended, read back by offset, the last 1 024 read kept
+/// decoded: a page of a section whose pages are alike is the candidate of
+/// many) and holds per page id only where its sketch is (8 bytes). Its band
+/// keys go to a [`SpillMap`] of a key's first
 /// page, and the other pages of a key to a second one, keyed by the band
 /// key and the page's place in its bucket: in each, the newest
 /// [`BAND_MEM_MAX`] entries in memory, the others in runs on disk beside
