@@ -10,7 +10,7 @@ pub(super) fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analys
     let s = &shared.settings;
     let (text, _encoding) = resp.text();
     let max = s.features.max_text_bytes;
-    let doc = extract_body(&text, resp.content_type.as_deref() == Some("text/plain"), max);
+    let mut doc = extract_body(&text, resp.content_type.as_deref() == Some("text/plain"), max);
     let mut meta = doc.meta_robots;
     if let Some(x) = &resp.x_robots_tag {
         meta = meta.merge(extract::parse_x_robots_tag_for(x, &s.crawl.user_agent));
@@ -76,7 +76,7 @@ pub(super) fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analys
     let base = canon::effective_base(&resp.url, doc.base_href.as_deref());
     let mut links = Vec::with_capacity(doc.links.len() + 1);
     let mut seen = LinkSet::with_capacity(doc.links.len());
-    for l in &doc.links {
+    for l in &mut doc.links {
         if l.nofollow {
             continue;
         }
@@ -85,7 +85,14 @@ pub(super) fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analys
                 let rel = shared.focus.as_ref().zip(topic.as_ref()).map_or(0.0, |(f, v)| {
                     f.link_relevance(v, f.link_text(l, &mut link_text), language)
                 });
-                links.push((u, canon::redacted_href(&base, &l.href), rel));
+                // The page's links are not read after this: the href moves
+                // (unless it carries credentials to remove).
+                let found = if l.href.contains('@') {
+                    canon::redacted_href(&base, &l.href)
+                } else {
+                    std::mem::take(&mut l.href)
+                };
+                links.push((u, found, rel));
             }
         }
     }

@@ -6,6 +6,7 @@
 //! decided, and a group's commit waits for the writer's acknowledgements
 //! and records where each body is ([`BodyRef`]) in the same store batch.
 
+use super::kept::KeptFile;
 use super::provisional::Provisional;
 use super::shared_dedup::Pre;
 use super::tally::UrlTally;
@@ -167,6 +168,9 @@ pub(super) struct Decider {
     /// when their template changes.
     pub(super) provisional: HashMap<String, Vec<Provisional>>,
     pub(super) provisional_len: usize,
+    /// Their prepared words, on disk, and a buffer to read one back.
+    pub(super) kept: KeptFile,
+    pub(super) kept_buf: Vec<u8>,
     /// Redirect source → target (canonical), and hops leading to a URL.
     redirects: HashMap<String, String>,
     hops: HashMap<String, u32>,
@@ -302,6 +306,7 @@ impl Decider {
         shared.metrics.set_index_size(dedup.replica().index_len());
         let dropped = UrlTally::new(&spill).map_err(|e| Error::io(&spill, e))?;
         let mirror_demoted = UrlTally::new(&spill).map_err(|e| Error::io(&spill, e))?;
+        let kept = KeptFile::new(&spill).map_err(|e| Error::io(&spill, e))?;
         Ok(Decider {
             log: CrawlLogWriter::new(std::io::BufWriter::with_capacity(1 << 20, file)),
             voided: crate::crawllog::VoidedWriter::beside(log_path),
@@ -313,6 +318,8 @@ impl Decider {
             redirects,
             provisional: HashMap::new(),
             provisional_len: 0,
+            kept,
+            kept_buf: Vec::new(),
             hops: HashMap::new(),
             dropped,
             demoted: 0,
@@ -607,7 +614,7 @@ impl Decider {
                 rec.looks_like = self.url_of(of)?;
             }
             if previous.is_none() {
-                self.keep_provisional(id, &mut a, r.decision());
+                self.keep_provisional(id, &mut a, r.decision())?;
             }
             Some(r)
         };

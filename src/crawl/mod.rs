@@ -75,6 +75,8 @@ use crate::warc::{WarcOptions, WarcThread, WarcWriter};
 mod analyze;
 mod chains;
 mod decide;
+mod kept;
+mod pool;
 mod progress;
 mod provisional;
 mod resume;
@@ -226,7 +228,7 @@ struct Shared {
     /// Threads that parse and fingerprint pages (one per core), so the
     /// per-thread buffers and stem caches of the analysis stay warm and no
     /// page waits on tokio's blocking pool growing or waking threads.
-    analysis: rayon::ThreadPool,
+    analysis: pool::Pool,
     /// URLs handed out and not yet recorded or re-queued.
     in_flight: AtomicUsize,
     /// Records written (all runs).
@@ -338,7 +340,8 @@ enum FetchedKind {
 /// template settles (see [`Decider::refresh_provisional`]): at most this
 /// many per host or section...
 const PROVISIONAL_PER_HOST: usize = 48;
-/// ...and this many in all.
+/// ...and this many in all (in memory each keeps its block hashes, 9
+/// bytes per block, and its prepared words go to `kept::KeptFile`).
 const PROVISIONAL_MAX: usize = 20_000;
 
 /// A young page as the analysis hands it to the decider.
@@ -601,11 +604,8 @@ pub async fn run(
         canon,
         rate: crate::politeness::rate::RateCap::new(&settings, shared_limits.clone()),
         known: dedup::KnownContent::new(KNOWN_CONTENT_MAX),
-        analysis: rayon::ThreadPoolBuilder::new()
-            .num_threads(cores)
-            .thread_name(|i| format!("simcrawl-analyze-{i}"))
-            .build()
-            .map_err(|e| Error::io("analysis threads", std::io::Error::other(e)))?,
+        analysis: pool::Pool::new(cores, |i| format!("simcrawl-analyze-{i}"))
+            .map_err(|e| Error::io("analysis threads", e))?,
         in_flight: AtomicUsize::new(0),
         recorded: AtomicU64::new(previous.len() as u64),
         wake: Notify::new(),

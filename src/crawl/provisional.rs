@@ -1,9 +1,11 @@
 //! Young pages (pipeline: part of the decider): the new pages of a young
 //! host or section, kept and fingerprinted again while the template they
 //! were fingerprinted under settles, so a copy fetched later, under the
-//! settled template, still finds them.
+//! settled template, still finds them. Their prepared words wait on disk
+//! ([`super::kept`]); memory holds each page's block hashes.
 
 use super::decide::Decider;
+use super::kept::Slot;
 use super::*;
 
 /// A new page of a young host or section, kept to be re-fingerprinted.
@@ -11,8 +13,9 @@ pub(super) struct Provisional {
     id: PageId,
     /// Its [`template_key`](crate::features::template_key).
     key: String,
-    /// The page tokenized and stemmed (weighed again on each change).
-    prepared: crate::features::PreparedDoc,
+    /// The page tokenized and stemmed (weighed again on each change), in
+    /// the decider's [`super::kept::KeptFile`].
+    prepared: Slot,
     /// The page itself, for min-hash sketches only.
     doc: Option<Extracted>,
     /// Block hashes of `doc`, and which were template blocks when `fp` was
@@ -76,7 +79,12 @@ impl Decider {
                 continue;
             }
             p.member = member;
-            let features = shared.fx.features_prepared(&p.prepared, &p.blocks, template.as_deref());
+            let kept = &self.kept;
+            let io = |e| Error::io(kept.dir(), e);
+            kept.get(p.prepared, &mut self.kept_buf).map_err(io)?;
+            let prepared = crate::features::PreparedDoc::decode(&self.kept_buf)
+                .ok_or_else(|| io(std::io::Error::other("a kept page reads back corrupt")))?;
+            let features = shared.fx.features_prepared(&prepared, &p.blocks, template.as_deref());
             let fp = simhash::simhash(&features);
             let sketch = page_sketch(&shared.fx, shared.verifier.as_ref(), p.doc.as_ref(), &features, &p.key);
             let dedup = &mut self.dedup;
@@ -90,17 +98,28 @@ impl Decider {
         // its pages.
         let before = list.len();
         let mut pages = of_page.iter().map(|k| k.1);
-        list.retain(|_| pages.next().unwrap_or(0) <= 2 * PROVISIONAL_PER_HOST);
+        let kept = &mut self.kept;
+        list.retain(|p| {
+            let young = pages.next().unwrap_or(0) <= 2 * PROVISIONAL_PER_HOST;
+            if !young {
+                kept.free(p.prepared);
+            }
+            young
+        });
         self.provisional_len -= before - list.len();
         if list.is_empty() {
             self.provisional.remove(site);
         }
+        if self.kept.wants_compaction() {
+            let slots = self.provisional.values_mut().flatten().map(|p| &mut p.prepared);
+            self.kept.compact(slots).map_err(|e| Error::io(self.kept.dir(), e))?;
+        }
         Ok(())
     }
 
-    pub(super) fn keep_provisional(&mut self, id: PageId, a: &mut Analysis, decision: Decision) {
+    pub(super) fn keep_provisional(&mut self, id: PageId, a: &mut Analysis, decision: Decision) -> Result<()> {
         if decision != Decision::New || self.provisional_len >= PROVISIONAL_MAX {
-            return;
+            return Ok(());
         }
         let Some(Young {
             prepared,
@@ -109,11 +128,17 @@ impl Decider {
             member,
         }) = a.young.take()
         else {
-            return;
+            return Ok(());
         };
         let site = crate::features::template_site(&a.template);
         let list = self.provisional.entry(site.to_string()).or_default();
         if list.iter().filter(|p| p.key == a.template).count() < PROVISIONAL_PER_HOST {
+            self.kept_buf.clear();
+            prepared.encode(&mut self.kept_buf);
+            let prepared = self
+                .kept
+                .put(&self.kept_buf)
+                .map_err(|e| Error::io(self.kept.dir(), e))?;
             list.push(Provisional {
                 id,
                 key: a.template.clone(),
@@ -126,5 +151,6 @@ impl Decider {
             });
             self.provisional_len += 1;
         }
+        Ok(())
     }
 }

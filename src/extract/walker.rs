@@ -84,8 +84,11 @@ pub(super) struct Walker {
     title_buf: String,
     buf: String,
     pending_space: bool,
-    /// Index in `out.links` of the open `<a>` (anchor text goes there).
+    /// Index in `out.links` of the open `<a>`, whose anchor text is
+    /// collected in `anchor_buf` and copied to the link, trimmed, when it
+    /// closes (one allocation of the text's size per link).
     anchor: Option<usize>,
+    anchor_buf: String,
     anchor_pending_space: bool,
     /// Links of the current block: (index in `out.links`, offset in `buf`
     /// where the anchor starts, where it ends once closed), for contexts.
@@ -131,6 +134,7 @@ impl Walker {
             buf: String::new(),
             pending_space: false,
             anchor: None,
+            anchor_buf: String::new(),
             anchor_pending_space: false,
             spans: Vec::new(),
             link_chars: 0,
@@ -177,6 +181,8 @@ impl Walker {
                         context: String::new(),
                     });
                     if name == "a" {
+                        // An `<a>` inside another ends the outer one's text.
+                        self.end_anchor();
                         self.anchor = Some(self.out.links.len() - 1);
                         self.self_anchor = self.heading > 0 && href.trim_start().starts_with('#');
                         self.anchor_pending_space = false;
@@ -187,11 +193,9 @@ impl Walker {
                 }
             }
             "img" => {
-                if let (Some(i), Some(alt)) = (self.anchor, el.attr("alt")) {
-                    if let Some(link) = self.out.links.get_mut(i) {
-                        push_collapsed(&mut link.anchor, alt, &mut self.anchor_pending_space);
-                        self.anchor_pending_space = true;
-                    }
+                if let (Some(_), Some(alt)) = (self.anchor, el.attr("alt")) {
+                    push_collapsed(&mut self.anchor_buf, alt, &mut self.anchor_pending_space);
+                    self.anchor_pending_space = true;
                 }
             }
             _ => {}
@@ -251,7 +255,7 @@ impl Walker {
         }
         if name == "a" {
             self.self_anchor = false;
-            if let Some(i) = self.anchor.take() {
+            if let Some(i) = self.end_anchor() {
                 if let Some(span) = self.spans.iter_mut().rev().find(|s| s.0 == i) {
                     span.2.get_or_insert(self.buf.len());
                 }
@@ -327,11 +331,9 @@ impl Walker {
         if self.skip > 0 {
             return;
         }
-        if let Some(i) = self.anchor {
-            if let Some(link) = self.out.links.get_mut(i) {
-                if link.anchor.len() < 1024 {
-                    push_collapsed(&mut link.anchor, text, &mut self.anchor_pending_space);
-                }
+        if self.anchor.is_some() {
+            if self.anchor_buf.len() < 1024 {
+                push_collapsed(&mut self.anchor_buf, text, &mut self.anchor_pending_space);
             }
             if !self.self_anchor {
                 self.link_chars += text.chars().filter(|c| c.is_alphanumeric()).count();
@@ -417,14 +419,20 @@ impl Walker {
         self.buf.clear();
     }
 
-    pub(super) fn finish(mut self) -> Extracted {
-        self.flush();
-        for l in &mut self.out.links {
-            let t = l.anchor.trim();
-            if t.len() != l.anchor.len() {
-                l.anchor = t.to_string();
-            }
+    /// The open `<a>`'s text, trimmed, goes to its link; returns the
+    /// link's index.
+    fn end_anchor(&mut self) -> Option<usize> {
+        let i = self.anchor.take()?;
+        if let Some(link) = self.out.links.get_mut(i) {
+            link.anchor = self.anchor_buf.trim().to_string();
         }
+        self.anchor_buf.clear();
+        Some(i)
+    }
+
+    pub(super) fn finish(mut self) -> Extracted {
+        self.end_anchor();
+        self.flush();
         if let Some(t) = &self.out.title {
             self.out.blocks.insert(
                 0,

@@ -354,6 +354,14 @@ fn prepared_pages_weigh_like_the_page() {
             for doc in &docs {
                 let hashes = block_hashes(doc);
                 let prepared = fx.prepare(doc);
+                // Kept on disk and read back, it is the same preparation;
+                // cut short anywhere, it reads as nothing.
+                let mut bytes = Vec::new();
+                prepared.encode(&mut bytes);
+                assert_eq!(crate::features::PreparedDoc::decode(&bytes).as_ref(), Some(&prepared));
+                for cut in (0..bytes.len()).step_by(bytes.len() / 7 + 1) {
+                    assert_eq!(crate::features::PreparedDoc::decode(&bytes[..cut]), None, "{cut}");
+                }
                 // No template, one holding every other block, one holding all.
                 let every_other: hashbrown::HashSet<u64> = hashes.iter().copied().step_by(2).collect();
                 let templates = [
@@ -381,6 +389,27 @@ fn prepared_pages_weigh_like_the_page() {
         }
     }
     assert!(compared > 200, "{compared}");
+}
+
+/// A hostile or corrupt layout is no preparation: no panic, no huge
+/// allocation from a length field.
+#[test]
+fn prepared_layout_rejects_bad_bytes() {
+    use crate::features::PreparedDoc;
+    assert_eq!(PreparedDoc::decode(&[]), None);
+    assert_eq!(PreparedDoc::decode(&[9; 64]), None, "unknown version");
+    let mut huge = vec![1u8];
+    huge.extend_from_slice(&7u64.to_le_bytes());
+    huge.push(0);
+    huge.extend_from_slice(&[0; 12]);
+    huge.extend_from_slice(&u32::MAX.to_le_bytes());
+    assert_eq!(PreparedDoc::decode(&huge), None, "a length past the end");
+    let fx = FeatureExtractor::new(&settings());
+    let mut bytes = Vec::new();
+    fx.prepare(&extract_html("<title>T</title><p>one two three</p>", 1 << 20))
+        .encode(&mut bytes);
+    bytes[14] = 200;
+    assert_eq!(PreparedDoc::decode(&bytes), None, "an unknown block kind");
 }
 
 /// Content words come with the blocks they are from: one run per content
