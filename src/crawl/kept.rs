@@ -79,6 +79,11 @@ impl KeptFile {
         Ok(())
     }
 
+    /// Bytes of the records not freed.
+    pub(super) fn live_bytes(&self) -> u64 {
+        self.end - self.dead
+    }
+
     /// The directory of the file (for error messages).
     pub(super) fn dir(&self) -> &Path {
         &self.dir

@@ -150,6 +150,14 @@ impl Decider {
                 version: a.template_version,
             });
             self.provisional_len += 1;
+            if self.provisional_len.is_multiple_of(500) {
+                tracing::debug!(
+                    "young pages: {} kept, {} bytes of prepared words in {}",
+                    self.provisional_len,
+                    self.kept.live_bytes(),
+                    self.kept.dir().display()
+                );
+            }
         }
         Ok(())
     }

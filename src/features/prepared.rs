@@ -55,7 +55,7 @@ impl PreparedDoc {
     /// the page's byte count, then each vector as its length and items; a
     /// block kind is one byte). For keeping prepared pages outside memory
     /// within one process: the layout is not a stable file format.
-    pub fn encode(&self, out: &mut Vec<u8>) {
+    pub(crate) fn encode(&self, out: &mut Vec<u8>) {
         fn len(out: &mut Vec<u8>, n: usize) {
             out.extend_from_slice(&u32::try_from(n).unwrap_or(u32::MAX).to_le_bytes());
         }
@@ -92,7 +92,7 @@ impl PreparedDoc {
     /// The document [`PreparedDoc::encode`] wrote at the start of `b`;
     /// None when `b` is not such a layout (wrong version, cut short, a
     /// length past its end, an unknown block kind).
-    pub fn decode(b: &[u8]) -> Option<PreparedDoc> {
+    pub(crate) fn decode(b: &[u8]) -> Option<PreparedDoc> {
         let mut r = Reader(b);
         if r.take(1)?[0] != ENCODING_VERSION {
             return None;
