@@ -5,13 +5,14 @@
 //! [`MEMTABLE_BYTES`]; full tables are written out as sorted files of
 //! LZ4-compressed blocks and merged in the background, which drops
 //! overwritten and removed keys. Reads go through a block cache of
-//! `[store] cache_mb` for data blocks; every table's index and filter
-//! blocks stay in memory (from level 3 on, where fjall partitions them,
-//! their top-level index; the partitions go through the cache).
+//! `[store] cache_mb` for data blocks and for the 4 KiB partitions of
+//! every table's filter and index; a table keeps only their top-level
+//! indexes in memory, so what the store holds in memory does not grow with
+//! its tables, nor with the table a merge is writing.
 
 use std::path::{Path, PathBuf};
 
-use fjall::config::{CompressionPolicy, PinningPolicy};
+use fjall::config::{CompressionPolicy, PartitioningPolicy};
 use fjall::{CompressionType, Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 
 use super::kv::{guarded, Backend, Entry, GuardedIter, RawIter};
@@ -64,17 +65,22 @@ impl FjallBackend {
             KeyspaceCreateOptions::default()
                 .max_memtable_size(MEMTABLE_BYTES)
                 .data_block_compression_policy(CompressionPolicy::all(CompressionType::Lz4))
-                // Every table's index and filter blocks stay in memory.
-                // fjall's defaults keep filters only in level 0 and index
-                // blocks in levels 0 and 1 (counted from the first level
-                // that holds data); the others are read through the block
-                // cache, and once the store outgrows the cache each point
-                // read reads and checksums its table's whole filter again
-                // (docs/benchmarks.md, "Memory and disk"). fjall records
-                // these options when it creates a keyspace, and opens an
-                // existing one with the options it was created with.
-                .index_block_pinning_policy(PinningPolicy::all(true))
-                .filter_block_pinning_policy(PinningPolicy::all(true))
+                // Every table's filter and index are written in 4 KiB
+                // partitions: a table keeps the top-level index of each in
+                // memory, and a point read loads the one partition it needs
+                // through the block cache. fjall's defaults partition them
+                // only from level 3 on (counted from the first level that
+                // holds data) and write a whole filter and index per table
+                // elsewhere: a merge then holds the key hashes (8 bytes a
+                // key) and index entries of the whole 64 MiB table it writes
+                // in memory, and a table kept in memory whole grows with the
+                // store, or, read through the cache, is read whole again on
+                // each point read (docs/benchmarks.md, "Memory and disk").
+                // fjall records these options when it creates a keyspace,
+                // and opens an existing one with the options it was created
+                // with.
+                .filter_block_partitioning_policy(PartitioningPolicy::all(true))
+                .index_block_partitioning_policy(PartitioningPolicy::all(true))
         };
         let meta = db.keyspace("meta", opts).map_err(open)?;
         let crawl = db.keyspace("crawl", opts).map_err(open)?;
@@ -167,11 +173,11 @@ mod tests {
 
     use super::*;
 
-    /// Tables merged out of level 0 keep their filter blocks in memory
-    /// (fjall's defaults keep filters in memory only in level 0, and a point
-    /// read elsewhere would read the table's whole filter again).
+    /// Tables merged out of level 0 have partitioned filters and indexes:
+    /// no whole filter in memory, only the top-level indexes, and point
+    /// reads answer through them (a key present, a key absent).
     #[test]
-    fn merged_tables_keep_their_filter_blocks() {
+    fn merged_tables_partition_their_filters_and_indexes() {
         let dir = tempfile::tempdir().unwrap();
         let b = FjallBackend::open(dir.path(), 1 << 20).unwrap();
         for part in 0..5u32 {
@@ -193,8 +199,31 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
         assert!(tree.table_count() > 0);
-        assert!(tree.pinned_filter_size() > 0, "filter blocks not pinned");
-        assert!(tree.pinned_block_index_size() > 0, "index blocks not pinned");
+        assert_eq!(tree.pinned_filter_size(), 0, "a whole filter is kept in memory");
+        let top = tree.pinned_block_index_size();
+        assert!(top > 0, "no top-level index in memory");
+        // 20 000 keys of about 30 bytes: a whole index names each 4 KiB
+        // data block (well over 100 of them); the top level names its
+        // partitions.
+        assert!(top < 4_096, "top-level indexes take {top} bytes");
+        // On disk, every table file of the keyspace with a filter has the
+        // filter's top-level index (its section `filter_tli` in the file's
+        // table of contents): the filter is written in partitions.
+        let mut files = vec![b.crawl.path().join("tables")];
+        let mut filtered = 0;
+        while let Some(p) = files.pop() {
+            if p.is_dir() {
+                files.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+                continue;
+            }
+            let bytes = std::fs::read(&p).unwrap();
+            let has = |name: &[u8]| bytes.windows(name.len()).any(|w| w == name);
+            if has(b"filter") {
+                filtered += 1;
+                assert!(has(b"filter_tli"), "{}: a whole filter", p.display());
+            }
+        }
+        assert!(filtered > 0, "no table file with a filter");
         assert_eq!(b.get(b"s:http://h.test/3999/4").unwrap(), Some(vec![1u8; 16]));
         assert_eq!(b.get(b"s:http://h.test/0/5").unwrap(), None);
     }
