@@ -202,7 +202,7 @@ mod tests {
         assert_eq!(tree.pinned_filter_size(), 0, "a whole filter is kept in memory");
         let top = tree.pinned_block_index_size();
         assert!(top > 0, "no top-level index in memory");
-        // 20 000 keys of about 30 bytes: a whole index names each 4 KiB
+        // 20 000 keys of up to 22 bytes: a whole index names each 4 KiB
         // data block (well over 100 of them); the top level names its
         // partitions.
         assert!(top < 4_096, "top-level indexes take {top} bytes");
