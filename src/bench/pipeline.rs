@@ -23,7 +23,8 @@ struct Page {
 /// core, against BLAKE3 over the same bytes (a memory-speed baseline
 /// measured in the same run). "whole per-page path" leaves template
 /// learning out (features without a template); "as crawl::analyze does"
-/// adds per-host template learning, weights features by the host's
+/// parses without link text (as a crawl that is not focused does), adds
+/// per-host template learning, weights features by the host's
 /// template (keeping the content words, as the crawl's extractor does),
 /// takes the content sketch, and resolves and canonicalizes every link, as
 /// the crawl does.
@@ -69,6 +70,14 @@ pub fn run_pipeline_bench(pages: usize, dirs: &[PathBuf], out: &mut dyn Write) -
     });
     let (parse, docs) = best(|| -> Vec<crate::extract::Extracted> {
         texts.iter().map(|h| crate::extract::extract_html(h, max)).collect()
+    });
+    // The crawl collects no anchor texts or contexts unless it is focused.
+    let bare = crate::extract::ExtractOptions::new(max).without_link_text();
+    let (parse_bare, _) = best(|| -> Vec<crate::extract::Extracted> {
+        texts
+            .iter()
+            .map(|h| crate::extract::extract_html_with(h, bare))
+            .collect()
     });
     let (features, feats) =
         best(|| -> Vec<crate::features::Features> { docs.iter().map(|d| fx.features(d, None)).collect() });
@@ -151,13 +160,14 @@ pub fn run_pipeline_bench(pages: usize, dirs: &[PathBuf], out: &mut dyn Write) -
         ("exact hashes", hashes),
         ("after the parse (sum)", after),
         ("whole per-page path", parse + after),
+        ("parse, no link text", parse_bare),
         ("template learning", learn),
         ("features with template", features_tpl),
         ("content sketch", sketch),
         ("links resolved", resolve),
         (
             "as crawl::analyze does",
-            parse + learn + features_tpl + simhash + hashes + sketch + resolve,
+            parse_bare + learn + features_tpl + simhash + hashes + sketch + resolve,
         ),
     ] {
         writeln!(

@@ -10,7 +10,14 @@ pub(super) fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analys
     let s = &shared.settings;
     let (text, _encoding) = resp.text();
     let max = s.features.max_text_bytes;
-    let mut doc = extract_body(&text, resp.content_type.as_deref() == Some("text/plain"), max);
+    // Anchor texts and contexts are read only to score links for a topic.
+    let opts = extract::ExtractOptions::new(max);
+    let opts = if shared.focus.is_some() {
+        opts
+    } else {
+        opts.without_link_text()
+    };
+    let mut doc = extract_body(&text, resp.content_type.as_deref() == Some("text/plain"), opts);
     let mut meta = doc.meta_robots;
     if let Some(x) = &resp.x_robots_tag {
         meta = meta.merge(extract::parse_x_robots_tag_for(x, &s.crawl.user_agent));
@@ -167,11 +174,11 @@ pub(crate) fn page_sketch(
 }
 
 /// The extracted document of a fetched body (HTML, or plain text).
-pub(super) fn extract_body(text: &str, plain: bool, max_text_bytes: usize) -> Extracted {
+pub(super) fn extract_body(text: &str, plain: bool, opts: extract::ExtractOptions) -> Extracted {
     if plain {
-        extract::extract_plain(text, max_text_bytes)
+        extract::extract_plain(text, opts.max_text_bytes)
     } else {
-        extract::extract_html(text, max_text_bytes)
+        extract::extract_html_with(text, opts)
     }
 }
 

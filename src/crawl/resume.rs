@@ -617,7 +617,9 @@ pub(super) fn replay_analysis(
             .map(|body| {
                 let body = body.as_deref()?;
                 let (text, _) = crate::fetch::decode_text(body, None);
-                let doc = extract_body(&text, !extract::looks_like_html(body), s.features.max_text_bytes);
+                // Templates and sketches read no link text.
+                let opts = extract::ExtractOptions::new(s.features.max_text_bytes).without_link_text();
+                let doc = extract_body(&text, !extract::looks_like_html(body), opts);
                 let blocks = crate::features::block_hashes(&doc);
                 Some((doc, blocks))
             })

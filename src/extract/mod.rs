@@ -123,7 +123,7 @@ pub const CONTEXT_BYTES: usize = 48;
 /// Extracts a parsed HTML document; see [`extract_html`]. Split out so the
 /// parse and the walk can be measured apart (benches/pipeline.rs).
 pub fn extract_parsed(doc: &Html, max_text_bytes: usize) -> Extracted {
-    let mut w = Walker::new(max_text_bytes);
+    let mut w = Walker::new(ExtractOptions::new(max_text_bytes));
     for edge in doc.tree.root().traverse() {
         match edge {
             Edge::Open(node) => match node.value() {
@@ -160,10 +160,48 @@ pub fn extract_parsed(doc: &Html, max_text_bytes: usize) -> Extracted {
 /// Markup nested deeper than [`MAX_NESTING`] elements is cut off before
 /// parsing (see [`limit_nesting`]; `truncated` is set).
 pub fn extract_html(html: &str, max_text_bytes: usize) -> Extracted {
+    extract_html_with(html, ExtractOptions::new(max_text_bytes))
+}
+
+/// [`extract_html`] with [`ExtractOptions`]: without link text, every
+/// [`Link::anchor`] and [`Link::context`] is empty and the walk does not
+/// collect them (a crawl that does not score links by their words).
+pub fn extract_html_with(html: &str, opts: ExtractOptions) -> Extracted {
     let limited = limit_nesting(html);
-    let mut out = stream::extract(limited, max_text_bytes);
+    let mut out = stream::extract(limited, opts);
     out.truncated |= limited.len() < html.len();
     out
+}
+
+/// What an extraction collects beyond text blocks, hrefs and metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExtractOptions {
+    /// Visible text kept, in bytes (the rest is dropped and
+    /// [`Extracted::truncated`] set).
+    pub max_text_bytes: usize,
+    /// Collect each link's [`Link::anchor`] and [`Link::context`]
+    /// (`true` by default): what a focused crawl scores links by. Whether
+    /// a block is mostly link text ([`BlockKind::Links`]) is decided
+    /// either way.
+    pub link_text: bool,
+}
+
+impl ExtractOptions {
+    /// Text up to `max_text_bytes`, link text collected.
+    pub fn new(max_text_bytes: usize) -> Self {
+        ExtractOptions {
+            max_text_bytes,
+            link_text: true,
+        }
+    }
+
+    /// The same, without link text.
+    pub fn without_link_text(self) -> Self {
+        ExtractOptions {
+            link_text: false,
+            ..self
+        }
+    }
 }
 
 /// [`extract_html`] through html5ever's full tree builder and a walk over

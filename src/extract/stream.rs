@@ -13,7 +13,7 @@ use html5ever::{local_name, Attribute, LocalName};
 
 use super::tokenize::{self, Attrs, Next};
 use super::walker::Walker;
-use super::{ElementLike, Extracted};
+use super::{ElementLike, ExtractOptions, Extracted};
 
 /// Open elements kept at most; deeper start tags are treated as empty
 /// elements (opened and closed at once). [`super::limit_nesting`] keeps
@@ -376,9 +376,9 @@ impl State {
         self.pop_through(0);
     }
 
-    fn new(max_text_bytes: usize) -> Self {
+    fn new(opts: ExtractOptions) -> Self {
         State {
-            w: Walker::new(max_text_bytes),
+            w: Walker::new(opts),
             stack: Vec::with_capacity(64),
             text: String::new(),
             foreign: 0,
@@ -439,18 +439,18 @@ impl TokenSink for Sink {
 
 /// One pass over `html`: [`super::tokenize`]'s tokenizer, or html5ever's
 /// for the input that one does not model.
-pub(super) fn extract(html: &str, max_text_bytes: usize) -> Extracted {
-    let mut st = State::new(max_text_bytes);
+pub(super) fn extract(html: &str, opts: ExtractOptions) -> Extracted {
+    let mut st = State::new(opts);
     if tokenize::tokenize(html, &mut st).is_ok() {
         st.eof();
         return st.w.finish();
     }
-    extract_html5ever(html, max_text_bytes)
+    extract_html5ever(html, opts)
 }
 
 /// One pass over `html` with html5ever's tokenizer.
-pub(super) fn extract_html5ever(html: &str, max_text_bytes: usize) -> Extracted {
-    let sink = Sink(RefCell::new(State::new(max_text_bytes)));
+pub(super) fn extract_html5ever(html: &str, opts: ExtractOptions) -> Extracted {
+    let sink = Sink(RefCell::new(State::new(opts)));
     let tok = Tokenizer::new(sink, TokenizerOpts::default());
     let input = BufferQueue::default();
     input.push_back(StrTendril::from_slice(html));

@@ -205,7 +205,7 @@ fn streaming_pass_agrees_with_the_tree_on_the_test_web() {
         ..Default::default()
     });
     let truth = web.truth(80);
-    let mut n = 0;
+    let (mut n, mut with_text) = (0, 0);
     for p in truth.pages.iter().filter(|p| p.status == 200) {
         let target = p.url.splitn(4, '/').nth(3).map_or("/".to_string(), |t| format!("/{t}"));
         let body = web.respond(&p.host, &target, 80).body.to_vec();
@@ -215,19 +215,26 @@ fn streaming_pass_agrees_with_the_tree_on_the_test_web() {
         }
         n += 1;
         assert_eq!(
-            stream::extract(&html, 1 << 20),
-            stream::extract_html5ever(&html, 1 << 20),
+            stream::extract(&html, ExtractOptions::new(1 << 20)),
+            stream::extract_html5ever(&html, ExtractOptions::new(1 << 20)),
             "{}",
             p.url
         );
-        assert_eq!(
-            extract_html(&html, 1 << 20),
-            extract_html_tree(&html, 1 << 20),
-            "{}",
-            p.url
-        );
+        let full = extract_html(&html, 1 << 20);
+        assert_eq!(full, extract_html_tree(&html, 1 << 20), "{}", p.url);
+        // Without link text: the same page but every anchor and context
+        // empty.
+        let bare = extract_html_with(&html, ExtractOptions::new(1 << 20).without_link_text());
+        let mut expected = full.clone();
+        for l in &mut expected.links {
+            with_text += usize::from(!l.anchor.is_empty() || !l.context.is_empty());
+            l.anchor.clear();
+            l.context.clear();
+        }
+        assert_eq!(bare, expected, "{}", p.url);
     }
     assert!(n > 100, "{n} pages");
+    assert!(with_text > 1_000, "{with_text} links with anchor text or context");
 }
 
 #[test]

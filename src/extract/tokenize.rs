@@ -748,6 +748,7 @@ fn bogus_comment(b: &[u8], i: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::super::stream::{extract, extract_html5ever};
+    use super::super::ExtractOptions;
     use super::*;
 
     /// Feeds nothing anywhere: only whether the tokenizer takes the input.
@@ -800,7 +801,11 @@ mod tests {
         for html in EDGES.iter().chain(super::super::tests::TRICKY) {
             assert_eq!(tokenize(html, &mut Null), Ok(()), "{html}");
             for max in [1 << 20, 16] {
-                assert_eq!(extract(html, max), extract_html5ever(html, max), "{html}");
+                assert_eq!(
+                    extract(html, ExtractOptions::new(max)),
+                    extract_html5ever(html, ExtractOptions::new(max)),
+                    "{html}"
+                );
             }
         }
     }
@@ -809,7 +814,11 @@ mod tests {
     fn nul_bytes_go_to_html5ever() {
         for html in ["<p>a\u{0}b</p>", "<script><!-- \u{0} --></script>z"] {
             assert_eq!(tokenize(html, &mut Null), Err(Unsupported), "{html}");
-            assert_eq!(extract(html, 1 << 20), extract_html5ever(html, 1 << 20), "{html}");
+            assert_eq!(
+                extract(html, ExtractOptions::new(1 << 20)),
+                extract_html5ever(html, ExtractOptions::new(1 << 20)),
+                "{html}"
+            );
         }
     }
 
@@ -845,12 +854,19 @@ mod tests {
         ] {
             assert_eq!(tokenize(html, &mut Null), Ok(()), "{html}");
             for max in [1 << 20, 4] {
-                assert_eq!(extract(html, max), extract_html5ever(html, max), "{html}");
+                assert_eq!(
+                    extract(html, ExtractOptions::new(max)),
+                    extract_html5ever(html, ExtractOptions::new(max)),
+                    "{html}"
+                );
             }
         }
         // A comment in a style or after the script is no escape.
         let html = "<style><!-- a </style><p>s</p><script>x</script><!-- c --><p>t";
-        assert_eq!(extract(html, 1 << 20), extract_html5ever(html, 1 << 20));
+        assert_eq!(
+            extract(html, ExtractOptions::new(1 << 20)),
+            extract_html5ever(html, ExtractOptions::new(1 << 20))
+        );
     }
 
     proptest::proptest! {
@@ -859,7 +875,7 @@ mod tests {
         #[test]
         fn own_tokenizer_agrees_on_generated_markup(pieces in proptest::collection::vec(0usize..PIECES.len(), 0..40)) {
             let html: String = pieces.iter().map(|&i| PIECES[i]).collect();
-            proptest::prop_assert_eq!(extract(&html, 1 << 20), extract_html5ever(&html, 1 << 20), "{}", html);
+            proptest::prop_assert_eq!(extract(&html, ExtractOptions::new(1 << 20)), extract_html5ever(&html, ExtractOptions::new(1 << 20)), "{}", html);
         }
     }
 

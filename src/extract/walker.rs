@@ -4,7 +4,7 @@
 
 use super::classify::{attr_facts, has_rel, is_block, is_boilerplate, is_heading, is_skipped};
 use super::text::{ceil_char_boundary, floor_char_boundary, push_collapsed};
-use super::{parse_meta_robots, BlockKind, ElementLike, Extracted, Link, TextBlock, CONTEXT_BYTES};
+use super::{parse_meta_robots, BlockKind, ElementLike, ExtractOptions, Extracted, Link, TextBlock, CONTEXT_BYTES};
 
 /// Up to [`CONTEXT_BYTES`] of whole words of `block` before `start` and
 /// after `end`, joined by one space.
@@ -70,6 +70,8 @@ struct Row {
 pub(super) struct Walker {
     out: Extracted,
     max_text_bytes: usize,
+    /// Collect anchor texts and contexts ([`ExtractOptions::link_text`]).
+    link_text: bool,
     text_bytes: usize,
     /// Depth inside skipped (invisible) elements; text is ignored while > 0.
     skip: u32,
@@ -120,10 +122,11 @@ const F_DT: u8 = 64;
 const F_DD: u8 = 128;
 
 impl Walker {
-    pub(super) fn new(max_text_bytes: usize) -> Self {
+    pub(super) fn new(opts: ExtractOptions) -> Self {
         Walker {
             out: Extracted::default(),
-            max_text_bytes,
+            max_text_bytes: opts.max_text_bytes,
+            link_text: opts.link_text,
             text_bytes: 0,
             skip: 0,
             heading: 0,
@@ -186,14 +189,14 @@ impl Walker {
                         self.anchor = Some(self.out.links.len() - 1);
                         self.self_anchor = self.heading > 0 && href.trim_start().starts_with('#');
                         self.anchor_pending_space = false;
-                        if self.skip == 0 && self.boilerplate == 0 {
+                        if self.link_text && self.skip == 0 && self.boilerplate == 0 {
                             self.spans.push((self.out.links.len() - 1, self.buf.len(), None));
                         }
                     }
                 }
             }
             "img" => {
-                if let (Some(_), Some(alt)) = (self.anchor, el.attr("alt")) {
+                if let (Some(_), true, Some(alt)) = (self.anchor, self.link_text, el.attr("alt")) {
                     push_collapsed(&mut self.anchor_buf, alt, &mut self.anchor_pending_space);
                     self.anchor_pending_space = true;
                 }
@@ -332,7 +335,7 @@ impl Walker {
             return;
         }
         if self.anchor.is_some() {
-            if self.anchor_buf.len() < 1024 {
+            if self.link_text && self.anchor_buf.len() < 1024 {
                 push_collapsed(&mut self.anchor_buf, text, &mut self.anchor_pending_space);
             }
             if !self.self_anchor {

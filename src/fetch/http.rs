@@ -201,7 +201,14 @@ impl HttpFetcher {
         // decompressed chunks: the cap below then bounds decompressed bytes,
         // so a compression bomb is cut off after `max_body_bytes`.
         let cap = self.max_body_bytes;
-        let mut body = Vec::new();
+        // Sized once from Content-Length (up to 1 MiB: a server may claim
+        // more than it sends), not grown chunk by chunk.
+        let mut body = Vec::with_capacity(
+            resp.content_length()
+                .filter(|&len| len <= cap)
+                .unwrap_or(0)
+                .min(1 << 20) as usize,
+        );
         let mut truncated = false;
         if resp.content_length().is_some_and(|len| len > cap) {
             truncated = true;

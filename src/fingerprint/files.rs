@@ -70,7 +70,8 @@ fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) -> crate::Result<()> {
 /// Reads and extracts one file: HTML when its name ends in .htm(l)/.xhtml or
 /// its first non-blank byte is `<`, plain text otherwise. Bytes that are not
 /// UTF-8 are replaced (U+FFFD). Only a regular file is read, and at most
-/// [`MAX_FILE_BYTES`] of it.
+/// [`MAX_FILE_BYTES`] of it. Links keep their hrefs; their anchor texts and
+/// contexts are left empty (fingerprints read none).
 pub fn extract_file(path: &Path, max_text_bytes: usize) -> crate::Result<Extracted> {
     use std::io::Read;
     let file = std::fs::File::open(path).map_err(|e| crate::Error::io(path, e))?;
@@ -92,7 +93,8 @@ pub fn extract_file(path: &Path, max_text_bytes: usize) -> crate::Result<Extract
             .any(|k| x.eq_ignore_ascii_case(k))
     });
     Ok(if by_name || extract::looks_like_html(&bytes) {
-        extract::extract_html(&text, max_text_bytes)
+        // Fingerprints read no link text.
+        extract::extract_html_with(&text, extract::ExtractOptions::new(max_text_bytes).without_link_text())
     } else {
         extract::extract_plain(&text, max_text_bytes)
     })

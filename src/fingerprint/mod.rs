@@ -43,7 +43,8 @@ impl Fingerprinter {
 
     /// The fingerprint of an HTML document.
     pub fn html(&self, html: &str) -> u64 {
-        let doc = extract::extract_html(html, self.fx.max_text_bytes());
+        let opts = extract::ExtractOptions::new(self.fx.max_text_bytes()).without_link_text();
+        let doc = extract::extract_html_with(html, opts);
         simhash::simhash(&self.fx.features(&doc, None))
     }
 

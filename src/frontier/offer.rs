@@ -452,8 +452,10 @@ impl Frontier {
     }
 }
 
-/// In-link counts written to the store per batch ([`Frontier::write_disk_bumps`]).
-const DISK_BUMPS_BATCH: usize = 4096;
+/// In-link counts written to the store per batch ([`Frontier::write_disk_bumps`]):
+/// each rewrites a queue entry, so a batch of 1 024 holds about 2 MB of
+/// entries and store operations while it is written.
+const DISK_BUMPS_BATCH: usize = 1024;
 
 /// How much more relevant an in-link must be than a URL only in the store
 /// for the URL to be rewritten ([`Frontier::count_inlink`]).

@@ -108,13 +108,20 @@ impl Backend for FjallBackend {
     fn apply(&self, batch: Vec<BatchOp>) -> Result<(), StoreError> {
         // One write per key, the last (a batch's items share a sequence
         // number, so two writes of one key would be ambiguous).
-        let mut last: std::collections::HashMap<&[u8], usize> = std::collections::HashMap::with_capacity(batch.len());
-        for (i, (k, _)) in batch.iter().enumerate() {
-            last.insert(k.as_slice(), i);
-        }
+        let keep: Vec<bool> = {
+            let mut last: hashbrown::HashMap<&[u8], usize> = hashbrown::HashMap::with_capacity(batch.len());
+            for (i, (k, _)) in batch.iter().enumerate() {
+                last.insert(k.as_slice(), i);
+            }
+            (0..batch.len())
+                .map(|i| last.get(batch[i].0.as_slice()) == Some(&i))
+                .collect()
+        };
+        // Each key and value is dropped once fjall's batch holds its copy,
+        // so the two are not both in memory whole.
         let mut b = self.db.batch();
-        for (i, (k, v)) in batch.iter().enumerate() {
-            if last.get(k.as_slice()) != Some(&i) {
+        for ((k, v), keep) in batch.into_iter().zip(keep) {
+            if !keep {
                 continue;
             }
             match v {
