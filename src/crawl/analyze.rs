@@ -11,11 +11,9 @@ pub(super) fn analyze(shared: &Shared, url: &Url, resp: FetchResponse) -> Analys
     let (text, _encoding) = resp.text();
     let max = s.features.max_text_bytes;
     // Anchor texts and contexts are read only to score links for a topic.
-    let opts = extract::ExtractOptions::new(max);
-    let opts = if shared.focus.is_some() {
-        opts
-    } else {
-        opts.without_link_text()
+    let opts = extract::ExtractOptions {
+        max_text_bytes: max,
+        link_text: shared.focus.is_some(),
     };
     let mut doc = extract_body(&text, resp.content_type.as_deref() == Some("text/plain"), opts);
     let mut meta = doc.meta_robots;
