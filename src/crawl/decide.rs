@@ -512,12 +512,11 @@ impl Decider {
                 }
             }
         }
-        // A focused crawl chooses the host's next URL now, with this page's
-        // links in, rather than after the group's commit (up to GROUP_WAIT).
-        if shared.focus.is_some() {
-            frontier.decided(&f.q)?;
-            shared.wake.notify_one();
-        }
+        // The host's next URL is chosen now, with this page's links in,
+        // rather than after the group's commit (up to GROUP_WAIT later): with
+        // politeness delays off, a host would otherwise wait for each commit.
+        frontier.decided(&f.q)?;
+        shared.wake.notify_one();
         // Log first (buffered), then commit with the group: see the module
         // docs on crash safety.
         self.log

@@ -31,9 +31,9 @@
 //! [`Frontier::next`] until its response is in ([`Frontier::fetched`]), and
 //! at most `AHEAD_OF_DECISIONS` (0) more of its pages may wait for their
 //! decision, so that its next URL is chosen with its last page's links in.
-//! A page waits for its decision until it is recorded
-//! ([`Frontier::complete`]), or, in a focused crawl, until the decider
-//! reports it decided ([`Frontier::decided`], before its group's commit).
+//! A page waits for its decision until the decider reports it decided
+//! ([`Frontier::decided`], before its group's commit), or, when a caller
+//! does not report decisions, until it is recorded ([`Frontier::complete`]).
 //! New hosts are ready at once.
 //!
 //! A focused crawl (`focus.hold_ms > 0`) also holds fetch slots back: when
@@ -330,6 +330,17 @@ struct HostState {
 }
 
 impl HostState {
+    /// Give back the room of in-link counts written or loaded: a map keeps
+    /// the capacity of its largest size, and every host's map fills and
+    /// drains in turn, so without this the hosts together would hold room
+    /// for many times [`MAX_DISK_BUMPS`] counts.
+    fn shrink_disk_bumps(&mut self) {
+        let len = self.disk_bumps.len();
+        if len * 4 < self.disk_bumps.capacity() {
+            self.disk_bumps.shrink_to(2 * len);
+        }
+    }
+
     /// A new ready time; a host in the ready heap goes back to waiting, as
     /// the new time may lie in the future.
     fn set_ready_at(&mut self, at: Instant) {

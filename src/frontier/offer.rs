@@ -412,9 +412,7 @@ impl Frontier {
                     }
                 }
             }
-            if h.disk_bumps.is_empty() {
-                h.disk_bumps.shrink_to(0);
-            }
+            h.shrink_disk_bumps();
         }
         if !moved.is_empty() {
             self.store.update_queue(&[], &moved)?;

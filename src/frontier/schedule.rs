@@ -98,6 +98,7 @@ impl Frontier {
                 h.window.insert(q.key(), Windowed { q, stored: k, extra });
             }
         }
+        h.shrink_disk_bumps();
         let loaded = h.window.len() as u64;
         h.disk_only = if exhausted {
             0
@@ -407,9 +408,9 @@ impl Frontier {
         Ok(())
     }
 
-    /// `url`'s page is decided and its out-links are offered (focused
-    /// crawls): its host's next URL may be chosen now, before the page's
-    /// record is committed ([`Frontier::complete`]).
+    /// `url`'s page is decided and its out-links are offered: its host's
+    /// next URL may be chosen now, before the page's record is committed
+    /// ([`Frontier::complete`]).
     pub fn decided(&self, url: &QueuedUrl) -> Result<(), FrontierError> {
         let mut g = self.inner.lock();
         let inner = &mut *g;
