@@ -334,6 +334,70 @@ async fn politeness_holds_during_a_crawl() {
     }
 }
 
+/// Pages in [`chain_page`]'s site.
+const CHAIN_PAGES: usize = 150;
+
+/// Page `i` of a one-host chain (`/` is page 0, `/p/i` the others): words of
+/// its own and a link to page i + 1, the only place that page is linked.
+fn chain_page(path: &str) -> Option<String> {
+    let i: usize = match path {
+        "/" => 0,
+        p => p.strip_prefix("/p/")?.parse().ok()?,
+    };
+    if i >= CHAIN_PAGES {
+        return None;
+    }
+    let mut seed = (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let words: Vec<String> = (0..80)
+        .map(|_| {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            format!("w{}", (seed >> 40) % 5000)
+        })
+        .collect();
+    Some(format!(
+        "<html><head><title>page {i}</title></head><body><h1>Page {i}</h1><p>{}</p><a href=\"/p/{}\">next</a></body></html>",
+        words.join(" "),
+        i + 1
+    ))
+}
+
+/// Seconds since midnight of a record's `fetched_at` (RFC 3339, UTC).
+fn seconds_of_day(fetched_at: &str) -> f64 {
+    let time = fetched_at.split('T').nth(1).unwrap().trim_end_matches('Z');
+    time.split(':')
+        .fold(0.0, |acc, part| acc * 60.0 + part.parse::<f64>().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_is_fetched_again_once_its_page_is_decided() {
+    // With the politeness delays off, a host's next request waits for its
+    // last page's decision (its out-links offered), not for the commit of
+    // the page's group up to GROUP_WAIT (20 ms) later: a chain of 150
+    // pages, each linked only from the one before, would take at least 3 s
+    // at one page per commit.
+    let port = crate::support::serve_site(chain_page).await;
+    let sets = [
+        "politeness.min_delay_ms=0",
+        "politeness.delay_factor=0.0",
+        "crawl.max_pages=1000",
+        "crawl.max_depth=1000",
+    ]
+    .map(String::from);
+    let (_dir, records) = crate::support::crawl_port(port, &sets).await;
+    let pages: Vec<&PageRecord> = records.iter().filter(|r| r.status == 200).collect();
+    assert_eq!(pages.len(), CHAIN_PAGES, "the whole chain is fetched");
+    let times: Vec<f64> = pages.iter().map(|r| seconds_of_day(&r.fetched_at)).collect();
+    let (first, last) = (times[0], times[times.len() - 1]);
+    let span = if last >= first {
+        last - first
+    } else {
+        last + 86_400.0 - first
+    };
+    assert!(span < 1.5, "{CHAIN_PAGES} pages of one host took {span:.2} s");
+}
+
 fn simcrawl_bin() -> std::process::Command {
     std::process::Command::new(env!("CARGO_BIN_EXE_simcrawl"))
 }
