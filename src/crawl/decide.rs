@@ -7,7 +7,7 @@
 //! and records where each body is ([`BodyRef`]) in the same store batch.
 
 use super::kept::KeptFile;
-use super::provisional::Provisional;
+use super::provisional::YoungSite;
 use super::shared_dedup::Pre;
 use super::tally::UrlTally;
 use super::*;
@@ -166,7 +166,7 @@ pub(super) struct Decider {
     spill: PathBuf,
     /// The new pages of young hosts and sections, per site, re-fingerprinted
     /// when their template changes.
-    pub(super) provisional: HashMap<String, Vec<Provisional>>,
+    pub(super) provisional: HashMap<String, YoungSite>,
     pub(super) provisional_len: usize,
     /// Their prepared words, on disk, and a buffer to read one back.
     pub(super) kept: KeptFile,

@@ -28,6 +28,18 @@ pub(super) struct Provisional {
     version: u64,
 }
 
+/// The young pages of one site, and what their last scan saw.
+#[derive(Default)]
+pub(super) struct YoungSite {
+    pages: Vec<Provisional>,
+    /// Each key of `pages`, with its template version at the last scan.
+    keys: Vec<(String, u64)>,
+    /// Whether a page was added since the last scan. When not, every page
+    /// of a key was fingerprinted under the key's version in `keys`, and
+    /// the key was young: while neither changes, a scan changes nothing.
+    added: bool,
+}
+
 /// Which of `blocks` (block hashes) are blocks of `template`.
 pub(super) fn in_template(blocks: &[u64], template: Option<&crate::features::HostTemplate>) -> Vec<bool> {
     blocks
@@ -49,24 +61,33 @@ impl Decider {
     pub(super) fn refresh_provisional(&mut self, key: &str) -> Result<()> {
         let shared = &self.shared;
         let site = crate::features::template_site(key);
-        let Some(list) = self.provisional.get_mut(site) else {
+        let Some(young) = self.provisional.get_mut(site) else {
             return Ok(());
         };
-        // Template version and pages of each page's key, each key looked
-        // up once per call.
-        let mut keys: hashbrown::HashMap<&str, (u64, usize)> = hashbrown::HashMap::new();
+        let now = |k: &str| (shared.templates.version(k), shared.templates.pages(k) as usize);
+        let is_young = |pages: usize| pages <= 2 * PROVISIONAL_PER_HOST;
+        if !young.added
+            && young.keys.iter().all(|(k, v)| {
+                let (version, pages) = now(k);
+                version == *v && is_young(pages)
+            })
+        {
+            return Ok(());
+        }
+        let YoungSite {
+            pages: list,
+            keys,
+            added,
+        } = young;
+        // Template version and pages of each key, looked up once per call.
+        let of_key: Vec<(u64, usize)> = keys.iter().map(|(k, _)| now(k)).collect();
+        let index: hashbrown::HashMap<&str, usize> =
+            keys.iter().enumerate().map(|(i, (k, _))| (k.as_str(), i)).collect();
         let of_page: Vec<(u64, usize)> = list
             .iter()
-            .map(|p| {
-                *keys.entry(p.key.as_str()).or_insert_with(|| {
-                    (
-                        shared.templates.version(&p.key),
-                        shared.templates.pages(&p.key) as usize,
-                    )
-                })
-            })
+            .map(|p| index.get(p.key.as_str()).map_or_else(|| now(&p.key), |&i| of_key[i]))
             .collect();
-        drop(keys);
+        drop(index);
         for (p, &(version, _)) in list.iter_mut().zip(&of_page) {
             if p.version == version {
                 continue;
@@ -100,18 +121,29 @@ impl Decider {
         let mut pages = of_page.iter().map(|k| k.1);
         let kept = &mut self.kept;
         list.retain(|p| {
-            let young = pages.next().unwrap_or(0) <= 2 * PROVISIONAL_PER_HOST;
+            let young = is_young(pages.next().unwrap_or(0));
             if !young {
                 kept.free(p.prepared);
             }
             young
         });
         self.provisional_len -= before - list.len();
+        let mut of_key = of_key.into_iter();
+        keys.retain_mut(|(_, v)| {
+            let (version, pages) = of_key.next().unwrap_or((*v, 0));
+            *v = version;
+            is_young(pages)
+        });
+        *added = false;
         if list.is_empty() {
             self.provisional.remove(site);
         }
         if self.kept.wants_compaction() {
-            let slots = self.provisional.values_mut().flatten().map(|p| &mut p.prepared);
+            let slots = self
+                .provisional
+                .values_mut()
+                .flat_map(|y| &mut y.pages)
+                .map(|p| &mut p.prepared);
             self.kept.compact(slots).map_err(|e| Error::io(self.kept.dir(), e))?;
         }
         Ok(())
@@ -131,8 +163,13 @@ impl Decider {
             return Ok(());
         };
         let site = crate::features::template_site(&a.template);
-        let list = self.provisional.entry(site.to_string()).or_default();
+        let young = self.provisional.entry(site.to_string()).or_default();
+        let list = &mut young.pages;
         if list.iter().filter(|p| p.key == a.template).count() < PROVISIONAL_PER_HOST {
+            if !young.keys.iter().any(|(k, _)| *k == a.template) {
+                young.keys.push((a.template.clone(), a.template_version));
+            }
+            young.added = true;
             self.kept_buf.clear();
             prepared.encode(&mut self.kept_buf);
             let prepared = self

@@ -248,6 +248,7 @@ pub(super) fn tokenize(html: &str, sink: &mut impl Sink) -> Result<(), Unsupport
         s,
         attrs: Attrs::default(),
         text: String::new(),
+        names: std::array::from_fn(|_| (0, None)),
     }
     .run(sink);
     Ok(())
@@ -258,7 +259,15 @@ struct Tokenizer<'a> {
     attrs: Attrs,
     /// Scratch for text with references decoded.
     text: String,
+    /// Tag names of at most 8 bytes seen in this document, by their
+    /// lowercased bytes packed into a `u64` (the input has no NUL, so the
+    /// zero padding is unambiguous), each in one of [`NAME_SLOTS`] slots:
+    /// a repeated name is not interned again.
+    names: [(u64, Option<LocalName>); NAME_SLOTS],
 }
+
+/// Slots of [`Tokenizer::names`] (a power of two).
+const NAME_SLOTS: usize = 64;
 
 /// A tag read by [`Tokenizer::tag`].
 struct TagEnd {
@@ -378,19 +387,36 @@ impl Tokenizer<'_> {
 
     /// The tag name starting at `i` (an ASCII letter), lowercased, and
     /// where it ends.
-    fn tag_name(&self, i: usize) -> (LocalName, usize) {
+    fn tag_name(&mut self, i: usize) -> (LocalName, usize) {
         let b = self.s.as_bytes();
         let mut j = i;
         while j < b.len() && !matches!(b[j], b'\t' | b'\n' | b'\x0C' | b' ' | b'/' | b'>') {
             j += 1;
         }
         let raw = &self.s[i..j];
-        let name = if raw.bytes().any(|c| c.is_ascii_uppercase()) {
-            LocalName::from(raw.to_ascii_lowercase())
-        } else {
-            LocalName::from(raw)
+        let intern = || {
+            if raw.bytes().any(|c| c.is_ascii_uppercase()) {
+                LocalName::from(raw.to_ascii_lowercase())
+            } else {
+                LocalName::from(raw)
+            }
         };
-        (name, j)
+        if raw.len() > 8 {
+            return (intern(), j);
+        }
+        let packed = raw
+            .bytes()
+            .rev()
+            .fold(0u64, |k, c| (k << 8) | u64::from(c.to_ascii_lowercase()));
+        let slot = &mut self.names[(packed.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize % NAME_SLOTS];
+        match slot {
+            (k, Some(name)) if *k == packed => (name.clone(), j),
+            _ => {
+                let name = intern();
+                *slot = (packed, Some(name.clone()));
+                (name, j)
+            }
+        }
     }
 
     /// The rest of a tag after its name (attributes into `self.attrs`).

@@ -109,8 +109,11 @@ impl PreparedDoc {
         for v in &mut vecs {
             let n = r.len()?;
             // The length is checked against the bytes left before allocating.
-            r.0.get(..n.checked_mul(8)?)?;
-            *v = (0..n).map(|_| r.u64()).collect::<Option<Vec<_>>>()?;
+            let bytes = r.take(n.checked_mul(8)?)?;
+            *v = bytes
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+                .collect();
         }
         let n = r.len()?;
         r.0.get(..n.checked_mul(12)?)?;

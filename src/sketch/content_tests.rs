@@ -262,3 +262,32 @@ proptest::proptest! {
         }
     }
 }
+
+/// Each shingle's hash as the sketch's format defines it: the fold of its
+/// words, finalized.
+fn shingle_hash(run: &[u64]) -> u32 {
+    let h = run.iter().fold(0x243f_6a88_85a3_08d3u64, |h, &k| {
+        mix64(h ^ k).wrapping_add(0x9e37_79b9_7f4a_7c15)
+    });
+    (mix64(h) >> 32) as u32
+}
+
+proptest::proptest! {
+    /// A sketch holds the smallest distinct shingle hashes of the format.
+    #[test]
+    fn sketch_holds_the_smallest_shingle_hashes(words in proptest::collection::vec(proptest::num::u64::ANY, 0..400)) {
+        let sketch = ContentSketch::from_words(&words);
+        let mut all: Vec<u32> = if words.is_empty() {
+            Vec::new()
+        } else if words.len() < SHINGLE_WORDS {
+            vec![shingle_hash(&words)]
+        } else {
+            words.windows(SHINGLE_WORDS).map(shingle_hash).collect()
+        };
+        all.sort_unstable();
+        all.dedup();
+        proptest::prop_assert_eq!(sketch.shingles() as usize, all.len());
+        all.truncate(SKETCH_SIZE);
+        proptest::prop_assert_eq!(&sketch.mins, &all);
+    }
+}
