@@ -40,6 +40,46 @@ pub(super) struct YoungSite {
     added: bool,
 }
 
+impl YoungSite {
+    /// Whether a scan would change nothing: no page added since the last
+    /// one, and each key still at the template version that scan saw and
+    /// still young. `now` gives a key's template version and pages.
+    fn unchanged(&self, now: impl Fn(&str) -> (u64, usize)) -> bool {
+        !self.added
+            && self.keys.iter().all(|(k, v)| {
+                let (version, pages) = now(k);
+                version == *v && is_young(pages)
+            })
+    }
+
+    /// After a scan that saw `of_key` (each key's version and pages, in
+    /// the order of `keys`): keys past their youth are dropped (their pages
+    /// were), the others keep the version seen.
+    fn scanned(&mut self, of_key: Vec<(u64, usize)>) {
+        let mut of_key = of_key.into_iter();
+        self.keys.retain_mut(|(_, v)| {
+            let (version, pages) = of_key.next().unwrap_or((*v, 0));
+            *v = version;
+            is_young(pages)
+        });
+        self.added = false;
+    }
+
+    /// Records that a page of `key`, fingerprinted under template
+    /// `version`, was added.
+    fn add(&mut self, key: &str, version: u64) {
+        if !self.keys.iter().any(|(k, _)| k == key) {
+            self.keys.push((key.to_string(), version));
+        }
+        self.added = true;
+    }
+}
+
+/// Whether a key with this many pages is young: its pages are kept.
+fn is_young(pages: usize) -> bool {
+    pages <= 2 * PROVISIONAL_PER_HOST
+}
+
 /// Which of `blocks` (block hashes) are blocks of `template`.
 pub(super) fn in_template(blocks: &[u64], template: Option<&crate::features::HostTemplate>) -> Vec<bool> {
     blocks
@@ -65,20 +105,10 @@ impl Decider {
             return Ok(());
         };
         let now = |k: &str| (shared.templates.version(k), shared.templates.pages(k) as usize);
-        let is_young = |pages: usize| pages <= 2 * PROVISIONAL_PER_HOST;
-        if !young.added
-            && young.keys.iter().all(|(k, v)| {
-                let (version, pages) = now(k);
-                version == *v && is_young(pages)
-            })
-        {
+        if young.unchanged(now) {
             return Ok(());
         }
-        let YoungSite {
-            pages: list,
-            keys,
-            added,
-        } = young;
+        let (list, keys) = (&mut young.pages, &young.keys);
         // Template version and pages of each key, looked up once per call.
         let of_key: Vec<(u64, usize)> = keys.iter().map(|(k, _)| now(k)).collect();
         let index: hashbrown::HashMap<&str, usize> =
@@ -121,21 +151,15 @@ impl Decider {
         let mut pages = of_page.iter().map(|k| k.1);
         let kept = &mut self.kept;
         list.retain(|p| {
-            let young = is_young(pages.next().unwrap_or(0));
-            if !young {
+            let keep = is_young(pages.next().unwrap_or(0));
+            if !keep {
                 kept.free(p.prepared);
             }
-            young
+            keep
         });
         self.provisional_len -= before - list.len();
-        let mut of_key = of_key.into_iter();
-        keys.retain_mut(|(_, v)| {
-            let (version, pages) = of_key.next().unwrap_or((*v, 0));
-            *v = version;
-            is_young(pages)
-        });
-        *added = false;
-        if list.is_empty() {
+        young.scanned(of_key);
+        if young.pages.is_empty() {
             self.provisional.remove(site);
         }
         if self.kept.wants_compaction() {
@@ -164,19 +188,15 @@ impl Decider {
         };
         let site = crate::features::template_site(&a.template);
         let young = self.provisional.entry(site.to_string()).or_default();
-        let list = &mut young.pages;
-        if list.iter().filter(|p| p.key == a.template).count() < PROVISIONAL_PER_HOST {
-            if !young.keys.iter().any(|(k, _)| *k == a.template) {
-                young.keys.push((a.template.clone(), a.template_version));
-            }
-            young.added = true;
+        if young.pages.iter().filter(|p| p.key == a.template).count() < PROVISIONAL_PER_HOST {
+            young.add(&a.template, a.template_version);
             self.kept_buf.clear();
             prepared.encode(&mut self.kept_buf);
             let prepared = self
                 .kept
                 .put(&self.kept_buf)
                 .map_err(|e| Error::io(self.kept.dir(), e))?;
-            list.push(Provisional {
+            young.pages.push(Provisional {
                 id,
                 key: a.template.clone(),
                 prepared,
@@ -197,5 +217,37 @@ impl Decider {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A site scanned once is left alone until a page is added, a key's
+    /// template version moves, or a key grows past its youth.
+    #[test]
+    fn a_young_site_is_scanned_again_only_when_something_changed() {
+        let young_pages = 2 * PROVISIONAL_PER_HOST;
+        let mut site = YoungSite::default();
+        site.add("h/a", 1);
+        site.add("h/b", 1);
+        site.add("h/a", 2);
+        assert_eq!(site.keys.len(), 2, "one entry per key");
+        let at = |va: u64, vb: u64, pages_b: usize| move |k: &str| if k == "h/a" { (va, 3) } else { (vb, pages_b) };
+        assert!(!site.unchanged(at(1, 1, 3)), "pages were added");
+        site.scanned(vec![(4, 3), (7, 3)]);
+        assert!(site.unchanged(at(4, 7, 3)));
+        assert!(site.unchanged(at(4, 7, young_pages)), "still young");
+        assert!(!site.unchanged(at(5, 7, 3)), "a's template moved");
+        assert!(!site.unchanged(at(4, 8, 3)), "b's template moved");
+        assert!(!site.unchanged(at(4, 7, young_pages + 1)), "b grew past its youth");
+        site.add("h/c", 7);
+        assert!(!site.unchanged(at(4, 7, 3)), "a page was added");
+        // A scan that saw b past its youth (its pages dropped) forgets b.
+        site.scanned(vec![(4, 3), (7, young_pages + 1), (1, 1)]);
+        let keys: Vec<&str> = site.keys.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["h/a", "h/c"]);
+        assert!(site.unchanged(|k: &str| if k == "h/a" { (4, 3) } else { (1, 1) }));
     }
 }
