@@ -246,6 +246,11 @@ const SECTION_MIN_FRACTION: f64 = 0.6;
 const MAX_BLOCKS_PER_KEY: usize = 8_192 / 8 * 7;
 const SHARDS: usize = 16;
 
+/// Pages a young site's block is seen on to count as its chrome
+/// ([`TemplateLearner::young_recurring`]): more than the two pages a
+/// comparison holds.
+pub const RECURRING_PAGES: u32 = 3;
+
 /// Learns each host's template from the pages crawled so far: which text
 /// blocks recur on many pages of the same host. Thread-safe (sharded
 /// mutexes; a lock is held only for one page's block updates).
@@ -380,6 +385,31 @@ impl TemplateLearner {
     /// `template_min_pages` pages.
     pub fn template(&self, key: &str) -> Option<HostTemplate> {
         self.template_shared(key).map(|t| (*t).clone())
+    }
+
+    /// While the site of `key` is young (fewer than twice
+    /// `template_min_pages` pages), the blocks it has seen on at least
+    /// [`RECURRING_PAGES`] pages: its chrome, before a template can hold
+    /// it. Two pages of such a site that share these blocks resemble each
+    /// other by them whatever their own text. None once the site is past
+    /// that, when learning is off, or when no block recurs.
+    pub fn young_recurring(&self, key: &str) -> Option<HashSet<u64>> {
+        if !self.enabled {
+            return None;
+        }
+        let site = template_site(key);
+        let shard = self.shard(site).lock();
+        let st = shard.get(site)?;
+        if st.pages >= 2 * self.min_pages {
+            return None;
+        }
+        let blocks: HashSet<u64> = st
+            .counts
+            .iter()
+            .filter(|&(_, &c)| c >= RECURRING_PAGES)
+            .map(|(&h, _)| h)
+            .collect();
+        (!blocks.is_empty()).then_some(blocks)
     }
 
     /// The template of one key as its counts stand now.

@@ -499,3 +499,30 @@ fn a_template_block_does_not_decide_whether_link_lists_are_content() {
     let kept = toc_words.iter().filter(|w| without.contains(w)).count();
     assert!(kept < toc_words.len() / 2, "{kept} of {}", toc_words.len());
 }
+
+/// A young site's blocks seen on three or more pages are its chrome until
+/// the site has twice `template_min_pages` pages; a section counts under
+/// its site.
+#[test]
+fn a_young_sites_recurring_blocks_are_its_chrome() {
+    let learner = TemplateLearner::new(&settings());
+    let min = settings().template_min_pages;
+    assert_eq!(learner.young_recurring("h|/doc/"), None, "no page yet");
+    learner.observe_hashes("h|/doc/", &[1, 10]);
+    learner.observe_hashes("h|/doc/", &[1, 11]);
+    assert_eq!(learner.young_recurring("h|/doc/"), None, "on two pages only");
+    learner.observe_hashes("h|/api/", &[1, 10, 12]);
+    let chrome = learner.young_recurring("h|/doc/").expect("a block on three pages");
+    assert_eq!(chrome.into_iter().collect::<Vec<_>>(), [1]);
+    assert_eq!(learner.young_recurring("h").map(|c| c.len()), Some(1), "the site's");
+    for i in 3..2 * min {
+        learner.observe_hashes("h", &[1, 100 + u64::from(i)]);
+    }
+    assert_eq!(learner.young_recurring("h|/doc/"), None, "past its youth");
+    let off = TemplateLearner::new(&FeatureSettings {
+        template_learning: false,
+        ..settings()
+    });
+    off.observe_hashes("h", &[1]);
+    assert_eq!(off.young_recurring("h"), None);
+}

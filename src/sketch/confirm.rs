@@ -588,8 +588,20 @@ impl SketchIndex {
         self.full_buckets(&scanned, &mut ids)?;
         ids.sort_unstable();
         ids.dedup();
+        if ids.is_empty() {
+            return Ok(None);
+        }
         let mut best: Option<(NearMatch, f64)> = None;
         let own = self.template_of(sketch);
+        // A young site's chrome, not yet its template
+        // ([`TemplateLearner::young_recurring`]): a page of the same site is
+        // compared without it too, or not at all when too little is left.
+        let young = match (sketch, &self.templates) {
+            (Sketch::Content(a), Some(t)) => a
+                .template_key()
+                .and_then(|k| Some((crate::features::template_site(k), t.young_recurring(k)?))),
+            _ => None,
+        };
         for page in ids {
             let Some(slot) = self.slot(page) else {
                 continue;
@@ -598,11 +610,23 @@ impl SketchIndex {
             let r = match (sketch, &*other) {
                 (Sketch::Content(a), Sketch::Content(b)) if self.templates.is_some() => {
                     let theirs = self.template_of(&other);
-                    let cut = |h: u64| {
+                    let template = |h: u64| {
                         own.as_ref().is_some_and(|t| t.blocks.contains(&h))
                             || theirs.as_ref().is_some_and(|t| t.blocks.contains(&h))
                     };
-                    a.resemblance_without(b, &cut)
+                    let chrome = young
+                        .as_ref()
+                        .filter(|(site, _)| b.template_key().map(crate::features::template_site) == Some(site));
+                    match chrome {
+                        Some((_, recurring)) => {
+                            let cut = |h: u64| template(h) || recurring.contains(&h);
+                            match a.resemblance_without_only(b, &cut) {
+                                Some(r) => r,
+                                None => continue,
+                            }
+                        }
+                        None => a.resemblance_without(b, &template),
+                    }
                 }
                 _ => sketch.resemblance(&other),
             };

@@ -74,6 +74,17 @@ pub const SHINGLE_WORDS: usize = 5;
 /// Smallest hashes a page is filed under for candidate search.
 pub const BAND_KEYS: usize = 4;
 
+/// What [`ContentSketch::reduced_resemblance`] found.
+enum Reduced {
+    /// The estimate without the cut blocks.
+    Estimate(f64),
+    /// Nothing is cut: the sketches compare as taken.
+    AsTaken,
+    /// Something is cut, and too little is left to compare (or a sketch
+    /// is untagged).
+    TooFew,
+}
+
 /// A bottom-k sketch of a page's content shingles.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ContentSketch {
@@ -337,8 +348,27 @@ impl ContentSketch {
     /// untagged, or when fewer than `MIN_SAMPLE` (16) samples remain of an
     /// estimate, the sketches are compared as taken.
     pub fn resemblance_without(&self, other: &ContentSketch, cut: &dyn Fn(u64) -> bool) -> f64 {
+        match self.reduced_resemblance(other, cut) {
+            Reduced::Estimate(r) => r,
+            Reduced::AsTaken | Reduced::TooFew => self.resemblance(other),
+        }
+    }
+
+    /// [`ContentSketch::resemblance_without`], or None where it would fall
+    /// back to the sketches as taken although something is cut (either
+    /// page keeps no shingle, an untagged sketch, fewer than `MIN_SAMPLE`
+    /// samples left): the pages cannot be compared without the cut blocks.
+    pub fn resemblance_without_only(&self, other: &ContentSketch, cut: &dyn Fn(u64) -> bool) -> Option<f64> {
+        match self.reduced_resemblance(other, cut) {
+            Reduced::Estimate(r) => Some(r),
+            Reduced::AsTaken => Some(self.resemblance(other)),
+            Reduced::TooFew => None,
+        }
+    }
+
+    fn reduced_resemblance(&self, other: &ContentSketch, cut: &dyn Fn(u64) -> bool) -> Reduced {
         let (Some(oa), Some(ob)) = (self.origin.as_deref(), other.origin.as_deref()) else {
-            return self.resemblance(other);
+            return Reduced::TooFew;
         };
         // Also the blocks either page's template left out when its sketch
         // was taken, so both pages are compared on the same text: a block
@@ -357,8 +387,11 @@ impl ContentSketch {
         };
         let (ka, kb) = (oa.kept(&cut_a), ob.kept(&cut_b));
         let (na, nb) = (ka.iter().filter(|&&k| k).count(), kb.iter().filter(|&&k| k).count());
-        if (na == ka.len() && nb == kb.len()) || na == 0 || nb == 0 {
-            return self.resemblance(other);
+        if na == ka.len() && nb == kb.len() {
+            return Reduced::AsTaken;
+        }
+        if na == 0 || nb == 0 {
+            return Reduced::TooFew;
         }
         let bound = |s: &ContentSketch| -> u64 {
             match s.mins.last() {
@@ -388,7 +421,7 @@ impl ContentSketch {
         }
         let exact = self.is_exact() && other.is_exact();
         if taken == 0 || (taken < MIN_SAMPLE && !exact) {
-            return self.resemblance(other);
+            return Reduced::TooFew;
         }
         // Reduced sizes where they are known: an exact sketch's kept
         // shingles, an inexact one's whole set when nothing of it is cut.
@@ -402,10 +435,10 @@ impl ContentSketch {
             }
         };
         let estimate = shared as f64 / taken as f64;
-        match (size(self, na, ka.len()), size(other, nb, kb.len())) {
+        Reduced::Estimate(match (size(self, na, ka.len()), size(other, nb, kb.len())) {
             (Some(sa), Some(sb)) => estimate.min(sa.min(sb) / sa.max(sb)),
             _ => estimate,
-        }
+        })
     }
 
     /// The smallest hashes of the sketch, ascending, that come from no

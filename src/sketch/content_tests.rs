@@ -291,3 +291,37 @@ proptest::proptest! {
         proptest::prop_assert_eq!(&sketch.mins, &all);
     }
 }
+
+/// Two pages sharing a long chrome around short texts of their own: left
+/// out, the chrome leaves too few samples of the texts to compare, which
+/// `resemblance_without` answers with the sketches as taken and
+/// `resemblance_without_only` with None; with enough left, both give the
+/// same estimate.
+#[test]
+fn a_cut_that_leaves_too_little_is_no_comparison() {
+    let chrome = words(5000, 20);
+    let (own_a, own_b) = (words(40, 21), words(40, 22));
+    let (wa, ra) = blocks(&[(7, &chrome), (1, &own_a)]);
+    let (wb, rb) = blocks(&[(7, &chrome), (2, &own_b)]);
+    let (a, b) = (
+        ContentSketch::from_blocks(&wa, &ra, "h"),
+        ContentSketch::from_blocks(&wb, &rb, "h"),
+    );
+    let chrome_cut = |h: u64| h == 7;
+    assert!(a.resemblance(&b) > 0.85, "alike by their chrome");
+    assert_eq!(a.resemblance_without(&b, &chrome_cut), a.resemblance(&b));
+    assert_eq!(a.resemblance_without_only(&b, &chrome_cut), None);
+    // Nothing cut: as taken.
+    assert_eq!(a.resemblance_without_only(&b, &|_| false), Some(a.resemblance(&b)));
+    // Short chrome: enough of the texts is left, and they differ.
+    let short = words(40, 20);
+    let (wa, ra) = blocks(&[(7, &short), (1, &own_a)]);
+    let (wb, rb) = blocks(&[(7, &short), (2, &own_b)]);
+    let (a, b) = (
+        ContentSketch::from_blocks(&wa, &ra, "h"),
+        ContentSketch::from_blocks(&wb, &rb, "h"),
+    );
+    let r = a.resemblance_without(&b, &chrome_cut);
+    assert_eq!(a.resemblance_without_only(&b, &chrome_cut), Some(r));
+    assert!(r < 0.1, "{r}");
+}
