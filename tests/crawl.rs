@@ -347,18 +347,9 @@ fn chain_page(path: &str) -> Option<String> {
     if i >= CHAIN_PAGES {
         return None;
     }
-    let mut seed = (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    let words: Vec<String> = (0..80)
-        .map(|_| {
-            seed = seed
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            format!("w{}", (seed >> 40) % 5000)
-        })
-        .collect();
     Some(format!(
         "<html><head><title>page {i}</title></head><body><h1>Page {i}</h1><p>{}</p><a href=\"/p/{}\">next</a></body></html>",
-        words.join(" "),
+        text_words(i as u64 + 1, 80),
         i + 1
     ))
 }

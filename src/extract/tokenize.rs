@@ -408,7 +408,8 @@ impl Tokenizer<'_> {
             .bytes()
             .rev()
             .fold(0u64, |k, c| (k << 8) | u64::from(c.to_ascii_lowercase()));
-        let slot = &mut self.names[(packed.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize % NAME_SLOTS];
+        let slot = &mut self.names
+            [(packed.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - NAME_SLOTS.trailing_zeros())) as usize];
         match slot {
             (k, Some(name)) if *k == packed => (name.clone(), j),
             _ => {

@@ -89,6 +89,17 @@ fn blocks(parts: &[(u64, &[u64])]) -> (Vec<u64>, Vec<(u32, u64)>) {
     (words, runs)
 }
 
+/// The sketches of two pages of template key "k": `chrome` (block 7)
+/// then their own words (blocks 1 and 2).
+fn chrome_pair(chrome: &[u64], own_a: &[u64], own_b: &[u64]) -> (ContentSketch, ContentSketch) {
+    let (wa, ra) = blocks(&[(7, chrome), (1, own_a)]);
+    let (wb, rb) = blocks(&[(7, chrome), (2, own_b)]);
+    (
+        ContentSketch::from_blocks(&wa, &ra, "k"),
+        ContentSketch::from_blocks(&wb, &rb, "k"),
+    )
+}
+
 /// A page sketched before a block became template, against a copy
 /// sketched after: as taken they differ by the block's shingles; left
 /// out, they are the same text (exactly on short pages, within a few
@@ -193,12 +204,7 @@ fn gaps_both_pages_left_are_compared_as_they_are() {
 fn cutting_blocks_does_not_make_different_pages_alike() {
     let chrome = words(300, 20);
     let (a, b) = (words(200, 21), words(200, 22));
-    let (wa, ra) = blocks(&[(7, &chrome), (1, &a)]);
-    let (wb, rb) = blocks(&[(7, &chrome), (2, &b)]);
-    let (sa, sb) = (
-        ContentSketch::from_blocks(&wa, &ra, "k"),
-        ContentSketch::from_blocks(&wb, &rb, "k"),
-    );
+    let (sa, sb) = chrome_pair(&chrome, &a, &b);
     assert!(sa.resemblance(&sb) > 0.3);
     assert!(sa.resemblance_without(&sb, &|h| h == 7) < 0.1);
     let long = words(3000, 23);
@@ -301,12 +307,7 @@ proptest::proptest! {
 fn a_cut_that_leaves_too_little_is_no_comparison() {
     let chrome = words(5000, 20);
     let (own_a, own_b) = (words(40, 21), words(40, 22));
-    let (wa, ra) = blocks(&[(7, &chrome), (1, &own_a)]);
-    let (wb, rb) = blocks(&[(7, &chrome), (2, &own_b)]);
-    let (a, b) = (
-        ContentSketch::from_blocks(&wa, &ra, "h"),
-        ContentSketch::from_blocks(&wb, &rb, "h"),
-    );
+    let (a, b) = chrome_pair(&chrome, &own_a, &own_b);
     let chrome_cut = |h: u64| h == 7;
     assert!(a.resemblance(&b) > 0.85, "alike by their chrome");
     assert_eq!(a.resemblance_without(&b, &chrome_cut), a.resemblance(&b));
@@ -315,12 +316,7 @@ fn a_cut_that_leaves_too_little_is_no_comparison() {
     assert_eq!(a.resemblance_without_only(&b, &|_| false), Some(a.resemblance(&b)));
     // Short chrome: enough of the texts is left, and they differ.
     let short = words(40, 20);
-    let (wa, ra) = blocks(&[(7, &short), (1, &own_a)]);
-    let (wb, rb) = blocks(&[(7, &short), (2, &own_b)]);
-    let (a, b) = (
-        ContentSketch::from_blocks(&wa, &ra, "h"),
-        ContentSketch::from_blocks(&wb, &rb, "h"),
-    );
+    let (a, b) = chrome_pair(&short, &own_a, &own_b);
     let r = a.resemblance_without(&b, &chrome_cut);
     assert_eq!(a.resemblance_without_only(&b, &chrome_cut), Some(r));
     assert!(r < 0.1, "{r}");
