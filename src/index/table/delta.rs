@@ -15,7 +15,9 @@ use super::{prefetch, Geometry, ROUND};
 /// fingerprints inline, so a probe of one table reads one cache line (plus
 /// a spill line for the few buckets holding more than 7). The bucket count
 /// is sized from the capacity the delta is created for (about 6 entries per
-/// bucket when full) and doubles if the delta outgrows it.
+/// bucket when full) and doubles whenever the delta outgrows it, so a delta
+/// created small takes the memory of the entries it holds, not of the size
+/// at which it will be frozen.
 #[derive(Debug, Default)]
 pub(crate) struct Delta {
     fps: Vec<u64>,
@@ -44,12 +46,24 @@ const DELTA_LOAD: usize = 6;
 
 impl Delta {
     /// An empty delta with room for `cap` entries without growing.
+    #[cfg(test)]
     pub(super) fn new(geo: &Geometry, cap: usize) -> Delta {
+        Self::with_lines_for(geo, cap, cap)
+    }
+
+    /// An empty delta whose set has room for `cap` entries, and whose bucket
+    /// lines (two thirds of a full delta's bytes) and entry vectors are
+    /// sized for `lines_for` entries and grow as it fills. The set stays
+    /// sized for `cap`: its growth would reinsert every entry at a random
+    /// slot, where doubling the lines reads and writes them in order
+    /// ([`Delta::double`]).
+    pub(super) fn with_lines_for(geo: &Geometry, cap: usize, lines_for: usize) -> Delta {
         let t = geo.specs.len();
-        let nb = cap.div_ceil(DELTA_LOAD).clamp(16, Self::max_buckets(geo));
+        let lines_for = lines_for.min(cap);
+        let nb = lines_for.div_ceil(DELTA_LOAD).clamp(16, Self::max_buckets(geo));
         let mut d = Delta {
-            fps: Vec::with_capacity(cap),
-            ids: Vec::with_capacity(cap),
+            fps: Vec::with_capacity(lines_for),
+            ids: Vec::with_capacity(lines_for),
             lines: Vec::with_capacity(t),
             spill: vec![Vec::new(); t],
             off: Vec::with_capacity(t),
@@ -83,8 +97,7 @@ impl Delta {
     /// reduced to `0..nb`.
     #[inline(always)]
     pub(super) fn bucket(&self, geo: &Geometry, i: usize, fp: u64) -> usize {
-        let h = (fp & geo.masks[i]).wrapping_mul(SET_MUL) >> 32;
-        ((h * self.nb as u64) >> 32) as usize
+        bucket_of(geo, i, fp, self.nb)
     }
 
     /// Word index of bucket `b`'s line in table `i`'s `lines`.
@@ -179,37 +192,18 @@ impl Delta {
         } else {
             self.set_insert(fp, idx);
         }
-        // A delta kept past its capacity (a merge still running): double the
-        // buckets when the load passes twice the planned one.
-        if self.fps.len() > 2 * DELTA_LOAD * self.nb && 2 * self.nb <= Self::max_buckets(geo) {
-            self.rehash(geo, 2 * self.nb);
+        // Past its buckets' planned load: double them (amortized O(t) per
+        // push, as every entry is added again at most about twice overall).
+        if self.fps.len() > DELTA_LOAD * self.nb && 2 * self.nb <= Self::max_buckets(geo) {
+            self.double(geo);
         }
     }
 
-    /// Adds `fp` to bucket `b` of table `i`. Spill lines are linked from
-    /// the newest back to the oldest and the header links the newest, so an
-    /// append touches the header line and at most the newest spill line.
+    /// Adds `fp` to bucket `b` of table `i`.
     #[inline(always)]
     pub(super) fn add(&mut self, i: usize, b: usize, fp: u64) {
         let at = self.line(i, b);
-        let lines = &mut self.lines[i];
-        let count = (lines[at] & 0xFFFF_FFFF) as usize;
-        lines[at] += 1;
-        if count < LINE_FPS {
-            lines[at + 1 + count] = fp;
-            return;
-        }
-        let spill = &mut self.spill[i];
-        let used = (count - LINE_FPS) % LINE_FPS;
-        let newest = lines[at] >> 32;
-        if used == 0 {
-            // All lines full: a new spill line, linked to the previous newest.
-            let new = spill.len() / 8;
-            spill.extend_from_slice(&[newest, fp, 0, 0, 0, 0, 0, 0]);
-            lines[at] = (lines[at] & 0xFFFF_FFFF) | (new as u64 + 1) << 32;
-        } else {
-            spill[(newest - 1) as usize * 8 + 1 + used] = fp;
-        }
+        add_to(&mut self.lines[i], &mut self.spill[i], at, fp);
     }
 
     /// Doubles the set and reinserts every entry (the newest included).
@@ -220,20 +214,29 @@ impl Delta {
         }
     }
 
-    /// Rebuilds every table's buckets with `nb` buckets.
-    pub(super) fn rehash(&mut self, geo: &Geometry, nb: usize) {
-        self.nb = nb;
+    /// Doubles every table's buckets. A bucket is `(h * nb) >> 32` of a
+    /// 32-bit hash h, so old bucket b splits into new buckets 2b and 2b + 1:
+    /// the old lines are read and the new ones written in order, one pass
+    /// each, instead of one random write per entry.
+    pub(super) fn double(&mut self, geo: &Geometry) {
+        let nb = 2 * self.nb;
         for i in 0..self.lines.len() {
-            let (v, off) = Self::zeroed_lines(nb);
-            self.lines[i] = v;
-            self.off[i] = off;
-            self.spill[i].clear();
-            for idx in 0..self.fps.len() {
-                let fp = self.fps[idx];
-                let b = self.bucket(geo, i, fp);
-                self.add(i, b, fp);
+            let (mut lines, off) = Self::zeroed_lines(nb);
+            let mut spill = Vec::new();
+            let old = &self.lines[i];
+            let old_spill = &self.spill[i];
+            for b in 0..self.nb {
+                for_each_in_bucket(old, old_spill, self.line(i, b), |words| {
+                    for &fp in words {
+                        add_to(&mut lines, &mut spill, off + bucket_of(geo, i, fp, nb) * 8, fp);
+                    }
+                });
             }
+            self.lines[i] = lines;
+            self.spill[i] = spill;
+            self.off[i] = off;
         }
+        self.nb = nb;
     }
 
     /// Prefetches the bucket lines a probe for `q` reads first (a query
@@ -258,12 +261,7 @@ impl Delta {
                 Some(&b) => b as usize,
                 None => self.bucket(geo, i, q),
             };
-            let lines = &self.lines[i];
-            let at = self.line(i, b);
-            let head = lines[at];
-            let count = (head & 0xFFFF_FFFF) as usize;
-            examined += count;
-            let mut scan = |words: &[u64]| {
+            examined += for_each_in_bucket(&self.lines[i], &self.spill[i], self.line(i, b), |words| {
                 for &c in words {
                     let x = c ^ q;
                     let d = x.count_ones();
@@ -271,20 +269,7 @@ impl Delta {
                         emit(c, self.id_of(c), d);
                     }
                 }
-            };
-            scan(&lines[at + 1..at + 1 + count.min(LINE_FPS)]);
-            if count > LINE_FPS {
-                // Spill lines, newest (possibly partly filled) first.
-                let left = count - LINE_FPS;
-                let mut m = (left - 1) % LINE_FPS + 1;
-                let mut link = head >> 32;
-                while link != 0 {
-                    let s = (link - 1) as usize * 8;
-                    scan(&self.spill[i][s + 1..s + 1 + m]);
-                    m = LINE_FPS;
-                    link = self.spill[i][s];
-                }
-            }
+            });
         }
         examined
     }
@@ -305,5 +290,59 @@ impl Delta {
             + self.set.capacity() * 8
             + self.lines.iter().map(|l| l.capacity() * 8).sum::<usize>()
             + self.spill.iter().map(|s| s.capacity() * 8).sum::<usize>()
+    }
+}
+
+/// Bucket of `fp` in table `i` among `nb`: a multiplicative hash of its
+/// prefix bits, reduced to `0..nb`.
+#[inline(always)]
+fn bucket_of(geo: &Geometry, i: usize, fp: u64, nb: usize) -> usize {
+    let h = (fp & geo.masks[i]).wrapping_mul(SET_MUL) >> 32;
+    ((h * nb as u64) >> 32) as usize
+}
+
+/// Calls `f` with the fingerprints of the bucket whose line starts at word
+/// `at` of `lines`: its inline ones, then each spill line's, newest (possibly
+/// partly filled) first. Returns the bucket's entry count.
+#[inline(always)]
+fn for_each_in_bucket(lines: &[u64], spill: &[u64], at: usize, mut f: impl FnMut(&[u64])) -> usize {
+    let head = lines[at];
+    let count = (head & 0xFFFF_FFFF) as usize;
+    f(&lines[at + 1..at + 1 + count.min(LINE_FPS)]);
+    if count > LINE_FPS {
+        let left = count - LINE_FPS;
+        let mut m = (left - 1) % LINE_FPS + 1;
+        let mut link = head >> 32;
+        while link != 0 {
+            let s = (link - 1) as usize * 8;
+            f(&spill[s + 1..s + 1 + m]);
+            m = LINE_FPS;
+            link = spill[s];
+        }
+    }
+    count
+}
+
+/// Adds `fp` to the bucket whose line starts at word `at` of `lines`. Spill
+/// lines are linked from the newest back to the oldest and the header links
+/// the newest, so an append touches the header line and at most the newest
+/// spill line.
+#[inline(always)]
+fn add_to(lines: &mut [u64], spill: &mut Vec<u64>, at: usize, fp: u64) {
+    let count = (lines[at] & 0xFFFF_FFFF) as usize;
+    lines[at] += 1;
+    if count < LINE_FPS {
+        lines[at + 1 + count] = fp;
+        return;
+    }
+    let used = (count - LINE_FPS) % LINE_FPS;
+    let newest = lines[at] >> 32;
+    if used == 0 {
+        // All lines full: a new spill line, linked to the previous newest.
+        let new = spill.len() / 8;
+        spill.extend_from_slice(&[newest, fp, 0, 0, 0, 0, 0, 0]);
+        lines[at] = (lines[at] & 0xFFFF_FFFF) | (new as u64 + 1) << 32;
+    } else {
+        spill[(newest - 1) as usize * 8 + 1 + used] = fp;
     }
 }

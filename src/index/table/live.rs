@@ -37,6 +37,12 @@ struct Inner {
 /// Smallest live delta that is frozen and merged into the main run.
 pub const MIN_DELTA: usize = 1 << 16;
 
+/// Entries a new live delta's bucket lines have room for before they first
+/// double (`Delta::with_lines_for`): the delta created when its predecessor
+/// is frozen does not take a full delta's lines while the merge runs, and a
+/// small index takes the lines of what it holds.
+const START_LINES: usize = 1 << 12;
+
 /// Live delta size at which it is frozen and merged into a main run of `main`
 /// fingerprints.
 fn delta_threshold(main: usize) -> usize {
@@ -67,7 +73,7 @@ impl LiveIndex {
     /// can miss neighbours.
     pub fn new(design: Design, k: u32) -> LiveIndex {
         let geo = Geometry::new(&design, k);
-        let delta = Delta::new(&geo, MIN_DELTA);
+        let delta = Delta::with_lines_for(&geo, MIN_DELTA, START_LINES);
         let main = Arc::new(Run::build(&geo, &[], None).expect("an empty run in memory does no I/O"));
         LiveIndex {
             inner: Arc::new(Inner {
@@ -142,7 +148,7 @@ impl LiveIndex {
         let threshold = delta_threshold(st.main.len());
         if st.delta.len() >= threshold && st.frozen.is_none() {
             let next = delta_threshold(st.main.len() + st.delta.len());
-            let full = std::mem::replace(&mut st.delta, Delta::new(geo, next));
+            let full = std::mem::replace(&mut st.delta, Delta::with_lines_for(geo, next, START_LINES));
             let full = Arc::new(full);
             st.frozen = Some(full.clone());
             let main = st.main.clone();
@@ -246,7 +252,7 @@ impl LiveIndex {
         }
         drop(all);
         st.frozen = None;
-        st.delta = Delta::new(geo, delta_threshold(st.main.len()));
+        st.delta = Delta::with_lines_for(geo, delta_threshold(st.main.len()), START_LINES);
         st.extras = extras;
         st.len += added;
         Ok(())

@@ -203,6 +203,43 @@ fn delta_grows_its_set_and_hash_without_losing_entries() {
     assert!(d.nb > 16 && d.set.len() >= 2 * stored.len());
 }
 
+/// A live delta takes the bucket lines of the entries it holds, not of the
+/// size at which it is frozen: a fresh index, and the delta that replaces a
+/// frozen one while the merge runs, hold much less than a delta made with
+/// room for `MIN_DELTA` entries, and every entry stays found.
+#[test]
+fn a_new_delta_takes_the_lines_of_its_entries() {
+    let design = Design::paper_k3(4).expect("paper design");
+    let geo = Geometry::new(&design, 3);
+    let full = Delta::new(&geo, MIN_DELTA).bytes();
+    let ix = LiveIndex::new(design, 3);
+    assert!(
+        ix.memory_bytes() < full / 3,
+        "fresh: {} of a full delta's {full}",
+        ix.memory_bytes()
+    );
+    let mut seed = 5u64;
+    let items: Vec<(u64, u64)> = (0..MIN_DELTA as u64 + 100).map(|i| (lcg(&mut seed), i)).collect();
+    for &(fp, id) in &items {
+        ix.insert(fp, id);
+    }
+    ix.wait_merged();
+    let mut frozen: Vec<(u64, u64)> = items[..MIN_DELTA].to_vec();
+    frozen.sort_unstable();
+    let run = Run::build(&geo, &frozen, None).expect("a run in memory").bytes();
+    let held = ix.memory_bytes();
+    assert!(
+        held < run + full / 3,
+        "after a merge: {held} against the run's {run} and a full delta's {full}"
+    );
+    let mut out = Vec::new();
+    for &(fp, id) in &items {
+        out.clear();
+        ix.query(fp, &mut out);
+        assert!(out.iter().any(|m| m.fp == fp && m.id == id), "{fp:x} lost");
+    }
+}
+
 /// Crowded buckets: many fingerprints sharing one table's prefix fill
 /// its bucket line and several spill lines; probes (single and batched,
 /// before and after the delta outgrows its buckets) agree with brute force.
