@@ -93,8 +93,7 @@ impl Delta {
         (v, off / 8)
     }
 
-    /// Bucket of `fp` in table `i`: a multiplicative hash of its prefix bits,
-    /// reduced to `0..nb`.
+    /// Bucket of `fp` in table `i` ([`bucket_of`] among this delta's buckets).
     #[inline(always)]
     pub(super) fn bucket(&self, geo: &Geometry, i: usize, fp: u64) -> usize {
         bucket_of(geo, i, fp, self.nb)
