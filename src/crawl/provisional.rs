@@ -129,6 +129,13 @@ impl Decider {
                 // None of its blocks changed side: same features, same fp.
                 continue;
             }
+            // When the sketch index compares pages outside their templates
+            // at the time, the sketch taken stays: its shingles are tagged
+            // with their blocks, so a block that joined the template since
+            // is left out of both pages, and one that left it (its words
+            // are not in the sketch: `cut_blocks`) is left out of the other
+            // page too. Only the fingerprint moves.
+            let resketch = !self.dedup.replica().cuts_templates();
             p.member = member;
             let kept = &self.kept;
             let io = |e| Error::io(kept.dir(), e);
@@ -137,7 +144,11 @@ impl Decider {
                 .ok_or_else(|| io(std::io::Error::other("a kept page reads back corrupt")))?;
             let features = shared.fx.features_prepared(&prepared, &p.blocks, template.as_deref());
             let fp = simhash::simhash(&features);
-            let sketch = page_sketch(&shared.fx, shared.verifier.as_ref(), p.doc.as_ref(), &features, &p.key);
+            let sketch = if resketch {
+                page_sketch(&shared.fx, shared.verifier.as_ref(), p.doc.as_ref(), &features, &p.key)
+            } else {
+                None
+            };
             let dedup = &mut self.dedup;
             dedup
                 .replica_mut()

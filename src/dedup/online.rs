@@ -298,9 +298,7 @@ impl Deduper {
         simhash: u64,
         sketch: Option<Sketch>,
     ) -> std::io::Result<()> {
-        if let Some(sk) = sketch {
-            self.sketches.update(id, sk, simhash)?;
-        }
+        self.resketch(id, simhash, sketch)?;
         if simhash != old {
             self.index.indexed_elsewhere(simhash, id);
         }
@@ -366,15 +364,31 @@ impl Deduper {
 
     /// A new page fingerprinted again (its host's template changed): index
     /// the new fingerprint under the same id (the old one stays: both name
-    /// the page) and replace its sketch.
+    /// the page), and replace its sketch, or, without a new sketch, record
+    /// the new fingerprint beside the one it has.
     pub fn reindex(&mut self, id: PageId, old: u64, simhash: u64, sketch: Option<Sketch>) -> std::io::Result<()> {
-        if let Some(sk) = sketch {
-            self.sketches.update(id, sk, simhash)?;
-        }
+        self.resketch(id, simhash, sketch)?;
         if simhash != old {
             self.index.insert(simhash, id);
         }
         Ok(())
+    }
+
+    /// A re-fingerprinted page's new sketch and fingerprint, or without a
+    /// sketch (its template change added no words to it: a comparison cuts
+    /// the new template blocks from the one it has), its new fingerprint
+    /// beside the sketch it has.
+    fn resketch(&mut self, id: PageId, simhash: u64, sketch: Option<Sketch>) -> std::io::Result<()> {
+        match sketch {
+            Some(sk) => self.sketches.update(id, sk, simhash),
+            None => self.sketches.set_fingerprint(id, simhash),
+        }
+    }
+
+    /// Whether sketch comparisons leave out the blocks of each page's
+    /// template at the time ([`SketchIndex::cuts_templates`]).
+    pub fn cuts_templates(&self) -> bool {
+        self.sketches.cuts_templates()
     }
 
     /// The sketch index's spill file (for error messages; `sketches` when

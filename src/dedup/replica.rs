@@ -507,6 +507,11 @@ impl Replica {
         self.dedup.sketch_path()
     }
 
+    /// [`Deduper::cuts_templates`].
+    pub fn cuts_templates(&self) -> bool {
+        self.dedup.cuts_templates()
+    }
+
     /// [`Deduper::index_len`].
     pub fn index_len(&self) -> usize {
         self.dedup.index_len()

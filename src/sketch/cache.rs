@@ -19,8 +19,9 @@ use super::confirm::Sketch;
 pub(super) const SKETCH_CACHE: usize = 1024;
 
 /// A CLOCK cache of decoded sketches and their pages' fingerprints, keyed
-/// by their offset in the spill file (which is append-only, so an offset
-/// names one sketch for the life of the file).
+/// by their offset in the spill file (sketches are only appended, so an
+/// offset names one sketch for the life of the file; only its fingerprint
+/// is rewritten in place).
 #[derive(Debug)]
 pub(super) struct SketchCache {
     /// Offset → place in `ring`.
@@ -86,6 +87,15 @@ impl SketchCache {
         self.at.remove(&old.key);
         self.at.insert(key, self.hand);
         self.hand = (self.hand + 1) % self.ring.len();
+    }
+
+    /// Give the sketch at `key`, if held, its page's new fingerprint
+    /// ([`SketchIndex::set_fingerprint`](super::SketchIndex::set_fingerprint)).
+    pub(super) fn set_fingerprint(&mut self, key: u64, simhash: u64) {
+        if let Some(&i) = self.at.get(&key) {
+            let e = &mut self.ring[i];
+            e.value = Arc::new((e.value.0.clone(), simhash));
+        }
     }
 
     #[cfg(test)]

@@ -347,6 +347,14 @@ impl SketchIndex {
         self.templates.clone()
     }
 
+    /// Whether comparisons leave out the blocks of each tagged sketch's
+    /// template at the time ([`SketchIndex::with_templates`]): a sketch
+    /// taken before blocks joined its template is compared as one taken
+    /// after.
+    pub fn cuts_templates(&self) -> bool {
+        self.templates.is_some()
+    }
+
     /// The template of a sketch's page now, when comparisons consult templates.
     fn template_of(&self, sketch: &Sketch) -> Option<Arc<HostTemplate>> {
         match sketch {
@@ -525,6 +533,29 @@ impl SketchIndex {
     pub fn update(&mut self, page: PageId, sketch: Sketch, simhash: u64) -> std::io::Result<()> {
         if self.pages.get(page).is_some() {
             self.insert(page, sketch, simhash)?;
+        }
+        Ok(())
+    }
+
+    /// Record a page's new fingerprint beside the sketch it has (its
+    /// template changed, its sketch did not need to): the fingerprint a
+    /// ruling against it measures distance from. Nothing when the page has
+    /// no sketch.
+    pub fn set_fingerprint(&mut self, page: PageId, simhash: u64) -> std::io::Result<()> {
+        let Some(slot) = self.slot(page) else {
+            return Ok(());
+        };
+        match &mut self.sketches {
+            Sketches::Held(v) => {
+                if let Some(e) = v.get_mut(slot.at as usize) {
+                    e.1 = simhash;
+                }
+            }
+            Sketches::Spilled { file, .. } => {
+                use std::os::unix::fs::FileExt;
+                file.write_all_at(&simhash.to_le_bytes(), slot.at)?;
+                self.cache.lock().set_fingerprint(slot.at, simhash);
+            }
         }
         Ok(())
     }
@@ -830,6 +861,35 @@ mod tests {
         // The spill file holds one run's sketches: it goes with the index.
         drop(spilled);
         assert!(!path.exists());
+    }
+
+    /// A fingerprint set beside a page's sketch is the one a ruling
+    /// measures distance from: in memory, in the spill file's cache, and
+    /// read back from the file once the cache has let it go. A page
+    /// without a sketch takes nothing.
+    #[test]
+    fn a_fingerprint_set_beside_a_sketch_is_the_one_a_ruling_measures() {
+        let dir = tempfile::tempdir().unwrap();
+        let (page, other) = (sketch(1000, 300, 250), sketch(7000, 300, 0));
+        let near = |page| [NearMatch { page, distance: 0 }];
+        let distance = |ix: &SketchIndex| ix.confirm(&page, 0, &near(1), 0.9).unwrap().map(|(m, _)| m.distance);
+        let mut held = SketchIndex::new();
+        let mut cached = SketchIndex::spilling(&dir.path().join("cached.bin")).unwrap();
+        let mut evicted = SketchIndex::spilling(&dir.path().join("evicted.bin")).unwrap();
+        evicted.cache = parking_lot::Mutex::new(SketchCache::with_capacity(1));
+        for ix in [&mut held, &mut cached, &mut evicted] {
+            ix.insert(1, page.clone(), 0).unwrap();
+            ix.insert(2, other.clone(), 0).unwrap();
+            assert_eq!(distance(ix), Some(0));
+            ix.set_fingerprint(1, 0b1011).unwrap();
+            ix.set_fingerprint(3, 1).unwrap();
+        }
+        // Reading page 2 takes the only slot of `evicted`'s cache.
+        assert!(evicted.confirm(&other, 0, &near(2), 0.9).unwrap().is_some());
+        for ix in [&held, &cached, &evicted] {
+            assert_eq!(distance(ix), Some(3));
+            assert_eq!(ix.len(), 2);
+        }
     }
 
     /// A page sketched before its site's chrome was learned is confirmed
