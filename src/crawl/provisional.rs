@@ -25,6 +25,10 @@ pub(super) struct Provisional {
     blocks: Vec<u64>,
     member: Vec<bool>,
     fp: u64,
+    /// The membership `fp` was computed under before the current one (its
+    /// [`member_hash`]) and the fingerprint it gave: a block that comes
+    /// and goes around the template's threshold turns a page back to it.
+    before: Option<(u64, u64)>,
     version: u64,
 }
 
@@ -78,6 +82,14 @@ impl YoungSite {
 /// Whether a key with this many pages is young: its pages are kept.
 fn is_young(pages: usize) -> bool {
     pages <= 2 * PROVISIONAL_PER_HOST
+}
+
+/// A 64-bit hash of a template membership ([`in_template`]).
+fn member_hash(member: &[bool]) -> u64 {
+    member.chunks(64).fold(member.len() as u64, |h, c| {
+        let bits = c.iter().rev().fold(0u64, |b, &m| (b << 1) | u64::from(m));
+        crate::hash::mix64(h ^ bits).wrapping_add(0x9e37_79b9_7f4a_7c15)
+    })
 }
 
 /// Which of `blocks` (block hashes) are blocks of `template`.
@@ -136,18 +148,25 @@ impl Decider {
             // are not in the sketch: `cut_blocks`) is left out of the other
             // page too. Only the fingerprint moves.
             let resketch = !self.dedup.replica().cuts_templates();
+            let now = member_hash(&member);
+            let back = p.before.filter(|&(h, _)| h == now && !resketch).map(|(_, fp)| fp);
+            p.before = Some((member_hash(&p.member), p.fp));
             p.member = member;
-            let kept = &self.kept;
-            let io = |e| Error::io(kept.dir(), e);
-            kept.get(p.prepared, &mut self.kept_buf).map_err(io)?;
-            let prepared = crate::features::PreparedDoc::decode(&self.kept_buf)
-                .ok_or_else(|| io(std::io::Error::other("a kept page reads back corrupt")))?;
-            let features = shared.fx.features_prepared(&prepared, &p.blocks, template.as_deref());
-            let fp = simhash::simhash(&features);
-            let sketch = if resketch {
-                page_sketch(&shared.fx, shared.verifier.as_ref(), p.doc.as_ref(), &features, &p.key)
-            } else {
-                None
+            let (fp, sketch) = match back {
+                // Back to the membership it had before: the fingerprint it had.
+                Some(fp) => (fp, None),
+                None => {
+                    let kept = &self.kept;
+                    let io = |e| Error::io(kept.dir(), e);
+                    kept.get(p.prepared, &mut self.kept_buf).map_err(io)?;
+                    let prepared = crate::features::PreparedDoc::decode(&self.kept_buf)
+                        .ok_or_else(|| io(std::io::Error::other("a kept page reads back corrupt")))?;
+                    let features = shared.fx.features_prepared(&prepared, &p.blocks, template.as_deref());
+                    let sketch = resketch
+                        .then(|| page_sketch(&shared.fx, shared.verifier.as_ref(), p.doc.as_ref(), &features, &p.key))
+                        .flatten();
+                    (simhash::simhash(&features), sketch)
+                }
             };
             let dedup = &mut self.dedup;
             dedup
@@ -215,6 +234,7 @@ impl Decider {
                 blocks,
                 member,
                 fp: a.simhash,
+                before: None,
                 version: a.template_version,
             });
             self.provisional_len += 1;
@@ -234,6 +254,28 @@ impl Decider {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// Two memberships hash alike only when they are the same: a page
+        /// turned back to its membership before takes the fingerprint it
+        /// had, never another's.
+        #[test]
+        fn memberships_hash_alike_only_when_equal(
+            a in proptest::collection::vec(proptest::bool::ANY, 0..300),
+            b in proptest::collection::vec(proptest::bool::ANY, 0..300),
+            flip in 0usize..300,
+        ) {
+            proptest::prop_assert_eq!(member_hash(&a) == member_hash(&b), a == b);
+            let mut c = a.clone();
+            if let Some(m) = c.get_mut(flip) {
+                *m = !*m;
+                proptest::prop_assert_ne!(member_hash(&a), member_hash(&c));
+            }
+            c = a.clone();
+            c.push(false);
+            proptest::prop_assert_ne!(member_hash(&a), member_hash(&c));
+        }
+    }
 
     /// A site scanned once is left alone until a page is added, a key's
     /// template version moves, or a key grows past its youth.
