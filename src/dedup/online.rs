@@ -374,10 +374,10 @@ impl Deduper {
         Ok(())
     }
 
-    /// A re-fingerprinted page's new sketch and fingerprint, or without a
-    /// sketch (its template change added no words to it: a comparison cuts
-    /// the new template blocks from the one it has), its new fingerprint
-    /// beside the sketch it has.
+    /// A re-fingerprinted page's new sketch and fingerprint, or, without a
+    /// new sketch (comparisons leave out each page's template at the time,
+    /// so the sketch taken stays: [`Deduper::cuts_templates`]), its new
+    /// fingerprint beside the sketch it has.
     fn resketch(&mut self, id: PageId, simhash: u64, sketch: Option<Sketch>) -> std::io::Result<()> {
         match sketch {
             Some(sk) => self.sketches.update(id, sk, simhash),
