@@ -130,6 +130,13 @@ impl Decider {
             .map(|p| index.get(p.key.as_str()).map_or_else(|| now(&p.key), |&i| of_key[i]))
             .collect();
         drop(index);
+        // When the sketch index compares pages outside their templates at
+        // the time, the sketch taken stays: its shingles are tagged with
+        // their blocks, so a block that joined the template since is left
+        // out of both pages, and one that left it (its words are not in the
+        // sketch: `cut_blocks`) is left out of the other page too. Only the
+        // fingerprint moves.
+        let resketch = !self.dedup.replica().cuts_templates();
         for (p, &(version, _)) in list.iter_mut().zip(&of_page) {
             if p.version == version {
                 continue;
@@ -141,13 +148,6 @@ impl Decider {
                 // None of its blocks changed side: same features, same fp.
                 continue;
             }
-            // When the sketch index compares pages outside their templates
-            // at the time, the sketch taken stays: its shingles are tagged
-            // with their blocks, so a block that joined the template since
-            // is left out of both pages, and one that left it (its words
-            // are not in the sketch: `cut_blocks`) is left out of the other
-            // page too. Only the fingerprint moves.
-            let resketch = !self.dedup.replica().cuts_templates();
             let now = member_hash(&member);
             let back = p.before.filter(|&(h, _)| h == now && !resketch).map(|(_, fp)| fp);
             p.before = Some((member_hash(&p.member), p.fp));

@@ -93,8 +93,7 @@ impl SketchCache {
     /// ([`SketchIndex::set_fingerprint`](super::SketchIndex::set_fingerprint)).
     pub(super) fn set_fingerprint(&mut self, key: u64, simhash: u64) {
         if let Some(&i) = self.at.get(&key) {
-            let e = &mut self.ring[i];
-            e.value = Arc::new((e.value.0.clone(), simhash));
+            Arc::make_mut(&mut self.ring[i].value).1 = simhash;
         }
     }
 
