@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::cache::SketchCache;
+use super::content::SideMemo;
 use super::slots::SlotTable;
 use crate::features::{HostTemplate, TemplateLearner};
 use crate::spillmap::SpillMap;
@@ -633,6 +634,10 @@ impl SketchIndex {
                 .and_then(|k| Some((crate::features::template_site(k), t.young_recurring(k)?))),
             _ => None,
         };
+        // This page's side of the comparisons, per cut: the other page's
+        // template (held here, so a pointer is not reused while the memo
+        // is) and whether the young site's chrome is cut too.
+        let mut memos: Vec<(Option<Arc<HostTemplate>>, bool, SideMemo)> = Vec::new();
         for page in ids {
             let Some(slot) = self.slot(page) else {
                 continue;
@@ -648,15 +653,28 @@ impl SketchIndex {
                     let chrome = young
                         .as_ref()
                         .filter(|(site, _)| b.template_key().map(crate::features::template_site) == Some(site));
+                    let same = |t: &Option<Arc<HostTemplate>>| match (t, &theirs) {
+                        (Some(x), Some(y)) => Arc::ptr_eq(x, y),
+                        (None, None) => true,
+                        _ => false,
+                    };
+                    let at = match memos.iter().position(|(t, c, _)| *c == chrome.is_some() && same(t)) {
+                        Some(at) => at,
+                        None => {
+                            memos.push((theirs.clone(), chrome.is_some(), SideMemo::default()));
+                            memos.len() - 1
+                        }
+                    };
+                    let memo = &mut memos[at].2;
                     match chrome {
                         Some((_, recurring)) => {
                             let cut = |h: u64| template(h) || recurring.contains(&h);
-                            match a.resemblance_without_only(b, &cut) {
+                            match a.resemblance_without_only_memo(b, &cut, memo) {
                                 Some(r) => r,
                                 None => continue,
                             }
                         }
-                        None => a.resemblance_without(b, &template),
+                        None => a.resemblance_without_memo(b, &template, memo),
                     }
                 }
                 _ => sketch.resemblance(&other),

@@ -85,6 +85,21 @@ enum Reduced {
     TooFew,
 }
 
+/// One page's side of comparisons without cut blocks, kept while the page
+/// is compared with several others under the same cut
+/// ([`ContentSketch::resemblance_without_memo`]): which of its shingles the
+/// cut leaves, and their hashes. It is filled by the first comparison in
+/// which neither page left a block out (the page's side then depends on the
+/// cut alone) and read by the next such ones.
+#[derive(Debug, Default)]
+pub struct SideMemo(Option<Side>);
+
+#[derive(Debug)]
+struct Side {
+    kept: Vec<bool>,
+    mins: Vec<u32>,
+}
+
 /// A bottom-k sketch of a page's content shingles.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ContentSketch {
@@ -348,7 +363,23 @@ impl ContentSketch {
     /// untagged, or when fewer than `MIN_SAMPLE` (16) samples remain of an
     /// estimate, the sketches are compared as taken.
     pub fn resemblance_without(&self, other: &ContentSketch, cut: &dyn Fn(u64) -> bool) -> f64 {
-        match self.reduced_resemblance(other, cut) {
+        match self.reduced_resemblance(other, cut, None) {
+            Reduced::Estimate(r) => r,
+            Reduced::AsTaken | Reduced::TooFew => self.resemblance(other),
+        }
+    }
+
+    /// [`ContentSketch::resemblance_without`], with this page's side of the
+    /// comparison kept in `memo` for the next comparison under the same
+    /// `cut`. The caller passes one memo per cut: a memo filled under one
+    /// cut and read under another gives a wrong answer.
+    pub fn resemblance_without_memo(
+        &self,
+        other: &ContentSketch,
+        cut: &dyn Fn(u64) -> bool,
+        memo: &mut SideMemo,
+    ) -> f64 {
+        match self.reduced_resemblance(other, cut, Some(memo)) {
             Reduced::Estimate(r) => r,
             Reduced::AsTaken | Reduced::TooFew => self.resemblance(other),
         }
@@ -359,14 +390,34 @@ impl ContentSketch {
     /// page keeps no shingle, an untagged sketch, fewer than `MIN_SAMPLE`
     /// samples left): the pages cannot be compared without the cut blocks.
     pub fn resemblance_without_only(&self, other: &ContentSketch, cut: &dyn Fn(u64) -> bool) -> Option<f64> {
-        match self.reduced_resemblance(other, cut) {
+        match self.reduced_resemblance(other, cut, None) {
             Reduced::Estimate(r) => Some(r),
             Reduced::AsTaken => Some(self.resemblance(other)),
             Reduced::TooFew => None,
         }
     }
 
-    fn reduced_resemblance(&self, other: &ContentSketch, cut: &dyn Fn(u64) -> bool) -> Reduced {
+    /// [`ContentSketch::resemblance_without_only`] with a memo of this
+    /// page's side, as [`ContentSketch::resemblance_without_memo`].
+    pub fn resemblance_without_only_memo(
+        &self,
+        other: &ContentSketch,
+        cut: &dyn Fn(u64) -> bool,
+        memo: &mut SideMemo,
+    ) -> Option<f64> {
+        match self.reduced_resemblance(other, cut, Some(memo)) {
+            Reduced::Estimate(r) => Some(r),
+            Reduced::AsTaken => Some(self.resemblance(other)),
+            Reduced::TooFew => None,
+        }
+    }
+
+    fn reduced_resemblance(
+        &self,
+        other: &ContentSketch,
+        cut: &dyn Fn(u64) -> bool,
+        memo: Option<&mut SideMemo>,
+    ) -> Reduced {
         let (Some(oa), Some(ob)) = (self.origin.as_deref(), other.origin.as_deref()) else {
             return Reduced::TooFew;
         };
@@ -385,8 +436,21 @@ impl ContentSketch {
             Ok(_) => real_a.binary_search(&h).is_ok(),
             Err(_) => cut(h) || oa.left_out.binary_search(&h).is_ok(),
         };
-        let (ka, kb) = (oa.kept(&cut_a), ob.kept(&cut_b));
-        let (na, nb) = (ka.iter().filter(|&&k| k).count(), kb.iter().filter(|&&k| k).count());
+        // With no block left out by either page, this page's side is its
+        // shingles outside `cut`, whatever the other page.
+        let fresh;
+        let side = match memo {
+            Some(memo) if oa.left_out.is_empty() && ob.left_out.is_empty() => {
+                memo.0.get_or_insert_with(|| self.side(oa, cut))
+            }
+            _ => {
+                fresh = self.side(oa, &cut_a);
+                &fresh
+            }
+        };
+        let ka = &side.kept;
+        let kb = ob.kept(&cut_b);
+        let (na, nb) = (side.mins.len(), kb.iter().filter(|&&k| k).count());
         if na == ka.len() && nb == kb.len() {
             return Reduced::AsTaken;
         }
@@ -400,10 +464,10 @@ impl ContentSketch {
             }
         };
         let tau = bound(self).min(bound(other));
-        let a: Vec<u32> = self.mins.iter().zip(&ka).filter(|p| *p.1).map(|p| *p.0).collect();
+        let a = &side.mins;
         let b: Vec<u32> = other.mins.iter().zip(&kb).filter(|p| *p.1).map(|p| *p.0).collect();
         let below = |v: &[u32]| v.partition_point(|&x| u64::from(x) <= tau);
-        let (a, b) = (&a[..below(&a)], &b[..below(&b)]);
+        let (a, b) = (&a[..below(a)], &b[..below(&b)]);
         let (mut i, mut j, mut taken, mut shared) = (0, 0, 0usize, 0usize);
         while taken < SKETCH_SIZE && (i < a.len() || j < b.len()) {
             match (a.get(i), b.get(j)) {
@@ -439,6 +503,14 @@ impl ContentSketch {
             (Some(sa), Some(sb)) => estimate.min(sa.min(sb) / sa.max(sb)),
             _ => estimate,
         })
+    }
+
+    /// Which of the sketch's shingles `cut` leaves (per shingle of `o`,
+    /// this sketch's origin), and their hashes.
+    fn side(&self, o: &Origin, cut: &dyn Fn(u64) -> bool) -> Side {
+        let kept = o.kept(cut);
+        let mins = self.mins.iter().zip(&kept).filter(|p| *p.1).map(|p| *p.0).collect();
+        Side { kept, mins }
     }
 
     /// The smallest hashes of the sketch, ascending, that come from no

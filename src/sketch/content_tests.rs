@@ -321,3 +321,47 @@ fn a_cut_that_leaves_too_little_is_no_comparison() {
     assert_eq!(a.resemblance_without_only(&b, &chrome_cut), Some(r));
     assert!(r < 0.1, "{r}");
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    /// A page compared with several others through one memo gets the
+    /// answers it gets compared afresh each time, whichever of them left
+    /// blocks out.
+    #[test]
+    fn a_memo_of_one_side_answers_as_a_fresh_comparison(
+        own in proptest::collection::vec((0u64..6, 1usize..120), 1..6),
+        others in proptest::collection::vec((proptest::collection::vec((0u64..6, 1usize..120), 1..6), proptest::option::of(0u64..6)), 1..6),
+        cut_blocks in proptest::collection::vec(0u64..6, 0..3),
+    ) {
+        // Block b's words are the same on every page (seeded by b), so
+        // pages share text block by block; a page may have left one block
+        // out (an empty run where it was, its words gone).
+        let page = |parts: &[(u64, usize)], left_out: Option<u64>| {
+            let texts: Vec<(u64, Vec<u64>)> = parts
+                .iter()
+                .filter(|&&(b, _)| Some(b) != left_out)
+                .map(|&(b, n)| (b, words(n, 60 + b)))
+                .collect();
+            let refs: Vec<(u64, &[u64])> = texts.iter().map(|(b, w)| (*b, w.as_slice())).collect();
+            let (w, mut r) = blocks(&refs);
+            match left_out {
+                Some(gone) => {
+                    r.insert(0, (0, gone));
+                    ContentSketch::from_blocks(&w, &r, "k").with_left_out(&[gone])
+                }
+                None => ContentSketch::from_blocks(&w, &r, "k"),
+            }
+        };
+        let a = page(&own, None);
+        let cut = |h: u64| cut_blocks.contains(&h);
+        let (mut memo, mut memo_only) = (SideMemo::default(), SideMemo::default());
+        for (parts, left_out) in &others {
+            let b = page(parts, *left_out);
+            proptest::prop_assert_eq!(a.resemblance_without_memo(&b, &cut, &mut memo), a.resemblance_without(&b, &cut));
+            proptest::prop_assert_eq!(
+                a.resemblance_without_only_memo(&b, &cut, &mut memo_only),
+                a.resemblance_without_only(&b, &cut)
+            );
+        }
+    }
+}
