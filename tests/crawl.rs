@@ -107,6 +107,15 @@ async fn full_crawl_matches_ground_truth() {
         reused > 0 && reused <= exact,
         "{reused} reused of {exact} exact duplicates"
     );
+    // Young sites' pages are fingerprinted again as their templates settle;
+    // some turn back to the template blocks they had and take back the
+    // fingerprint they had then.
+    let again = summary.stats.refingerprints.expect("counted");
+    let back = summary.stats.refingerprints_taken_back.expect("counted");
+    assert!(
+        back > 0 && back < again,
+        "{back} of {again} re-fingerprints took back a fingerprint"
+    );
     // Each of those carries its original's simhash (a copy analysed before
     // its original was decided computes its own, which may differ when the
     // host's template changed in between).

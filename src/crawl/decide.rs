@@ -189,6 +189,11 @@ pub(super) struct Decider {
     url_words: Vec<u64>,
     /// Pages whose fingerprint was reused from an exact original.
     reused: u64,
+    /// Young pages fingerprinted again as their template changed, and
+    /// those of them that took back the fingerprint they had before
+    /// (`refresh_provisional`).
+    pub(super) refingerprinted: u64,
+    pub(super) taken_back: u64,
     /// The store directory, and when the decider last flushed the store
     /// and wrote its page count there (see [`write_flush_mark`]).
     store_dir: PathBuf,
@@ -234,6 +239,10 @@ pub(super) struct Decided {
     focus: Option<(f64, u64)>,
     /// Pages whose fingerprint was reused from an exact original.
     reused: u64,
+    /// Young pages fingerprinted again, and those that took back a
+    /// fingerprint they had.
+    refingerprinted: u64,
+    taken_back: u64,
     /// The log's records (all runs).
     pub(super) logged: LogCounts,
 }
@@ -256,6 +265,8 @@ impl Decided {
             focus_on_topic: self.focus.map(|f| f.0),
             focus_links_cut: self.focus.map(|f| f.1),
             fingerprints_reused: Some(self.reused),
+            refingerprints: Some(self.refingerprinted),
+            refingerprints_taken_back: Some(self.taken_back),
         })
     }
 }
@@ -328,6 +339,8 @@ impl Decider {
             evidence,
             url_words: Vec::new(),
             reused: 0,
+            refingerprinted: 0,
+            taken_back: 0,
             store_dir: log_path.with_file_name(CrawlDir::STORE_DIR),
             flushed_at: std::time::Instant::now(),
             dup_chains,
@@ -414,6 +427,8 @@ impl Decider {
             dropped: self.dropped,
             demoted: self.demoted,
             reused: self.reused,
+            refingerprinted: self.refingerprinted,
+            taken_back: self.taken_back,
             logged: self.logged,
         })
     }

@@ -152,6 +152,8 @@ impl Decider {
             let back = p.before.filter(|&(h, _)| h == now && !resketch).map(|(_, fp)| fp);
             p.before = Some((member_hash(&p.member), p.fp));
             p.member = member;
+            self.refingerprinted += 1;
+            self.taken_back += u64::from(back.is_some());
             let (fp, sketch) = match back {
                 // Back to the membership it had before: the fingerprint it had.
                 Some(fp) => (fp, None),

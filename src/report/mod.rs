@@ -99,6 +99,13 @@ pub struct CrawlStats {
     /// analysis took that page's simhash instead of computing features and
     /// a fingerprint of their own: CPU the exact check saved.
     pub fingerprints_reused: Option<u64>,
+    /// Pages of young sites fingerprinted again because their site's
+    /// template changed which of their blocks are template blocks.
+    pub refingerprints: Option<u64>,
+    /// Of those, pages whose template blocks turned back to the set before
+    /// and took back the fingerprint they had then instead of being weighed
+    /// again.
+    pub refingerprints_taken_back: Option<u64>,
 }
 
 /// Read `DIR/crawl_stats.json` if present.
