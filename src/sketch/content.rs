@@ -363,10 +363,7 @@ impl ContentSketch {
     /// untagged, or when fewer than `MIN_SAMPLE` (16) samples remain of an
     /// estimate, the sketches are compared as taken.
     pub fn resemblance_without(&self, other: &ContentSketch, cut: &dyn Fn(u64) -> bool) -> f64 {
-        match self.reduced_resemblance(other, cut, None) {
-            Reduced::Estimate(r) => r,
-            Reduced::AsTaken | Reduced::TooFew => self.resemblance(other),
-        }
+        self.or_as_taken(other, self.reduced_resemblance(other, cut, None))
     }
 
     /// [`ContentSketch::resemblance_without`], with this page's side of the
@@ -379,10 +376,7 @@ impl ContentSketch {
         cut: &dyn Fn(u64) -> bool,
         memo: &mut SideMemo,
     ) -> f64 {
-        match self.reduced_resemblance(other, cut, Some(memo)) {
-            Reduced::Estimate(r) => r,
-            Reduced::AsTaken | Reduced::TooFew => self.resemblance(other),
-        }
+        self.or_as_taken(other, self.reduced_resemblance(other, cut, Some(memo)))
     }
 
     /// [`ContentSketch::resemblance_without`], or None where it would fall
@@ -390,11 +384,7 @@ impl ContentSketch {
     /// page keeps no shingle, an untagged sketch, fewer than `MIN_SAMPLE`
     /// samples left): the pages cannot be compared without the cut blocks.
     pub fn resemblance_without_only(&self, other: &ContentSketch, cut: &dyn Fn(u64) -> bool) -> Option<f64> {
-        match self.reduced_resemblance(other, cut, None) {
-            Reduced::Estimate(r) => Some(r),
-            Reduced::AsTaken => Some(self.resemblance(other)),
-            Reduced::TooFew => None,
-        }
+        self.or_none(other, self.reduced_resemblance(other, cut, None))
     }
 
     /// [`ContentSketch::resemblance_without_only`] with a memo of this
@@ -405,7 +395,20 @@ impl ContentSketch {
         cut: &dyn Fn(u64) -> bool,
         memo: &mut SideMemo,
     ) -> Option<f64> {
-        match self.reduced_resemblance(other, cut, Some(memo)) {
+        self.or_none(other, self.reduced_resemblance(other, cut, Some(memo)))
+    }
+
+    /// The estimate, else the sketches compared as taken.
+    fn or_as_taken(&self, other: &ContentSketch, r: Reduced) -> f64 {
+        match r {
+            Reduced::Estimate(r) => r,
+            Reduced::AsTaken | Reduced::TooFew => self.resemblance(other),
+        }
+    }
+
+    /// The estimate, the sketches as taken when nothing is cut, else None.
+    fn or_none(&self, other: &ContentSketch, r: Reduced) -> Option<f64> {
+        match r {
             Reduced::Estimate(r) => Some(r),
             Reduced::AsTaken => Some(self.resemblance(other)),
             Reduced::TooFew => None,
