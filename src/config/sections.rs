@@ -275,6 +275,9 @@ pub struct FocusSettings {
     /// Slope of the pivoted length normalization of page relevance
     /// ([`crate::focus`]): 1 = plain cosine.
     pub length_slope: f64,
+    /// Page relevance reads a keyword of several words as a phrase: its
+    /// word pairs count, not its words one by one ([`crate::focus`]).
+    pub phrases: bool,
     pub tunnel_distance: u32,
     pub parent_weight: f64,
     pub anchor_weight: f64,

@@ -512,6 +512,7 @@ fn focus_settings(c: &Check, focus: RawFocus) -> Result<FocusSettings, ConfigErr
         on_topic_quantile: c.float("focus.on_topic_quantile", focus.on_topic_quantile, 0.0, 1.0)?,
         min_relevance: c.float("focus.min_relevance", focus.min_relevance, 0.0, 1.0)?,
         length_slope: c.float("focus.length_slope", focus.length_slope, 0.0, 1.0)?,
+        phrases: focus.phrases,
         tunnel_distance: c.uint("focus.tunnel_distance", focus.tunnel_distance, 0, 100)?,
         parent_weight: c.float("focus.parent_weight", focus.parent_weight, 0.0, 100.0)?,
         anchor_weight: c.float("focus.anchor_weight", focus.anchor_weight, 0.0, 100.0)?,

@@ -17,6 +17,14 @@
 //! example is L2-normalized before they are summed (a long example does not
 //! drown the keywords), and the sum is normalized again.
 //!
+//! Page relevance reads a keyword of several words as a phrase
+//! (`focus.phrases`, on by default): only its pairs of adjacent words (the
+//! bigram features pages have too) enter the page profile, so a page full
+//! of "time" and "zone" in other senses does not match "time zone", nor one
+//! full of "number" match "port number". Link relevance keeps every word:
+//! a link's text is a few words ("Time series" leads to time zones), and a
+//! word of the phrase there is evidence. docs/focus.md measures both.
+//!
 //! # Relevance
 //!
 //! Both are cosines to the profile weighted by inverse document frequency
@@ -103,8 +111,12 @@ pub struct FocusError(String);
 #[derive(Debug)]
 pub struct Focus {
     fx: FeatureExtractor,
-    /// `(feature hash, weight)`, sorted by hash, unit L2 norm.
+    /// `(feature hash, weight)`, sorted by hash, unit L2 norm: every word
+    /// and pair of the keywords, for link relevance.
     profile: Vec<(u64, f32)>,
+    /// The weight of each profile feature for page relevance, unit L2 norm:
+    /// with `phrases`, a keyword of several words has its pairs only.
+    page_weights: Vec<f32>,
     /// Pages scored so far that hold each profile feature (its document
     /// frequency, for the IDF weights of [`Focus::vector`]).
     df: Vec<AtomicU32>,
@@ -122,10 +134,12 @@ pub struct Focus {
 /// The next [`Focus::id`].
 static NEXT_FOCUS_ID: AtomicU64 = AtomicU64::new(1);
 
-/// The topic profile as it is weighted now ([`Focus::vector`]): sorted by
-/// hash, unit L2 norm.
+/// The topic profile as it is weighted now ([`Focus::vector`]), for link
+/// relevance (every word and pair of the keywords) and for page relevance
+/// (with `focus.phrases`, a keyword of several words by its pairs only):
+/// each sorted by hash, unit L2 norm.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TopicVector(Vec<(u64, f32)>);
+pub struct TopicVector(Vec<(u64, f32)>, Vec<(u64, f32)>);
 
 /// What the out-link rule needs to know about the page a link was found on.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -226,11 +240,28 @@ impl Focus {
     pub fn new(settings: &Settings) -> Result<Focus, FocusError> {
         let fx = FeatureExtractor::new(&settings.features);
         let f = &settings.focus;
+        // A keyword's word pairs only (none for a keyword of one word).
+        let pairs = f.phrases.then(|| {
+            let mut s = settings.features.clone();
+            s.unigram_weight = 0.0;
+            FeatureExtractor::new(&s)
+        });
         let mut profile: Vec<(u64, f32)> = Vec::new();
+        let mut page_profile: Vec<(u64, f32)> = Vec::new();
         for k in &f.keywords {
             let mut v = fx.text_features(k).items;
             normalize(&mut v);
             add_into(&mut profile, &v);
+            if let Some(p) = &pairs {
+                let mut phrase = p.text_features(k).items;
+                if phrase.is_empty() {
+                    phrase = v;
+                }
+                normalize(&mut phrase);
+                add_into(&mut page_profile, &phrase);
+            } else {
+                add_into(&mut page_profile, &v);
+            }
         }
         for path in &f.examples {
             let mut v = example_features(&fx, path)?.items;
@@ -242,6 +273,7 @@ impl Focus {
             }
             normalize(&mut v);
             add_into(&mut profile, &v);
+            add_into(&mut page_profile, &v);
         }
         if profile.is_empty() {
             return Err(FocusError(
@@ -249,8 +281,20 @@ impl Focus {
             ));
         }
         normalize(&mut profile);
+        normalize(&mut page_profile);
+        // Every page feature is a profile feature (a keyword's pairs are
+        // among its features): its weight beside each of them.
+        let page_weights = profile
+            .iter()
+            .map(|(h, _)| {
+                page_profile
+                    .binary_search_by_key(h, |p| p.0)
+                    .map_or(0.0, |i| page_profile[i].1)
+            })
+            .collect();
         Ok(Focus {
             fx,
+            page_weights,
             df: profile.iter().map(|_| AtomicU32::new(0)).collect(),
             docs: AtomicU32::new(0),
             norm_sum: AtomicU64::new(0f64.to_bits()),
@@ -270,20 +314,32 @@ impl Focus {
     /// for its page and link relevance.
     pub fn vector(&self) -> TopicVector {
         let n = f64::from(self.docs.load(Ordering::Relaxed));
-        let mut v: Vec<(u64, f32)> = self
-            .profile
+        let idf: Vec<f64> = self
+            .df
             .iter()
-            .zip(&self.df)
-            .map(|(&(h, w), df)| {
-                let idf = (1.0 + n / (1.0 + f64::from(df.load(Ordering::Relaxed)))).ln();
-                (h, (f64::from(w) * idf) as f32)
-            })
+            .map(|df| (1.0 + n / (1.0 + f64::from(df.load(Ordering::Relaxed)))).ln())
             .collect();
-        normalize(&mut v);
-        if v.iter().all(|&(_, w)| w == 0.0) {
-            v.clone_from(&self.profile);
-        }
-        TopicVector(v)
+        // The features of nonzero weight, weighted by IDF, unit norm; the
+        // weights as given while no page is scored.
+        let weighed = |weights: &mut dyn Iterator<Item = f32>| {
+            type Weights = Vec<(u64, f32)>;
+            let (mut own, mut v): (Weights, Weights) = self
+                .profile
+                .iter()
+                .zip(weights)
+                .zip(&idf)
+                .filter(|((_, w), _)| *w > 0.0)
+                .map(|((&(h, _), w), &idf)| ((h, w), (h, (f64::from(w) * idf) as f32)))
+                .unzip();
+            normalize(&mut v);
+            if v.iter().all(|&(_, w)| w == 0.0) {
+                std::mem::swap(&mut v, &mut own);
+            }
+            v
+        };
+        let links = weighed(&mut self.profile.iter().map(|p| p.1));
+        let pages = weighed(&mut self.page_weights.iter().copied());
+        TopicVector(links, pages)
     }
 
     /// Relevance of a page's features to the topic vector `v` (from
@@ -300,7 +356,7 @@ impl Focus {
                 self.df[j].fetch_add(1, Ordering::Relaxed);
             }
         }
-        let (dot, norm) = dot_and_norm(&features.items, &v.0);
+        let (dot, norm) = dot_and_norm(&features.items, &v.1);
         let pages = self.docs.fetch_add(1, Ordering::Relaxed);
         let sum = f64::from_bits(
             self.norm_sum
@@ -479,14 +535,39 @@ mod tests {
         assert!(f.page_relevance(&v, &page) > f.page_relevance(&v, &fx.text_features("a recipe for bread")));
     }
 
+    /// A keyword of several words is a phrase to page relevance: a page
+    /// that uses its words in other senses, apart, does not match it; one
+    /// word alone is itself. A link's short text matches its words.
+    #[test]
+    fn a_keyword_of_several_words_is_a_phrase_to_page_relevance() {
+        let fx = FeatureExtractor::new(&Settings::default().features);
+        let apart = fx.text_features("the time it takes to load the zone file, and the time of the last load");
+        let phrase = fx.text_features("convert the time to another time zone");
+        let f = focus(&["time zone", "UTC"], &[]);
+        let v = f.vector();
+        assert_eq!(f.page_relevance(&v, &apart), 0.0);
+        assert!(f.page_relevance(&v, &phrase) > 0.0);
+        assert!(f.link_relevance(&v, "UTC offsets", "en") > 0.0, "a keyword of one word");
+        assert!(
+            f.link_relevance(&v, "Time series", "en") > 0.0,
+            "a word of a phrase, in a link"
+        );
+        let words = focus(&["time zone", "UTC"], &["focus.phrases=false"]);
+        assert!(
+            words.page_relevance(&words.vector(), &apart) > 0.0,
+            "each word on its own"
+        );
+    }
+
     #[test]
     fn common_profile_words_weigh_less_as_pages_are_scored() {
-        let f = focus(&["regular expression", "regex"], &[]);
+        // Each word of a keyword on its own, to watch "expression" weigh less.
+        let f = focus(&["regular expression", "regex"], &["focus.phrases=false"]);
         let fx = FeatureExtractor::new(&Settings::default().features);
         let before = f.vector();
         assert_eq!(
             before,
-            TopicVector(f.profile.clone()),
+            TopicVector(f.profile.clone(), f.profile.clone()),
             "no page yet: the keywords' own weights"
         );
         // "expression" is on every page, "regex" on one in ten.
