@@ -240,8 +240,9 @@ impl Focus {
     pub fn new(settings: &Settings) -> Result<Focus, FocusError> {
         let fx = FeatureExtractor::new(&settings.features);
         let f = &settings.focus;
-        // A keyword's word pairs only (none for a keyword of one word).
-        let pairs = f.phrases.then(|| {
+        // A keyword's word pairs only (none for a keyword of one word);
+        // pages have pairs only when bigrams weigh something.
+        let pairs = (f.phrases && settings.features.bigram_weight > 0.0).then(|| {
             let mut s = settings.features.clone();
             s.unigram_weight = 0.0;
             FeatureExtractor::new(&s)
@@ -557,6 +558,9 @@ mod tests {
             words.page_relevance(&words.vector(), &apart) > 0.0,
             "each word on its own"
         );
+        // Without bigram features pages have no pairs: words count.
+        let no_pairs = focus(&["time zone", "UTC"], &["features.bigram_weight=0"]);
+        assert!(no_pairs.page_relevance(&no_pairs.vector(), &apart) > 0.0);
     }
 
     #[test]
