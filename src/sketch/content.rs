@@ -451,9 +451,9 @@ impl ContentSketch {
                 &fresh
             }
         };
-        let ka = &side.kept;
-        let kb = ob.kept(&cut_b);
-        let (na, nb) = (side.mins.len(), kb.iter().filter(|&&k| k).count());
+        let other_side = other.side(ob, &cut_b);
+        let (ka, kb) = (&side.kept, &other_side.kept);
+        let (na, nb) = (side.mins.len(), other_side.mins.len());
         if na == ka.len() && nb == kb.len() {
             return Reduced::AsTaken;
         }
@@ -467,10 +467,9 @@ impl ContentSketch {
             }
         };
         let tau = bound(self).min(bound(other));
-        let a = &side.mins;
-        let b: Vec<u32> = other.mins.iter().zip(&kb).filter(|p| *p.1).map(|p| *p.0).collect();
+        let (a, b) = (&side.mins, &other_side.mins);
         let below = |v: &[u32]| v.partition_point(|&x| u64::from(x) <= tau);
-        let (a, b) = (&a[..below(a)], &b[..below(&b)]);
+        let (a, b) = (&a[..below(a)], &b[..below(b)]);
         let (mut i, mut j, mut taken, mut shared) = (0, 0, 0usize, 0usize);
         while taken < SKETCH_SIZE && (i < a.len() || j < b.len()) {
             match (a.get(i), b.get(j)) {
