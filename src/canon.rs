@@ -141,11 +141,13 @@ fn has_scheme(s: &str) -> bool {
 /// (everything up to the last `/` of its path) unless it is empty or starts
 /// with `?` (RFC 3986 section 5.2.2), then against the base up to its
 /// query; one that starts with `http://` or `https://` resolves to itself.
-/// `None` (not cached) for an href that starts with a space or a control
-/// character, which the URL parser strips, and for any other href with a
+/// `None` (not cached) for an href that starts or ends with a space or a
+/// control character, which the URL parser strips (`:\u{1}` loses its
+/// last character, `:\u{1}#f` keeps it), and for any other href with a
 /// scheme.
 fn link_key<'a>(base: &'a Url, href: &'a str) -> Option<(&'a str, &'a str)> {
-    if !href.as_bytes().first().is_some_and(|&b| b > b' ' && b != 0x7f) {
+    let kept = |b: &u8| *b > b' ' && *b != 0x7f;
+    if !href.as_bytes().first().is_some_and(kept) || !href.as_bytes().last().is_some_and(kept) {
         return None;
     }
     let before = href.split_once('#').map_or(href, |(b, _)| b);
@@ -651,6 +653,21 @@ mod tests {
         assert_eq!(rfc().parse("https://:p@a:8080/").unwrap().as_str(), "https://a:8080/");
         assert_eq!(redacted_href(&base, "http://user:pass@a/x"), "http://a/x");
         assert_eq!(redacted_href(&base, "/x?mail=a@b"), "/x?mail=a@b");
+    }
+
+    #[test]
+    fn a_cached_link_keeps_a_control_character_only_a_fragment_protects() {
+        let c = crawler();
+        let base = Url::parse("http://h.test/").unwrap();
+        for _ in 0..2 {
+            assert_eq!(c.resolve_link(&base, ":\u{1}").unwrap().as_str(), "http://h.test/:");
+            assert_eq!(
+                c.resolve_link(&base, ":\u{1}#f").unwrap().as_str(),
+                "http://h.test/:%01"
+            );
+            assert_eq!(c.resolve_link(&base, "a \t").unwrap().as_str(), "http://h.test/a");
+            assert_eq!(c.resolve_link(&base, "a #f").unwrap().as_str(), "http://h.test/a%20");
+        }
     }
 
     #[test]
