@@ -71,6 +71,13 @@ impl Fixed for u64 {
     }
 }
 
+/// No value: a map of `()` values is a set of its keys.
+impl Fixed for () {
+    const SIZE: usize = 0;
+    fn write_to(&self, _: &mut [u8]) {}
+    fn read_from(_: &[u8]) -> Self {}
+}
+
 impl Fixed for (u64, u64) {
     const SIZE: usize = 16;
     fn write_to(&self, out: &mut [u8]) {
@@ -495,6 +502,24 @@ mod tests {
         // The multiplier is odd: other multiples are other keys.
         for i in 50_000..51_000u32 {
             assert_eq!(m.get(&i.wrapping_mul(2_654_435_761)).unwrap(), None);
+        }
+    }
+
+    #[test]
+    fn a_set_of_unit_values_spills_removes_and_merges() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut m: SpillMap<u64, ()> = SpillMap::spilling(dir.path(), 64);
+        for i in 0..5_000u64 {
+            m.insert(mix64(i), ()).unwrap();
+        }
+        // Remove every third key, most of them from runs on disk.
+        for i in (0..5_000u64).step_by(3) {
+            m.remove(&mix64(i)).unwrap();
+        }
+        assert!(m.runs() >= 1, "{} runs", m.runs());
+        for i in 0..5_200u64 {
+            let want = (i < 5_000 && i % 3 != 0).then_some(());
+            assert_eq!(m.get(&mix64(i)).unwrap(), want, "key {i}");
         }
     }
 

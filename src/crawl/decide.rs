@@ -285,7 +285,7 @@ impl Decider {
         let dedup = super::shared_dedup::open_replica(s, shared.frontier.store().as_ref(), loaded)?;
         let mut mirrors = OnlineMirrors::spilling(&s.mirror, &spill, crate::mirror::ONLINE_MEM_PAGES);
         let mut redirects = HashMap::new();
-        let mut dup_chains = DupChains::default();
+        let mut dup_chains = DupChains::new(&spill);
         let mut logged = LogCounts::default();
         let mut evidence = s
             .focus
@@ -302,7 +302,7 @@ impl Decider {
             if r.decision == Decision::Redirect {
                 redirects.insert(r.canonical.clone(), r.final_url.clone());
             }
-            dup_chains.record(r);
+            dup_chains.record(r).map_err(|e| Error::io(&spill, e))?;
         }
         if let Some(e) = &evidence {
             for (host, r) in e.host_relevances() {
@@ -654,7 +654,7 @@ impl Decider {
                 rec.dup_of = self.url_of(of)?;
             }
         }
-        let chain = self.dup_chains.record(rec);
+        let chain = self.dup_chains.record(rec).map_err(|e| Error::io(&self.spill, e))?;
         let max_chain = s.dedup.max_duplicate_chain;
         let chain_cut = max_chain > 0 && chain >= max_chain;
         if chain_cut {

@@ -1,41 +1,62 @@
 //! [`UrlTally`]: the distinct URLs of one kind the decider meets (out-links
 //! of duplicates it drops, URLs it demotes as mirror copies), counted
 //! against the store when the crawl ends (decision stage, after the
-//! decider's commits). A URL costs one 64-bit hash in memory, to keep it
-//! once; the URLs themselves wait in an unlinked file in the crawl's
-//! `index/` directory.
+//! decider's commits). A URL is kept once by its 64-bit hash, in a
+//! [`SpillMap`] set (the newest [`SEEN_MEM`] hashes in memory, the others in
+//! sorted runs on disk with a Bloom filter of 1.25 bytes per hash in
+//! memory), so a tally's memory does not grow with the crawl; the URLs
+//! themselves wait in an unlinked file in the crawl's `index/` directory.
 
-use std::collections::HashSet;
 use std::fs::File;
-use std::hash::BuildHasherDefault;
 use std::io::{BufRead, BufReader, BufWriter, Seek, Write};
 use std::path::{Path, PathBuf};
 
-use crate::hash::{feature_hash, PreHashed};
+use crate::hash::feature_hash;
+use crate::spillmap::SpillMap;
 
-/// Distinct URLs, hashed in memory, written out in full (see the module docs).
+/// URL hashes a tally keeps in memory before it writes them to a run.
+pub(super) const SEEN_MEM: usize = 1 << 16;
+
+/// Distinct URLs, hashed into a set in bounded memory, written out in full
+/// (see the module docs).
 #[derive(Debug)]
 pub(super) struct UrlTally {
-    seen: HashSet<u64, BuildHasherDefault<PreHashed>>,
+    seen: SpillMap<u64, ()>,
     out: BufWriter<File>,
     dir: PathBuf,
+    #[cfg(test)]
+    len: usize,
 }
 
 impl UrlTally {
-    /// An empty tally whose URLs go to an unlinked file in `dir`.
+    /// An empty tally whose URLs and runs of hashes go to unlinked files in
+    /// `dir`.
     pub(super) fn new(dir: &Path) -> std::io::Result<UrlTally> {
+        Self::with_memory(dir, SEEN_MEM)
+    }
+
+    /// [`UrlTally::new`] with at most `mem` hashes in memory.
+    pub(super) fn with_memory(dir: &Path, mem: usize) -> std::io::Result<UrlTally> {
         Ok(UrlTally {
-            seen: HashSet::default(),
+            seen: SpillMap::spilling(dir, mem),
             out: BufWriter::with_capacity(64 << 10, tempfile::tempfile_in(dir)?),
             dir: dir.to_path_buf(),
+            #[cfg(test)]
+            len: 0,
         })
     }
 
     /// Adds `url`, unless it is already in (URLs hold no line breaks).
     pub(super) fn insert(&mut self, url: &str) -> std::io::Result<()> {
-        if self.seen.insert(feature_hash(url.as_bytes())) {
+        let h = feature_hash(url.as_bytes());
+        if self.seen.get(&h)?.is_none() {
+            self.seen.insert(h, ())?;
             self.out.write_all(url.as_bytes())?;
             self.out.write_all(b"\n")?;
+            #[cfg(test)]
+            {
+                self.len += 1;
+            }
         }
         Ok(())
     }
@@ -43,7 +64,7 @@ impl UrlTally {
     /// Distinct URLs added.
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {
-        self.seen.len()
+        self.len
     }
 
     /// The directory of the tally's file (for error messages).
@@ -100,6 +121,36 @@ mod tests {
         t.insert("http://c/").unwrap();
         assert_eq!(t.count(|_| Ok(true), |e| e).unwrap(), 4);
         // The file is unlinked: nothing is left in the directory.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn keeps_each_url_once_when_its_hashes_are_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        // Eight hashes in memory: the rest go to runs, which merge.
+        let mut t = UrlTally::with_memory(dir.path(), 8).unwrap();
+        for round in 0..3 {
+            for i in 0..250 {
+                // Each round adds every URL again and 50 new ones.
+                if i < 150 + 50 * round {
+                    t.insert(&format!("http://a/{i}")).unwrap();
+                }
+            }
+        }
+        assert_eq!(t.len(), 250);
+        let mut read = Vec::new();
+        let n = t
+            .count(
+                |u| {
+                    read.push(u.to_string());
+                    Ok(true)
+                },
+                |e| e,
+            )
+            .unwrap();
+        assert_eq!(n, 250);
+        let want: Vec<String> = (0..250).map(|i| format!("http://a/{i}")).collect();
+        assert_eq!(read, want);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 }

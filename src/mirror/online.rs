@@ -114,32 +114,41 @@ pub struct OnlineMirrors {
     pair_ids: HashMap<(String, String, String, String), usize>,
     /// host -> candidate pairs touching it.
     by_host: HashMap<String, Vec<usize>>,
-    /// Demoted URLs not fetched yet ([`key`] of the canonical URL).
-    demoted: HashSet<u64>,
+    /// Demoted URLs not fetched yet ([`key`] of the canonical URL), a set
+    /// kept like `pages`.
+    demoted: SpillMap<u64, ()>,
     stats: OnlineStats,
 }
 
 impl OnlineMirrors {
     /// An empty detector with `[mirror]` thresholds, in memory.
     pub fn new(settings: &MirrorSettings) -> Self {
-        Self::with_pages(settings, SpillMap::in_memory())
+        Self::with_pages(settings, SpillMap::in_memory(), SpillMap::in_memory())
     }
 
     /// An empty detector that keeps at most `mem_pages` pages in memory
     /// (the crawl's: [`MEM_PAGES`]) and the others in runs in `dir`
     /// ([`SpillMap`]).
     pub fn spilling(settings: &MirrorSettings, dir: &Path, mem_pages: usize) -> Self {
-        Self::with_pages(settings, SpillMap::spilling(dir, mem_pages))
+        Self::with_pages(
+            settings,
+            SpillMap::spilling(dir, mem_pages),
+            SpillMap::spilling(dir, mem_pages),
+        )
     }
 
-    fn with_pages(settings: &MirrorSettings, pages: SpillMap<(u64, u64), OnlinePage>) -> Self {
+    fn with_pages(
+        settings: &MirrorSettings,
+        pages: SpillMap<(u64, u64), OnlinePage>,
+        demoted: SpillMap<u64, ()>,
+    ) -> Self {
         OnlineMirrors {
             settings: settings.clone(),
             pages,
             pairs: Vec::new(),
             pair_ids: HashMap::new(),
             by_host: HashMap::new(),
-            demoted: HashSet::new(),
+            demoted,
             stats: OnlineStats::default(),
         }
     }
@@ -167,7 +176,9 @@ impl OnlineMirrors {
     /// when the pages on disk cannot be read or written.
     pub fn observe(&mut self, rec: &PageRecord) -> std::io::Result<()> {
         self.stats.observed += 1;
-        if self.demoted.remove(&key(&rec.canonical)) {
+        let k = key(&rec.canonical);
+        if self.demoted.get(&k)?.is_some() {
+            self.demoted.remove(&k)?;
             self.stats.demoted_fetched += 1;
         }
         if !has_content(rec) {
@@ -311,7 +322,9 @@ impl OnlineMirrors {
             let other = format!("{op}{rel}");
             if self.pages.get(&(key(oh), key(&other)))?.is_some() {
                 let counterpart = format!("{scheme}{oh}{other}");
-                if self.demoted.insert(key(canonical)) {
+                let k = key(canonical);
+                if self.demoted.get(&k)?.is_none() {
+                    self.demoted.insert(k, ())?;
                     self.stats.demoted += 1;
                 }
                 return Ok(Some((self.settings.penalty, counterpart)));
