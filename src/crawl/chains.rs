@@ -11,7 +11,7 @@ use crate::model::Decision;
 use crate::spillmap::SpillMap;
 
 /// Chain lengths kept in memory before they are written to a run.
-const MEM: usize = 1 << 16;
+const MEM: usize = 1 << 14;
 
 /// Per duplicate page, how many same-host duplicates or look-alikes in a row end at it
 /// along its link path (a page that is no such duplicate has 0 and is not

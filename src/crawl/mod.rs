@@ -392,11 +392,11 @@ fn rfc3339(t: SystemTime) -> String {
 }
 
 /// Body and text hashes [`dedup::KnownContent`] holds before it starts over
-/// (two per page with text): 7/8 of 2^17, what a hash table of 2^17 slots
-/// holds, 3.3 MB. An exact duplicate of a page older than the cache's
+/// (two per page with text): 7/8 of 2^15, what a hash table of 2^15 slots
+/// holds, about 1 MB. An exact duplicate of a page older than the cache's
 /// window is analysed in full (CPU only: the decision reads the exact-hash
 /// index).
-const KNOWN_CONTENT_MAX: usize = (1 << 17) / 8 * 7;
+const KNOWN_CONTENT_MAX: usize = (1 << 15) / 8 * 7;
 
 /// gzip level of WARC records: the fastest. Compression is most of what
 /// WARC output costs the crawl (docs/warc.md, "Cost").

@@ -15,7 +15,7 @@ use crate::hash::feature_hash;
 use crate::spillmap::SpillMap;
 
 /// URL hashes a tally keeps in memory before it writes them to a run.
-const SEEN_MEM: usize = 1 << 16;
+const SEEN_MEM: usize = 1 << 14;
 
 /// Distinct URLs, hashed into a set in bounded memory, written out in full
 /// (see the module docs).

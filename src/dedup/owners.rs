@@ -19,8 +19,8 @@ use crate::spillmap::SpillMap;
 /// A content hash's key: its first 128 bits.
 pub(super) type Key = (u64, u64);
 
-/// Hashes a spilling map holds in memory (about 2 MB).
-pub const MEM_MAX: usize = 1 << 16;
+/// Hashes a spilling map holds in memory (about 0.5 MB).
+pub const MEM_MAX: usize = 1 << 14;
 
 /// The key of a 32-byte hash.
 pub(super) fn key(h: &[u8; 32]) -> Key {

@@ -86,18 +86,23 @@ impl Frontier {
         let limit = cap + h.in_flight.len();
         let got = self.store.scan_queue(&h.name, limit)?;
         let exhausted = got.len() < limit;
+        let mut loaded: Vec<(QueueKey, Windowed)> = Vec::with_capacity(got.len().min(cap));
         for mut q in got {
             let k = q.key();
-            if !h.in_flight.iter().any(|f| f.stored == k) && h.window.len() < cap {
+            if !h.in_flight.iter().any(|f| f.stored == k) && loaded.len() < cap {
                 let extra = h.disk_bumps.remove(&k).unwrap_or(0);
                 if extra > 0 {
                     self.disk_bumps.fetch_sub(1, Ordering::Relaxed);
                     self.add_inlinks(&mut q, extra);
                     h.rekeyed.insert(k, q.key());
                 }
-                h.window.insert(q.key(), Windowed { q, stored: k, extra });
+                loaded.push((q.key(), Windowed { q, stored: k, extra }));
             }
         }
+        // Built at once from its entries, the window's tree has full nodes;
+        // inserted one at a time in key order, each node would keep 6 of
+        // its 11 slots, and a window takes most of the frontier's memory.
+        h.window = loaded.into_iter().collect();
         h.shrink_disk_bumps();
         let loaded = h.window.len() as u64;
         h.disk_only = if exhausted {

@@ -62,9 +62,9 @@ fn key(s: &str) -> u64 {
     crate::hash::feature_hash(s.as_bytes())
 }
 
-/// Pages the crawl's detector holds in memory (about 2.5 MB); the others
+/// Pages the crawl's detector holds in memory (about 0.6 MB); the others
 /// are on disk ([`OnlineMirrors::spilling`]).
-pub const MEM_PAGES: usize = 1 << 16;
+pub const MEM_PAGES: usize = 1 << 14;
 
 /// [`OnlinePage::content`] of a page with no content hash.
 const NO_CONTENT: u64 = 0;

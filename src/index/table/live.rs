@@ -34,14 +34,17 @@ struct Inner {
     spill: OnceLock<PathBuf>,
 }
 
-/// Smallest live delta that is frozen and merged into the main run.
-pub const MIN_DELTA: usize = 1 << 16;
+/// Smallest live delta that is frozen and merged into the main run: about
+/// 1.5 MB of bucket lines and entries, first full after 16 384 pages, so a
+/// crawl's memory reaches its level early. Past 131 072 fingerprints the
+/// threshold is an eighth of the main run ([`delta_threshold`]).
+pub const MIN_DELTA: usize = 1 << 14;
 
 /// Entries a new live delta's bucket lines have room for before they first
 /// double (`Delta::with_lines_for`): the delta created when its predecessor
 /// is frozen does not take a full delta's lines while the merge runs, and a
 /// small index takes the lines of what it holds.
-const START_LINES: usize = 1 << 12;
+const START_LINES: usize = 1 << 10;
 
 /// Live delta size at which it is frozen and merged into a main run of `main`
 /// fingerprints.
