@@ -184,11 +184,12 @@ fn intern(u: u32, ids: &mut HashMap<u32, usize>, urls: &mut Vec<u32>, uf: &mut U
     })
 }
 
-/// The clusters as CSV: one row per member.
-pub fn csv(c: &ClusterReport) -> String {
-    let mut out = String::new();
+/// The clusters as CSV, one row per member, written to `out` a row at a
+/// time.
+pub fn write_csv(c: &ClusterReport, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let mut line = String::new();
     csv_line(
-        &mut out,
+        &mut line,
         &[
             "cluster",
             "size",
@@ -200,12 +201,14 @@ pub fn csv(c: &ClusterReport) -> String {
             "distance_to_original",
         ],
     );
+    out.write_all(line.as_bytes())?;
     for cl in &c.clusters {
         let (id, size) = (cl.id.to_string(), cl.size.to_string());
         for m in &cl.members {
             let (d, dto) = (opt(m.distance), opt(m.distance_to_original));
+            line.clear();
             csv_line(
-                &mut out,
+                &mut line,
                 &[
                     &id,
                     &size,
@@ -217,7 +220,8 @@ pub fn csv(c: &ClusterReport) -> String {
                     &dto,
                 ],
             );
+            out.write_all(line.as_bytes())?;
         }
     }
-    out
+    Ok(())
 }

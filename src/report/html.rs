@@ -4,6 +4,7 @@
 //! network access and no external assets.
 
 use std::fmt::Write as _;
+use std::io;
 
 use super::clusters::ClusterReport;
 use super::summary::Summary;
@@ -67,11 +68,51 @@ const SCRIPT: &str = r#"
 "#;
 
 fn page(title: &str, body: &str) -> String {
+    format!("{}{body}{}", page_head(title), page_tail())
+}
+
+/// A page up to its body.
+fn page_head(title: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{t}</title>\n\
-         <style>{STYLE}</style>\n</head>\n<body>\n<h1>{t}</h1>\n{body}\n<script>{SCRIPT}</script>\n</body>\n</html>\n",
+         <style>{STYLE}</style>\n</head>\n<body>\n<h1>{t}</h1>\n",
         t = escape(title)
     )
+}
+
+/// A page after its body.
+fn page_tail() -> String {
+    format!("\n<script>{SCRIPT}</script>\n</body>\n</html>\n")
+}
+
+/// [`std::fmt::Write`] over an [`io::Write`], so that a page too large to
+/// hold (the clusters of a large crawl) is written as it is made. It keeps
+/// the first I/O error ([`Sink::finish`]).
+struct Sink<'a> {
+    out: &'a mut dyn io::Write,
+    err: Option<io::Error>,
+}
+
+impl<'a> Sink<'a> {
+    fn new(out: &'a mut dyn io::Write) -> Self {
+        Sink { out, err: None }
+    }
+
+    fn finish(self) -> io::Result<()> {
+        self.err.map_or(Ok(()), Err)
+    }
+}
+
+impl std::fmt::Write for Sink<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        if self.err.is_some() {
+            return Err(std::fmt::Error);
+        }
+        self.out.write_all(s.as_bytes()).map_err(|e| {
+            self.err = Some(e);
+            std::fmt::Error
+        })
+    }
 }
 
 /// A cell: text or a right-aligned number.
@@ -81,14 +122,14 @@ enum Cell {
     Num(String),
 }
 
-fn table(out: &mut String, id: &str, heads: &[&str], rows: impl Iterator<Item = Vec<Cell>>) {
+fn table(out: &mut impl std::fmt::Write, id: &str, heads: &[&str], rows: impl Iterator<Item = Vec<Cell>>) {
     let _ = write!(out, "<table class=\"sortable\" id=\"{id}\"><thead><tr>");
     for h in heads {
         let _ = write!(out, "<th>{}</th>", escape(h));
     }
-    out.push_str("</tr></thead><tbody>\n");
+    let _ = out.write_str("</tr></thead><tbody>\n");
     for row in rows {
-        out.push_str("<tr>");
+        let _ = out.write_str("<tr>");
         for c in row {
             match c {
                 Cell::Text(t) => {
@@ -102,9 +143,9 @@ fn table(out: &mut String, id: &str, heads: &[&str], rows: impl Iterator<Item = 
                 }
             }
         }
-        out.push_str("</tr>\n");
+        let _ = out.write_str("</tr>\n");
     }
-    out.push_str("</tbody></table>\n");
+    let _ = out.write_str("</tbody></table>\n");
 }
 
 fn num(n: impl ToString) -> Cell {
@@ -404,9 +445,11 @@ pub fn summary_page(s: &Summary) -> String {
     page("simcrawl: crawl summary", &b)
 }
 
-/// The clusters page.
-pub fn clusters_page(c: &ClusterReport) -> String {
-    let mut b = String::new();
+/// The clusters page, written to `out` as it is made (one table row per
+/// member: its size follows the crawl's).
+pub fn write_clusters_page(c: &ClusterReport, out: &mut dyn io::Write) -> io::Result<()> {
+    let mut b = Sink::new(out);
+    let _ = b.write_str(&page_head("simcrawl: duplicate clusters"));
     let _ = write!(
         b,
         "<p>{} clusters, {} pages in clusters, largest {}.</p>",
@@ -445,7 +488,8 @@ pub fn clusters_page(c: &ClusterReport) -> String {
             }),
         );
     }
-    page("simcrawl: duplicate clusters", &b)
+    let _ = b.write_str(&page_tail());
+    b.finish()
 }
 
 fn match_class(m: MatchKind) -> &'static str {
@@ -555,6 +599,52 @@ pub fn mirrors_page(m: &MirrorReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Takes `room` bytes, then fails.
+    struct Full {
+        room: usize,
+        got: Vec<u8>,
+    }
+
+    impl io::Write for Full {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            if self.room == 0 {
+                return Err(io::Error::new(io::ErrorKind::StorageFull, "full"));
+            }
+            let n = buf.len().min(self.room);
+            self.room -= n;
+            self.got.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_written_page_is_the_page_and_a_failed_write_is_an_error() {
+        let c = ClusterReport {
+            clusters_count: 0,
+            pages_in_clusters: 0,
+            largest: 0,
+            clusters: Vec::new(),
+        };
+        let mut all = Full {
+            room: usize::MAX,
+            got: Vec::new(),
+        };
+        write_clusters_page(&c, &mut all).unwrap();
+        let body = "<p>0 clusters, 0 pages in clusters, largest 0.</p>";
+        let text = String::from_utf8(all.got).unwrap();
+        assert!(text.starts_with(&page("simcrawl: duplicate clusters", body)[..200]));
+        assert!(text.ends_with(&page_tail()));
+        let mut short = Full {
+            room: 100,
+            got: Vec::new(),
+        };
+        let e = write_clusters_page(&c, &mut short).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::StorageFull);
+    }
 
     #[test]
     fn escapes_markup() {

@@ -17,13 +17,17 @@
 //! hashes), the URLs once each in one arena. An external sort or the store
 //! would make this part flat too, at the cost of a second pass over disk;
 //! at a few hundred bytes per page (against the records' ~7 KB) the digest
-//! is what the reports keep.
+//! is what the reports keep. A report is written as it is made (to a
+//! buffered file, or `simcrawl report`'s stdout), never held as one
+//! string: the clusters' text alone is about 200 bytes per page in a
+//! cluster.
 
 pub mod clusters;
 pub mod explain;
 pub mod html;
 pub mod summary;
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -253,16 +257,21 @@ pub fn render(
     for r in records {
         b.add(r);
     }
-    render_built(kind, format, b, settings, stats)
+    let mut out = Vec::new();
+    write_one(kind, format, b, settings, stats, &mut out)?;
+    String::from_utf8(out).map_err(|e| Error::Internal(format!("report text: {e}")))
 }
 
-fn render_built(
+/// Build one report and write it to `out` (a report is written as it is
+/// made, never held whole: see the module docs on memory).
+fn write_one(
     kind: ReportKind,
     format: Format,
     b: ReportBuilder,
     settings: &Settings,
     stats: Option<&CrawlStats>,
-) -> Result<String> {
+    out: &mut dyn Write,
+) -> Result<()> {
     let built = b.finish(
         stats.cloned(),
         settings,
@@ -270,42 +279,60 @@ fn render_built(
         kind == ReportKind::Mirrors,
     );
     let missing = || Error::Internal(format!("{} report not built", kind.name()));
-    let json = |v: &dyn erased::Json| v.to_json();
-    Ok(match kind {
-        ReportKind::Summary => {
-            let s = built.summary.ok_or_else(missing)?;
-            match format {
-                Format::Json => json(&s)?,
-                Format::Csv => summary::hosts_csv(&s),
-                Format::Html => html::summary_page(&s),
-            }
+    let r = match kind {
+        ReportKind::Summary => Report::Summary(built.summary.as_ref().ok_or_else(missing)?),
+        ReportKind::Clusters => Report::Clusters(built.clusters.as_ref().ok_or_else(missing)?),
+        ReportKind::Mirrors => Report::Mirrors(built.mirrors.as_ref().ok_or_else(missing)?),
+    };
+    r.write(format, out).map_err(|e| Error::io("report output", e))
+}
+
+/// One built report.
+enum Report<'a> {
+    Summary(&'a summary::Summary),
+    Clusters(&'a clusters::ClusterReport),
+    Mirrors(&'a mirror::MirrorReport),
+}
+
+impl Report<'_> {
+    /// Write it in `format`. The clusters' size follows the crawl's, so
+    /// they go out a row or a field at a time; the summary's and the
+    /// mirrors' follow the hosts', and are written from a string.
+    fn write(&self, format: Format, out: &mut dyn Write) -> std::io::Result<()> {
+        match (self, format) {
+            (Report::Summary(s), Format::Json) => json(*s, out),
+            (Report::Summary(s), Format::Csv) => out.write_all(summary::hosts_csv(s).as_bytes()),
+            (Report::Summary(s), Format::Html) => out.write_all(html::summary_page(s).as_bytes()),
+            (Report::Clusters(c), Format::Json) => json(*c, out),
+            (Report::Clusters(c), Format::Csv) => clusters::write_csv(c, out),
+            (Report::Clusters(c), Format::Html) => html::write_clusters_page(c, out),
+            (Report::Mirrors(m), Format::Json) => json(*m, out),
+            (Report::Mirrors(m), Format::Csv) => out.write_all(mirrors_csv(m).as_bytes()),
+            (Report::Mirrors(m), Format::Html) => out.write_all(html::mirrors_page(m).as_bytes()),
         }
-        ReportKind::Clusters => {
-            let c = built.clusters.ok_or_else(missing)?;
-            match format {
-                Format::Json => json(&c)?,
-                Format::Csv => clusters::csv(&c),
-                Format::Html => html::clusters_page(&c),
-            }
-        }
-        ReportKind::Mirrors => {
-            let m = built.mirrors.ok_or_else(missing)?;
-            match format {
-                Format::Json => json(&m)?,
-                Format::Csv => mirrors_csv(&m),
-                Format::Html => html::mirrors_page(&m),
-            }
-        }
-    })
+    }
+}
+
+/// Pretty JSON of a report, then a line break.
+fn json<T: Serialize>(v: &T, out: &mut dyn Write) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, v)?;
+    out.write_all(b"\n")
 }
 
 /// One report of a stored crawl directory (what `simcrawl report` prints),
-/// reading its log as a stream.
-pub fn render_crawl(kind: ReportKind, format: Format, dir: &Path, settings: &Settings) -> Result<String> {
+/// reading its log as a stream and writing the report to `out` as it is
+/// made.
+pub fn render_crawl(
+    kind: ReportKind,
+    format: Format,
+    dir: &Path,
+    settings: &Settings,
+    out: &mut dyn Write,
+) -> Result<()> {
     let data = CrawlData::load(dir)?;
     let mut b = ReportBuilder::new(Wanted::of(kind));
     b.add_log(data.records()?)?;
-    render_built(kind, format, b, settings, data.stats.as_ref())
+    write_one(kind, format, b, settings, data.stats.as_ref(), out)
 }
 
 /// The files [`write_all`] wrote.
@@ -360,38 +387,23 @@ fn write_built(dir: &Path, b: ReportBuilder, settings: &Settings) -> Result<Repo
         dir: out.clone(),
         files: Vec::new(),
     };
+    let reports = [Report::Summary(&s), Report::Clusters(&c), Report::Mirrors(&m)];
     for (kind, format) in ALL_REPORTS {
-        let text = match (kind, format) {
-            (ReportKind::Summary, Format::Json) => erased::Json::to_json(&s)?,
-            (ReportKind::Summary, Format::Csv) => summary::hosts_csv(&s),
-            (ReportKind::Summary, Format::Html) => html::summary_page(&s),
-            (ReportKind::Clusters, Format::Json) => erased::Json::to_json(&c)?,
-            (ReportKind::Clusters, Format::Csv) => clusters::csv(&c),
-            (ReportKind::Clusters, Format::Html) => html::clusters_page(&c),
-            (ReportKind::Mirrors, Format::Json) => erased::Json::to_json(&m)?,
-            (ReportKind::Mirrors, Format::Csv) => mirrors_csv(&m),
-            (ReportKind::Mirrors, Format::Html) => html::mirrors_page(&m),
+        let report = match kind {
+            ReportKind::Summary => &reports[0],
+            ReportKind::Clusters => &reports[1],
+            ReportKind::Mirrors => &reports[2],
         };
         let path = out.join(format!("{}.{}", kind.name(), format.ext()));
-        std::fs::write(&path, text).map_err(|e| Error::io(&path, e))?;
+        let written = std::fs::File::create(&path).and_then(|f| {
+            let mut w = std::io::BufWriter::new(f);
+            report.write(format, &mut w)?;
+            w.flush()
+        });
+        written.map_err(|e| Error::io(&path, e))?;
         paths.files.push(path);
     }
     Ok(paths)
-}
-
-mod erased {
-    //! Pretty JSON of any report without monomorphizing `render` per type.
-    pub trait Json {
-        fn to_json(&self) -> crate::error::Result<String>;
-    }
-    impl<T: serde::Serialize> Json for T {
-        fn to_json(&self) -> crate::error::Result<String> {
-            let mut s = serde_json::to_string_pretty(self)
-                .map_err(|e| crate::error::Error::Internal(format!("report serialization: {e}")))?;
-            s.push('\n');
-            Ok(s)
-        }
-    }
 }
 
 /// One CSV field, quoted when it holds a comma, quote or line break (RFC 4180).

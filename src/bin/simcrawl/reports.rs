@@ -19,9 +19,9 @@ pub(crate) fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
         FormatArg::Html => Format::Html,
     };
     let settings = simcrawl::Settings::of_crawl(&args.crawl)?;
-    let text = report::render_crawl(kind, format, &args.crawl, &settings)?;
-    let mut out = std::io::stdout().lock();
-    std::io::Write::write_all(&mut out, text.as_bytes()).context("writing to stdout")?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    report::render_crawl(kind, format, &args.crawl, &settings, &mut out)?;
+    std::io::Write::flush(&mut out).context("writing to stdout")?;
     Ok(ExitCode::SUCCESS)
 }
 
