@@ -360,6 +360,7 @@ impl Frontier {
             h.rescore_credit = 0;
             done += h.window.len();
             let old = std::mem::take(&mut h.window);
+            let mut rescored = Vec::with_capacity(old.len());
             for (_, mut w) in old {
                 if let Some(v) = url_relevance(&w.q).filter(|v| v.is_finite()) {
                     let delta = self.weights.url_relevance_weight * (v - w.q.components.url_relevance);
@@ -374,8 +375,10 @@ impl Frontier {
                 } else {
                     h.rekeyed.insert(w.stored, k);
                 }
-                h.window.insert(k, w);
+                rescored.push((k, w));
             }
+            // Built at once, the tree has full nodes (see `refill`).
+            h.window = rescored.into_iter().collect();
             if let Slot::Ready(_) = h.slot {
                 // Re-enter the ready heap under the new best key.
                 h.gen += 1;

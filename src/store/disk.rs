@@ -52,7 +52,8 @@ pub enum DiskBackend {
 
 impl DiskBackend {
     /// Open the store in `dir`, or create it with `engine`; the engine's
-    /// cache is bounded to `cache_bytes` (64 MiB when `None`).
+    /// cache is bounded to `cache_bytes` (when `None`: fjall's to
+    /// [`DEFAULT_CACHE_BYTES`], sled's to its own default).
     pub fn open(dir: &Path, engine: Engine, cache_bytes: Option<u64>) -> Result<Self, StoreError> {
         match Engine::of_dir(dir).unwrap_or(engine) {
             Engine::Sled => Ok(DiskBackend::Sled(SledBackend::open_with_cache(dir, cache_bytes)?)),
@@ -79,8 +80,15 @@ impl DiskBackend {
     }
 }
 
-/// The cache of a store opened by a tool rather than a crawl.
-const DEFAULT_CACHE_BYTES: u64 = 64 << 20;
+/// fjall's block cache in a store opened by a tool rather than a crawl
+/// (`simcrawl report`, `explain`, `eval --crawl`, the benchmarks' store
+/// walks): the crawl's default (`[store] cache_mb = 4`). A tool reads a
+/// store once, in key order or a few keys at a time, and blocks the cache
+/// does not hold come from the operating system's page cache; a larger
+/// cache only fills as a walk goes on (64 MiB raised the peak RSS of
+/// `simcrawl bench crawl`, which walks the store after its crawl, by tens
+/// of MiB).
+const DEFAULT_CACHE_BYTES: u64 = 4 << 20;
 
 impl Backend for DiskBackend {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
