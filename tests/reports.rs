@@ -366,6 +366,17 @@ fn clusters_largest_first() {
         .find(|cl| cl.original == "http://a.test/docs/p0.html")
         .unwrap();
     assert_eq!((p0.size, p0.hosts, p0.exact, p0.max_distance), (3, 3, 2, 0));
+    // The report is written a cluster at a time; it reads as the clusters
+    // built whole do.
+    let json = report::render(
+        ReportKind::Clusters,
+        Format::Json,
+        &f.records,
+        &Settings::default(),
+        None,
+    )
+    .unwrap();
+    assert_eq!(json, serde_json::to_string_pretty(&c).unwrap() + "\n");
 }
 
 #[test]

@@ -4,20 +4,26 @@
 
 use super::*;
 
-/// A page with content, as the detector sees it.
+/// A page with content, as the detector sees it (24 bytes: a table holds
+/// one per page of the crawl; its URL and path are read from the digest).
 pub(super) struct Page<'a> {
-    pub(super) canonical: &'a str,
     pub(super) host: u32,
-    pub(super) path: &'a str,
+    /// Where its path is in its canonical URL: start and length, or
+    /// [`ROOT`] when the URL has none (its path is `/`).
+    path: (u32, u32),
     pub(super) rec: &'a PageDigest,
 }
 
+/// [`Page::path`] of a URL without a path.
+const ROOT: (u32, u32) = (0, u32::MAX);
+
 /// The crawl's pages indexed for verification.
 pub(super) struct PageTable<'a> {
+    log: &'a LogDigest,
     pub(super) pages: Vec<Page<'a>>,
     pub(super) host_names: Vec<&'a str>,
-    /// Per host: (path, page index) sorted by path.
-    pub(super) by_host: Vec<Vec<(&'a str, u32)>>,
+    /// Per host: its pages (indexes in `pages`) sorted by path.
+    by_host: Vec<Vec<u32>>,
     /// Content group of each page (union-find root).
     pub(super) group: Vec<u32>,
     /// Fetch times, to compare pages'.
@@ -41,12 +47,13 @@ impl<'a> PageTable<'a> {
                 host_names.push(host);
                 next
             });
-            let page = Page {
-                canonical,
-                host,
-                path,
-                rec: r,
+            let at = (path.as_ptr() as usize).wrapping_sub(canonical.as_ptr() as usize);
+            let path = if at <= canonical.len() && canonical.get(at..at + path.len()) == Some(path) {
+                (at as u32, path.len() as u32)
+            } else {
+                ROOT
             };
+            let page = Page { host, path, rec: r };
             match index.get(&r.canonical) {
                 // A later fetch of the same URL replaces the earlier one.
                 Some(&i) => pages[i as usize] = page,
@@ -82,36 +89,49 @@ impl<'a> PageTable<'a> {
         let mut seen = HashSet::new();
         edges.retain(|&(x, y)| seen.insert((x.min(y), x.max(y))));
         let group = (0..pages.len()).map(|i| uf.find(i) as u32).collect();
-        let mut by_host: Vec<Vec<(&str, u32)>> = vec![Vec::new(); host_names.len()];
-        for (i, p) in pages.iter().enumerate() {
-            by_host[p.host as usize].push((p.path, i as u32));
+        let mut table = PageTable {
+            log,
+            pages,
+            host_names,
+            by_host: Vec::new(),
+            group,
+            times: &log.times,
+        };
+        let mut by_host: Vec<Vec<u32>> = vec![Vec::new(); table.host_names.len()];
+        for (i, p) in table.pages.iter().enumerate() {
+            by_host[p.host as usize].push(i as u32);
         }
         for list in &mut by_host {
-            list.sort_unstable();
+            list.sort_unstable_by(|&a, &b| table.path(a).cmp(table.path(b)).then(a.cmp(&b)));
         }
-        (
-            PageTable {
-                pages,
-                host_names,
-                by_host,
-                group,
-                times: &log.times,
-            },
-            edges,
-        )
+        table.by_host = by_host;
+        (table, edges)
+    }
+
+    /// The canonical URL of page `i`.
+    pub(super) fn canonical(&self, i: u32) -> &'a str {
+        self.log.url(self.pages[i as usize].rec.canonical)
+    }
+
+    /// The path of page `i` (`/` when its URL has none).
+    pub(super) fn path(&self, i: u32) -> &'a str {
+        match self.pages[i as usize].path {
+            ROOT => "/",
+            (at, len) => &self.canonical(i)[at as usize..(at + len) as usize],
+        }
     }
 
     /// The pages of `host` whose path starts with `prefix`.
-    pub(super) fn subtree(&self, host: u32, prefix: &str) -> &[(&'a str, u32)] {
+    pub(super) fn subtree(&self, host: u32, prefix: &str) -> &[u32] {
         let list = &self.by_host[host as usize];
-        let lo = list.partition_point(|(p, _)| *p < prefix);
-        let len = list[lo..].partition_point(|(p, _)| p.starts_with(prefix));
+        let lo = list.partition_point(|&i| self.path(i) < prefix);
+        let len = list[lo..].partition_point(|&i| self.path(i).starts_with(prefix));
         &list[lo..lo + len]
     }
 
     pub(super) fn lookup(&self, host: u32, path: &str) -> Option<u32> {
         let list = &self.by_host[host as usize];
-        list.binary_search_by(|(p, _)| (*p).cmp(path)).ok().map(|i| list[i].1)
+        list.binary_search_by(|&i| self.path(i).cmp(path)).ok().map(|k| list[k])
     }
 
     pub(super) fn compare(&self, a: u32, b: u32) -> (MatchKind, Option<u32>) {
@@ -151,7 +171,7 @@ pub(super) fn candidate(table: &PageTable, x: u32, y: u32) -> Option<Candidate> 
     if px.host == py.host {
         return None;
     }
-    let (ax, ay) = align_prefixes(strip_query(px.path), strip_query(py.path))?;
+    let (ax, ay) = align_prefixes(strip_query(table.path(x)), strip_query(table.path(y)))?;
     let (a, b) = if px.host < py.host {
         ((px, ax), (py, ay))
     } else {
@@ -210,8 +230,8 @@ pub(super) fn verify(table: &PageTable, c: &Candidate) -> Verified {
     };
     let mut differ_examples = Vec::new();
     let mut counterpart = String::new();
-    for &(path, i) in small {
-        let rel = &path[small_prefix.len()..];
+    for &i in small {
+        let rel = &table.path(i)[small_prefix.len()..];
         counterpart.clear();
         counterpart.push_str(other_prefix);
         counterpart.push_str(rel);
@@ -228,8 +248,8 @@ pub(super) fn verify(table: &PageTable, c: &Candidate) -> Verified {
         }
         let example = || ExamplePair {
             path: rel.to_string(),
-            url_a: table.pages[ia as usize].canonical.to_string(),
-            url_b: table.pages[ib as usize].canonical.to_string(),
+            url_a: table.canonical(ia).to_string(),
+            url_b: table.canonical(ib).to_string(),
             matched: kind,
             distance,
         };

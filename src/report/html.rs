@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 use std::io;
 
-use super::clusters::ClusterReport;
+use super::clusters::Plan;
 use super::summary::Summary;
 use crate::mirror::{MatchKind, MirrorReport};
 
@@ -447,19 +447,21 @@ pub fn summary_page(s: &Summary) -> String {
 
 /// The clusters page, written to `out` as it is made (one table row per
 /// member: its size follows the crawl's).
-pub fn write_clusters_page(c: &ClusterReport, out: &mut dyn io::Write) -> io::Result<()> {
+pub fn write_clusters_page(c: &Plan, out: &mut dyn io::Write) -> io::Result<()> {
     let mut b = Sink::new(out);
     let _ = b.write_str(&page_head("simcrawl: duplicate clusters"));
     let _ = write!(
         b,
         "<p>{} clusters, {} pages in clusters, largest {}.</p>",
-        c.clusters_count, c.pages_in_clusters, c.largest
+        c.clusters_count(),
+        c.pages_in_clusters(),
+        c.largest()
     );
     table(
         &mut b,
         "clusters",
         &["id", "size", "exact", "near", "hosts", "max distance", "original"],
-        c.clusters.iter().map(|cl| {
+        c.clusters().map(|cl| {
             vec![
                 num(cl.id),
                 num(cl.size),
@@ -471,7 +473,7 @@ pub fn write_clusters_page(c: &ClusterReport, out: &mut dyn io::Write) -> io::Re
             ]
         }),
     );
-    for cl in &c.clusters {
+    for cl in c.clusters() {
         let _ = write!(b, "<h2 id=\"c{}\">Cluster {} ({} pages)</h2>", cl.id, cl.id, cl.size);
         table(
             &mut b,
@@ -623,12 +625,8 @@ mod tests {
 
     #[test]
     fn a_written_page_is_the_page_and_a_failed_write_is_an_error() {
-        let c = ClusterReport {
-            clusters_count: 0,
-            pages_in_clusters: 0,
-            largest: 0,
-            clusters: Vec::new(),
-        };
+        let log = crate::mirror::LogDigest::default();
+        let c = Plan::new(&log);
         let mut all = Full {
             room: usize::MAX,
             got: Vec::new(),

@@ -17,10 +17,13 @@
 //! hashes), the URLs once each in one arena. An external sort or the store
 //! would make this part flat too, at the cost of a second pass over disk;
 //! at a few hundred bytes per page (against the records' ~7 KB) the digest
-//! is what the reports keep. A report is written as it is made (to a
-//! buffered file, or `simcrawl report`'s stdout), never held as one
-//! string: the clusters' text alone is about 200 bytes per page in a
-//! cluster.
+//! is what the reports keep. The crawl's reports are built one at a time
+//! beside it, each written and dropped before the next is built, and each
+//! is written as it is made (to a buffered file, or `simcrawl report`'s
+//! stdout), never held as one string: the clusters are planned as URL ids
+//! ([`clusters::Plan`], about 4 bytes per member) and each is named only
+//! as it is written, and mirror detection reads pages' URLs and paths
+//! from the digest.
 
 pub mod clusters;
 pub mod explain;
@@ -272,25 +275,28 @@ fn write_one(
     stats: Option<&CrawlStats>,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let built = b.finish(
-        stats.cloned(),
-        settings,
-        kind == ReportKind::Clusters,
-        kind == ReportKind::Mirrors,
-    );
     let missing = || Error::Internal(format!("{} report not built", kind.name()));
-    let r = match kind {
-        ReportKind::Summary => Report::Summary(built.summary.as_ref().ok_or_else(missing)?),
-        ReportKind::Clusters => Report::Clusters(built.clusters.as_ref().ok_or_else(missing)?),
-        ReportKind::Mirrors => Report::Mirrors(built.mirrors.as_ref().ok_or_else(missing)?),
+    let written = match kind {
+        ReportKind::Summary => {
+            let s = b.summary.ok_or_else(missing)?.finish(stats.cloned());
+            Report::Summary(&s).write(format, out)
+        }
+        ReportKind::Clusters => {
+            let d = b.digest.ok_or_else(missing)?;
+            Report::Clusters(&clusters::Plan::new(&d)).write(format, out)
+        }
+        ReportKind::Mirrors => {
+            let d = b.digest.ok_or_else(missing)?;
+            Report::Mirrors(&mirror::detect_in(&d, &settings.mirror)).write(format, out)
+        }
     };
-    r.write(format, out).map_err(|e| Error::io("report output", e))
+    written.map_err(|e| Error::io("report output", e))
 }
 
 /// One built report.
 enum Report<'a> {
     Summary(&'a summary::Summary),
-    Clusters(&'a clusters::ClusterReport),
+    Clusters(&'a clusters::Plan<'a>),
     Mirrors(&'a mirror::MirrorReport),
 }
 
@@ -379,30 +385,34 @@ fn write_built(dir: &Path, b: ReportBuilder, settings: &Settings) -> Result<Repo
     let out = CrawlDir::new(dir).reports();
     std::fs::create_dir_all(&out).map_err(|e| Error::io(&out, e))?;
     let stats = read_crawl_stats(dir)?;
-    let built = b.finish(stats, settings, true, true);
-    let (Some(s), Some(c), Some(m)) = (built.summary, built.clusters, built.mirrors) else {
+    let (Some(summary), Some(digest)) = (b.summary, b.digest) else {
         return Err(Error::Internal("reports not built".into()));
     };
     let mut paths = ReportPaths {
         dir: out.clone(),
         files: Vec::new(),
     };
-    let reports = [Report::Summary(&s), Report::Clusters(&c), Report::Mirrors(&m)];
-    for (kind, format) in ALL_REPORTS {
-        let report = match kind {
-            ReportKind::Summary => &reports[0],
-            ReportKind::Clusters => &reports[1],
-            ReportKind::Mirrors => &reports[2],
-        };
-        let path = out.join(format!("{}.{}", kind.name(), format.ext()));
-        let written = std::fs::File::create(&path).and_then(|f| {
-            let mut w = std::io::BufWriter::new(f);
-            report.write(format, &mut w)?;
-            w.flush()
-        });
-        written.map_err(|e| Error::io(&path, e))?;
-        paths.files.push(path);
-    }
+    // One report at a time beside the digest: each is built, written in
+    // its formats and dropped before the next is built.
+    let mut write = |kind: ReportKind, report: Report| -> Result<()> {
+        for (_, format) in ALL_REPORTS.iter().filter(|(k, _)| *k == kind) {
+            let path = out.join(format!("{}.{}", kind.name(), format.ext()));
+            let written = std::fs::File::create(&path).and_then(|f| {
+                let mut w = std::io::BufWriter::new(f);
+                report.write(*format, &mut w)?;
+                w.flush()
+            });
+            written.map_err(|e| Error::io(&path, e))?;
+            paths.files.push(path);
+        }
+        Ok(())
+    };
+    write(ReportKind::Summary, Report::Summary(&summary.finish(stats)))?;
+    write(ReportKind::Clusters, Report::Clusters(&clusters::Plan::new(&digest)))?;
+    write(
+        ReportKind::Mirrors,
+        Report::Mirrors(&mirror::detect_in(&digest, &settings.mirror)),
+    )?;
     Ok(paths)
 }
 
