@@ -73,7 +73,7 @@ pub fn build_in(log: &LogDigest) -> ClusterReport {
     let plan = Plan::new(log);
     ClusterReport {
         clusters_count: plan.clusters_count(),
-        pages_in_clusters: plan.pages_in_clusters,
+        pages_in_clusters: plan.pages_in_clusters(),
         largest: plan.largest(),
         clusters: plan.clusters().collect(),
     }
@@ -91,7 +91,6 @@ pub struct Plan<'a> {
     by_url: Vec<u32>,
     /// (original, members) of each cluster, largest first.
     groups: Vec<(u32, Vec<u32>)>,
-    pages_in_clusters: u64,
 }
 
 impl<'a> Plan<'a> {
@@ -122,7 +121,6 @@ impl<'a> Plan<'a> {
             log,
             by_url,
             groups: Vec::new(),
-            pages_in_clusters: 0,
         };
         let mut groups: Vec<(u32, Vec<u32>)> = groups
             .into_values()
@@ -133,7 +131,6 @@ impl<'a> Plan<'a> {
             })
             .collect();
         groups.sort_by(|(oa, a), (ob, b)| b.len().cmp(&a.len()).then_with(|| log.url(*oa).cmp(log.url(*ob))));
-        plan.pages_in_clusters = groups.iter().map(|(_, g)| g.len() as u64).sum();
         plan.groups = groups;
         plan
     }
@@ -145,7 +142,7 @@ impl<'a> Plan<'a> {
 
     /// Pages in some cluster.
     pub fn pages_in_clusters(&self) -> u64 {
-        self.pages_in_clusters
+        self.groups.iter().map(|(_, g)| g.len() as u64).sum()
     }
 
     /// Size of the largest cluster.
@@ -252,7 +249,7 @@ impl Serialize for Plan<'_> {
         }
         let mut st = s.serialize_struct("ClusterReport", 4)?;
         st.serialize_field("clusters_count", &self.clusters_count())?;
-        st.serialize_field("pages_in_clusters", &self.pages_in_clusters)?;
+        st.serialize_field("pages_in_clusters", &self.pages_in_clusters())?;
         st.serialize_field("largest", &self.largest())?;
         st.serialize_field("clusters", &Clusters(self))?;
         st.end()
