@@ -509,6 +509,25 @@ fn bench_commands_run_small_and_reject_bad_input() {
     assert!(out.contains("dedup state"), "{out}");
     let out = ok(simcrawl().args(["bench", "crawl", "--pages", "200", "--max-pages", "100", "--no-peer"]));
     assert!(out.contains("pages"), "{out}");
+    // The high-water mark at each tenth of the records: 10, 20, ... records,
+    // never falling.
+    let course = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("peak RSS so far, MiB, by records written: "))
+        .unwrap_or_else(|| panic!("no RSS course: {out}"));
+    let marks: Vec<(u64, u64)> = course
+        .split(", ")
+        .map(|m| {
+            let (n, mib) = m.split_once(' ').unwrap();
+            (n.parse().unwrap(), mib.parse().unwrap())
+        })
+        .collect();
+    assert!(marks.len() >= 5, "{out}");
+    assert!(
+        marks.iter().enumerate().all(|(i, &(n, _))| n == 10 * (i as u64 + 1)),
+        "{out}"
+    );
+    assert!(marks.windows(2).all(|w| w[0].1 <= w[1].1 && w[0].1 > 0), "{out}");
     bad_usage(simcrawl().args(["bench", "index", "--n", "many"]));
     bad_input(simcrawl().args(["bench", "crawl", "--no-peer", "--set", "crawl.concurrency=0"]));
 }

@@ -6,12 +6,15 @@
 //! Beside simcrawl's figures it prints the process's peak resident memory
 //! (the kernel's high-water mark `VmHWM`: the crawl in this process, its
 //! runtime and the benchmark's own few megabytes; the test web is a child
-//! process and not counted) and the store's size on disk against the body
-//! bytes fetched.
+//! process and not counted), the high-water mark each time another tenth of
+//! the crawl's records is written, and the store's size on disk against the
+//! body bytes fetched.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -110,6 +113,47 @@ pub(super) fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1u64 << 20) as f64
 }
 
+/// Peak RSS as a crawl goes: the process's high-water mark ([`peak_rss`])
+/// each time another tenth of its records is written, so one run shows how
+/// memory grows with the pages fetched, apart from the web's size (a crawl
+/// of the first 20 000 pages of a 300 000-page web queues more URLs per
+/// page than a crawl of a 20 000-page web).
+struct RssCourse {
+    every: u64,
+    written: AtomicU64,
+    marks: Mutex<Vec<(u64, u64)>>,
+}
+
+impl RssCourse {
+    /// A course with a mark every tenth of `max_pages` records.
+    fn new(max_pages: u64) -> Arc<Self> {
+        Arc::new(RssCourse {
+            every: (max_pages / 10).max(1),
+            written: AtomicU64::new(0),
+            marks: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The crawl's `on_page` callback: counts records, reads the
+    /// high-water mark at each tenth (one read of `/proc/self/status`).
+    fn callback(self: &Arc<Self>) -> crawl::PageCallback {
+        let me = Arc::clone(self);
+        Arc::new(move |_| {
+            let n = me.written.fetch_add(1, Ordering::Relaxed) + 1;
+            if n.is_multiple_of(me.every) {
+                if let Some(b) = peak_rss() {
+                    me.marks.lock().unwrap_or_else(|e| e.into_inner()).push((n, b));
+                }
+            }
+        })
+    }
+
+    /// `(records written, peak RSS in bytes)` at each mark so far.
+    fn marks(&self) -> Vec<(u64, u64)> {
+        self.marks.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
 /// One crawler's figures.
 #[derive(Debug, Clone, Copy, Deserialize)]
 pub struct CrawlFigures {
@@ -192,6 +236,17 @@ pub(super) fn crawl_simcrawl(
     overrides: &[String],
     out: &Path,
 ) -> Result<(CrawlFigures, crawl::CrawlSummary)> {
+    crawl_simcrawl_with(port, max_pages, overrides, out, None)
+}
+
+/// [`crawl_simcrawl`], calling `on_page` with each record written.
+fn crawl_simcrawl_with(
+    port: u16,
+    max_pages: u64,
+    overrides: &[String],
+    out: &Path,
+    on_page: Option<crawl::PageCallback>,
+) -> Result<(CrawlFigures, crawl::CrawlSummary)> {
     let mut set = vec![
         format!("crawl.max_pages={max_pages}"),
         "crawl.concurrency=64".into(),
@@ -204,7 +259,9 @@ pub(super) fn crawl_simcrawl(
     let settings = Settings::test_web(&set)?;
     let seeds = vec![format!("http://www.news.test:{port}/")];
     let (cpu0, t0) = (cpu_time(), Instant::now());
-    let summary = crawl::run_blocking(settings, CrawlOptions::new(out, seeds), std::future::pending())?;
+    let mut opts = CrawlOptions::new(out, seeds);
+    opts.on_page = on_page;
+    let summary = crawl::run_blocking(settings, opts, std::future::pending())?;
     let (wall, cpu) = (t0.elapsed(), cpu_time() - cpu0);
     let fetched = summary.pages - summary.count(crate::model::Decision::Disallowed);
     Ok((
@@ -281,7 +338,14 @@ pub fn run_crawl_bench(opts: &CrawlBenchOptions, out: &mut dyn Write) -> Result<
         Some(d) => d.clone(),
         None => dir.join("simcrawl"),
     };
-    let (ours, summary) = crawl_simcrawl(web.port, opts.max_pages, &opts.overrides, &crawl_dir)?;
+    let course = RssCourse::new(opts.max_pages);
+    let (ours, summary) = crawl_simcrawl_with(
+        web.port,
+        opts.max_pages,
+        &opts.overrides,
+        &crawl_dir,
+        Some(course.callback()),
+    )?;
     let parts: Vec<String> = summary.by_decision.iter().map(|(k, n)| format!("{k} {n}")).collect();
     writeln!(
         out,
@@ -303,6 +367,17 @@ pub fn run_crawl_bench(opts: &CrawlBenchOptions, out: &mut dyn Write) -> Result<
         store as f64 / summary.total_pages.max(1) as f64
     )
     .map_err(io)?;
+
+    let marks = course.marks();
+    if !marks.is_empty() {
+        let parts: Vec<String> = marks.iter().map(|(n, b)| format!("{n} {:.0}", mib(*b))).collect();
+        writeln!(
+            out,
+            "          peak RSS so far, MiB, by records written: {}",
+            parts.join(", ")
+        )
+        .map_err(io)?;
+    }
 
     if let Some((live, by_prefix)) = live_store_bytes(&crawl_dir.join(crate::model::CrawlDir::STORE_DIR)) {
         let parts: Vec<String> = by_prefix.iter().map(|(p, n)| format!("{p} {:.1}", mib(*n))).collect();
