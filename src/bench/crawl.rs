@@ -136,16 +136,26 @@ impl RssCourse {
 
     /// The crawl's `on_page` callback: counts records, reads the
     /// high-water mark at each tenth (one read of `/proc/self/status`).
+    /// The kernel raises `VmHWM` lazily (a read can return less than an
+    /// earlier one when memory was given back in between), so each mark is
+    /// the highest reading so far.
     fn callback(self: &Arc<Self>) -> crawl::PageCallback {
         let me = Arc::clone(self);
         Arc::new(move |_| {
             let n = me.written.fetch_add(1, Ordering::Relaxed) + 1;
             if n.is_multiple_of(me.every) {
                 if let Some(b) = peak_rss() {
-                    me.marks.lock().unwrap_or_else(|e| e.into_inner()).push((n, b));
+                    let mut marks = me.marks.lock().unwrap_or_else(|e| e.into_inner());
+                    let peak = marks.last().map_or(b, |&(_, last)| b.max(last));
+                    marks.push((n, peak));
                 }
             }
         })
+    }
+
+    /// The highest reading at the marks so far (0 before the first).
+    fn peak(&self) -> u64 {
+        self.marks().last().map_or(0, |&(_, b)| b)
     }
 
     /// `(records written, peak RSS in bytes)` at each mark so far.
@@ -361,7 +371,7 @@ pub fn run_crawl_bench(opts: &CrawlBenchOptions, out: &mut dyn Write) -> Result<
     writeln!(
         out,
         "memory:   peak RSS {} (VmHWM of this process: the crawl and the bench); store {:.1} MiB on disk, {:.1} MiB fetched ({:.0} store bytes per page)",
-        peak_rss().map_or_else(|| "unknown".to_string(), |b| format!("{:.0} MiB", mib(b))),
+        peak_rss().map_or_else(|| "unknown".to_string(), |b| format!("{:.0} MiB", mib(b.max(course.peak())))),
         mib(store),
         mib(summary.bytes),
         store as f64 / summary.total_pages.max(1) as f64
