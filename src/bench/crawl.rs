@@ -155,7 +155,8 @@ impl RssCourse {
 
     /// The highest reading at the marks so far (0 before the first).
     fn peak(&self) -> u64 {
-        self.marks().last().map_or(0, |&(_, b)| b)
+        let marks = self.marks.lock().unwrap_or_else(|e| e.into_inner());
+        marks.last().map_or(0, |&(_, b)| b)
     }
 
     /// `(records written, peak RSS in bytes)` at each mark so far.

@@ -10,6 +10,7 @@ use super::kept::KeptFile;
 use super::provisional::YoungSite;
 use super::shared_dedup::Pre;
 use super::tally::UrlTally;
+use super::warc_entry::warc_entry;
 use super::*;
 use crate::dedup::SharedReplica;
 use crate::host::host_key;
@@ -54,63 +55,6 @@ pub(super) struct Done {
     pub(super) page: StoredPage,
     /// Where its body is in the WARC files (filled in at the commit).
     pub(super) body: Option<BodyRef>,
-}
-
-/// The metadata record of a page in the WARC files: its dedup outcome, as
-/// in `pages.jsonl`.
-#[derive(Serialize)]
-struct WarcMetadata<'a> {
-    decision: &'a str,
-    status: u16,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    simhash: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    dup_of: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    distance: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    resemblance: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<&'a str>,
-}
-
-/// The WARC records of page `id` (`rec`), with its body.
-fn warc_entry(
-    id: PageId,
-    rec: &PageRecord,
-    fetched_at: SystemTime,
-    server_ip: Option<std::net::IpAddr>,
-    capture: Option<Box<Capture>>,
-    body: Option<Vec<u8>>,
-) -> crate::warc::PageEntry {
-    let meta = WarcMetadata {
-        decision: rec.decision.as_str(),
-        status: rec.status,
-        simhash: rec.simhash.as_deref(),
-        dup_of: rec.dup_of.as_deref(),
-        distance: rec.distance,
-        resemblance: rec.resemblance,
-        error: rec.error.as_deref(),
-    };
-    let exchange = capture.map(|c| crate::warc::Exchange {
-        target_uri: rec.canonical.clone(),
-        date: Some(fetched_at),
-        ip: server_ip,
-        status: rec.status,
-        headers: c.headers,
-        content_type: c.content_type,
-        location: c.location,
-        body: body.unwrap_or_default(),
-        truncated: c.truncated,
-    });
-    crate::warc::PageEntry {
-        page: id,
-        uri: rec.canonical.clone(),
-        date: Some(fetched_at),
-        exchange,
-        exact_duplicate: rec.decision == Decision::ExactDuplicate,
-        metadata: serde_json::to_vec(&meta).unwrap_or_default(),
-    }
 }
 
 /// The parts of a [`StoredPage`] its [`PageRecord`] holds only as text.

@@ -90,6 +90,7 @@ pub(crate) use analyze::{feature_extractor, page_sketch};
 mod tally;
 #[cfg(test)]
 mod tests;
+mod warc_entry;
 mod worker;
 
 use analyze::*;
@@ -100,6 +101,7 @@ pub(crate) use resume::DedupState;
 use resume::*;
 use revisit::*;
 use shared_crawl::*;
+use warc_entry::Capture;
 use worker::*;
 
 /// What to crawl and where to write it.
@@ -289,36 +291,6 @@ struct Fetched {
     /// What the WARC writer needs of the response (`output.warc`, and an
     /// HTTP response arrived).
     capture: Option<Box<Capture>>,
-}
-
-/// The parts of a response the WARC records need beyond the crawl-log
-/// record. A parsed page's body is not here: it comes back from the
-/// analysis in [`Analysis::body`].
-#[derive(Default)]
-struct Capture {
-    headers: Vec<(String, Vec<u8>)>,
-    /// `Content-Type` and `Location` for a fetcher that keeps no headers.
-    content_type: Option<String>,
-    location: Option<String>,
-    body: Vec<u8>,
-    truncated: bool,
-}
-
-impl Capture {
-    /// Takes the headers of `resp` (its body stays for the analysis).
-    fn of(resp: &mut FetchResponse) -> Box<Capture> {
-        let content_type = resp.content_type.as_ref().map(|t| match &resp.charset {
-            Some(c) => format!("{t}; charset={c}"),
-            None => t.clone(),
-        });
-        Box::new(Capture {
-            headers: std::mem::take(&mut resp.headers),
-            content_type,
-            location: resp.location.clone(),
-            body: Vec::new(),
-            truncated: resp.truncated,
-        })
-    }
 }
 
 enum FetchedKind {
