@@ -17,7 +17,7 @@ use crate::model::{Decision, PageId};
 /// analysis in `Analysis::body`.
 #[derive(Default)]
 pub(super) struct Capture {
-    pub(super) headers: Vec<(String, Vec<u8>)>,
+    headers: Vec<(String, Vec<u8>)>,
     /// `Content-Type` and `Location` for a fetcher that keeps no headers.
     content_type: Option<String>,
     location: Option<String>,
