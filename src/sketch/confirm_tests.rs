@@ -10,6 +10,13 @@ fn sketch(base: u64, n: u64, shared: u64) -> Sketch {
     Sketch::Content(ContentSketch::from_words(&words))
 }
 
+/// Page `id` of a family: 2 000 words every page of it shares, then `own`
+/// words of its own.
+fn family_page(id: u64, own: u64) -> Sketch {
+    let words: Vec<u64> = (0..2000u64).chain((0..own).map(|i| 1_000_000 * (id + 1) + i)).collect();
+    Sketch::Content(ContentSketch::from_words(&words))
+}
+
 /// Pages sharing a long section (an API reference's provided methods)
 /// fill the buckets of its smallest hashes, so a later page of the kind
 /// shares no band key with them; the full buckets of its smallest
@@ -18,10 +25,7 @@ fn sketch(base: u64, n: u64, shared: u64) -> Sketch {
 fn pages_sharing_a_long_section_are_found_through_full_buckets() {
     let mut ix = SketchIndex::new();
     // 2 000 shared words, then 3 words of each page's own.
-    let page = |id: u64| -> Sketch {
-        let words: Vec<u64> = (0..2000u64).chain((0..3).map(|i| 1_000_000 * (id + 1) + i)).collect();
-        Sketch::Content(ContentSketch::from_words(&words))
-    };
+    let page = |id: u64| family_page(id, 3);
     for id in 1..=600u64 {
         ix.insert(id, page(id), id).unwrap();
     }
@@ -50,10 +54,7 @@ fn pages_sharing_a_long_section_are_found_through_full_buckets() {
 fn a_copy_of_one_page_of_a_family_finds_that_page() {
     let mut ix = SketchIndex::new();
     // 2 000 shared words, then 150 of the page's own.
-    let page = |id: u64| -> Sketch {
-        let words: Vec<u64> = (0..2000u64).chain((0..150).map(|i| 1_000_000 * (id + 1) + i)).collect();
-        Sketch::Content(ContentSketch::from_words(&words))
-    };
+    let page = |id: u64| family_page(id, 150);
     for id in 1..=300u64 {
         ix.insert(id, page(id), id).unwrap();
     }
