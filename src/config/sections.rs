@@ -271,6 +271,9 @@ pub struct FocusSettings {
     /// far, when that is lower ([`crate::focus::Evidence::threshold`];
     /// 0 = `on_topic` only).
     pub on_topic_quantile: f64,
+    /// A host's relevance is its yield over about this many of its latest
+    /// pages ([`crate::focus::Evidence`]); 0 = over all its pages alike.
+    pub host_memory: u32,
     pub min_relevance: f64,
     /// Slope of the pivoted length normalization of page relevance
     /// ([`crate::focus`]): 1 = plain cosine.

@@ -510,6 +510,7 @@ fn focus_settings(c: &Check, focus: RawFocus) -> Result<FocusSettings, ConfigErr
         enabled: focus.enabled,
         on_topic: c.float("focus.on_topic", focus.on_topic, 0.0, 1.0)?,
         on_topic_quantile: c.float("focus.on_topic_quantile", focus.on_topic_quantile, 0.0, 1.0)?,
+        host_memory: c.uint("focus.host_memory", focus.host_memory, 0, 1_000_000)?,
         min_relevance: c.float("focus.min_relevance", focus.min_relevance, 0.0, 1.0)?,
         length_slope: c.float("focus.length_slope", focus.length_slope, 0.0, 1.0)?,
         phrases: focus.phrases,

@@ -231,10 +231,9 @@ impl Decider {
         let mut redirects = HashMap::new();
         let mut dup_chains = DupChains::new(&spill);
         let mut logged = LogCounts::default();
-        let mut evidence = s
-            .focus
-            .enabled
-            .then(|| focus::Evidence::new(s.focus.on_topic, s.focus.on_topic_quantile));
+        let mut evidence = s.focus.enabled.then(|| {
+            focus::Evidence::with_host_memory(s.focus.on_topic, s.focus.on_topic_quantile, s.focus.host_memory)
+        });
         for r in previous {
             logged.add(r);
             if let (Some(e), Some(rel)) = (evidence.as_mut(), r.relevance) {

@@ -30,9 +30,16 @@
 //! A host nothing was fetched from yet scores ḡ; one that yielded only
 //! on-topic pages tends to 1. It is the host's *yield*: with
 //! `focus.hold_margin` the crawl spends its fetches on the hosts that
-//! yield, and leaves a host as its yield drops. This is the share of its budget a site has
-//! earned: a site with many on-topic pages gets more of the crawl than a
-//! site with none, whatever its link structure.
+//! yield, and leaves a host as its yield drops. This is the share of its
+//! budget a site has earned: a site with many on-topic pages gets more of
+//! the crawl than a site with none, whatever its link structure.
+//!
+//! With `focus.host_memory = M` above 0 the sums are over about the host's
+//! last M pages: each earlier page's count (and its place in "pages of h")
+//! fades by `1 − 1/M` as the next one comes, so a site whose on-topic pages
+//! run out, or whose first pages matched the keywords by chance, loses its
+//! share of the crawl within a few M pages. The global mean ḡ is over all
+//! pages alike.
 //!
 //! # URL relevance
 //!
@@ -71,21 +78,25 @@ const STOP_WORDS: &[&str] = &[
     "html", "htm", "xhtml", "php", "asp", "aspx", "jsp", "cgi", "shtml", "index", "www", "en", "us",
 ];
 
-/// A running count of on-topic pages (as a sum) and of pages.
+/// A running count of on-topic pages (as a sum) and of pages; with a
+/// `keep` factor below 1 each page's count fades by it as the next comes
+/// (`weight` counts the faded pages).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct Tally {
     sum: f64,
+    weight: f64,
     pages: u32,
 }
 
 impl Tally {
-    fn add(&mut self, c: f64) {
-        self.sum += c;
+    fn add(&mut self, c: f64, keep: f64) {
+        self.sum = self.sum * keep + c;
+        self.weight = self.weight * keep + 1.0;
         self.pages = self.pages.saturating_add(1);
     }
 
     fn shrunk(&self, prior_pages: f64, prior_mean: f64) -> f64 {
-        (self.sum + prior_pages * prior_mean) / (f64::from(self.pages) + prior_pages)
+        (self.sum + prior_pages * prior_mean) / (self.weight + prior_pages)
     }
 }
 
@@ -105,6 +116,9 @@ pub struct Evidence {
     hist: Vec<u32>,
     /// The threshold as of the last page observed ([`Evidence::threshold`]).
     threshold: f64,
+    /// What a host's earlier pages keep of their weight as each new one is
+    /// observed: `1 − 1 / focus.host_memory`, or 1 (every page alike).
+    host_keep: f64,
     all: Tally,
     hosts: HashMap<String, Tally>,
     scorer: LinkScorer,
@@ -155,6 +169,12 @@ impl Evidence {
     /// (`focus.on_topic_quantile`), against that quantile of the relevance
     /// of the pages seen so far (module docs).
     pub fn new(on_topic: f64, quantile: f64) -> Evidence {
+        Evidence::with_host_memory(on_topic, quantile, 0)
+    }
+
+    /// [`Evidence::new`], with a host's relevance taken over about its last
+    /// `host_memory` pages (`focus.host_memory`; 0 = all its pages alike).
+    pub fn with_host_memory(on_topic: f64, quantile: f64, host_memory: u32) -> Evidence {
         let on_topic = if on_topic > 0.0 { on_topic } else { 1.0 };
         Evidence {
             on_topic,
@@ -165,6 +185,11 @@ impl Evidence {
             },
             hist: vec![0; BINS],
             threshold: on_topic,
+            host_keep: if host_memory == 0 {
+                1.0
+            } else {
+                1.0 - 1.0 / f64::from(host_memory)
+            },
             all: Tally::default(),
             hosts: HashMap::new(),
             scorer: LinkScorer::new(),
@@ -217,12 +242,13 @@ impl Evidence {
         } else {
             0.0
         };
-        self.all.add(c);
+        self.all.add(c, 1.0);
+        let keep = self.host_keep;
         match self.hosts.get_mut(host) {
-            Some(t) => t.add(c),
+            Some(t) => t.add(c, keep),
             None => {
                 let mut t = Tally::default();
-                t.add(c);
+                t.add(c, keep);
                 self.hosts.insert(host.to_string(), t);
             }
         }
@@ -324,6 +350,40 @@ mod tests {
         }
         assert_eq!(e.host_relevance("c"), e.host_relevance("b"));
         assert!(e.host_relevance("c") < e.host_relevance("a"));
+    }
+
+    #[test]
+    fn host_memory_lets_a_host_that_ran_dry_fall_behind() {
+        // Host "a" yields 10 on-topic pages, then 30 off-topic ones; host
+        // "b" 30 off-topic pages, then 10 on-topic ones. Over all their
+        // pages alike both have the same share; over about the last 8
+        // pages "a" has run dry and "b" yields.
+        let run = |memory: u32| {
+            let mut e = Evidence::with_host_memory(0.1, 0.0, memory);
+            for i in 0..40 {
+                e.observe(
+                    &u(&format!("http://a/p{i}")),
+                    "a",
+                    if i < 10 { 0.2 } else { 0.0 },
+                    false,
+                );
+                e.observe(
+                    &u(&format!("http://b/p{i}")),
+                    "b",
+                    if i >= 30 { 0.2 } else { 0.0 },
+                    false,
+                );
+            }
+            (e.host_relevance("a"), e.host_relevance("b"), e.mean())
+        };
+        let (a, b, g) = run(0);
+        assert!((a - b).abs() < 1e-12, "{a} {b}");
+        assert!((a - (10.0 + 8.0 * g) / 48.0).abs() < 1e-12);
+        let (a, b, g) = run(8);
+        assert!(a < g && g < b, "{a} {g} {b}");
+        assert!(a < 0.15 && b > 0.45, "{a} {b}");
+        // The global mean is over all pages whatever the memory.
+        assert!((g - 0.25).abs() < 1e-12);
     }
 
     #[test]
