@@ -83,7 +83,7 @@ raw_section!(
     /// `[focus]` as written.
     RawFocus {
         enabled: bool, keywords: Vec<String>, examples: Vec<String>, on_topic: f64, on_topic_quantile: f64,
-        host_memory: i64, min_relevance: f64, length_slope: f64, phrases: bool,
+        host_memory: i64, min_relevance: f64, length_slope: f64, phrases: bool, coordination: f64,
         tunnel_distance: i64, parent_weight: f64, anchor_weight: f64, hold_margin: f64, hold_ms: i64,
     }
 );

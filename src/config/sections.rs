@@ -281,6 +281,9 @@ pub struct FocusSettings {
     /// Page relevance reads a keyword of several words as a phrase: its
     /// word pairs count, not its words one by one ([`crate::focus`]).
     pub phrases: bool,
+    /// Page relevance is multiplied by the share of the keywords the page
+    /// holds to this power ([`crate::focus`]); 0 = not at all.
+    pub coordination: f64,
     pub tunnel_distance: u32,
     pub parent_weight: f64,
     pub anchor_weight: f64,

@@ -514,6 +514,7 @@ fn focus_settings(c: &Check, focus: RawFocus) -> Result<FocusSettings, ConfigErr
         min_relevance: c.float("focus.min_relevance", focus.min_relevance, 0.0, 1.0)?,
         length_slope: c.float("focus.length_slope", focus.length_slope, 0.0, 1.0)?,
         phrases: focus.phrases,
+        coordination: c.float("focus.coordination", focus.coordination, 0.0, 4.0)?,
         tunnel_distance: c.uint("focus.tunnel_distance", focus.tunnel_distance, 0, 100)?,
         parent_weight: c.float("focus.parent_weight", focus.parent_weight, 0.0, 100.0)?,
         anchor_weight: c.float("focus.anchor_weight", focus.anchor_weight, 0.0, 100.0)?,

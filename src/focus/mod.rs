@@ -44,7 +44,14 @@
 //!   cosine, a longer one more and a shorter one less than its cosine
 //!   (clamped to 1). Cosine alone ranks a long page that discusses the
 //!   topic in a few paragraphs below a short one that names it once. The
-//!   page is counted in the document frequencies and the pivot;
+//!   page is counted in the document frequencies and the pivot. With
+//!   `focus.coordination = c` above 0 the result is multiplied by the
+//!   share of the keywords the page holds (any of a keyword's page
+//!   features: its pairs, or the word of a one-word keyword) to the power
+//!   c, the coordination factor of classic vector-space ranking: a page
+//!   that names one facet of the topic many times ("pattern matching" of
+//!   a language reference, for a regular-expression topic) ranks below one
+//!   that touches several ("regex", "character class", "backreference");
 //! - **link relevance**: cosine similarity of the features of the anchor
 //!   text followed by its context window ([`crate::extract::Link::context`])
 //!   to the topic vector. URL tokens are never used.
@@ -117,6 +124,15 @@ pub struct Focus {
     /// The weight of each profile feature for page relevance, unit L2 norm:
     /// with `phrases`, a keyword of several words has its pairs only.
     page_weights: Vec<f32>,
+    /// For each profile feature, the keywords (bits, by their place in
+    /// `focus.keywords`, the first 64) whose page features it is among,
+    /// for the coordination factor of [`Focus::page_relevance`].
+    keyword_bits: Vec<u64>,
+    /// Keywords the coordination factor counts (0 without coordination or
+    /// keywords).
+    coordinated: u32,
+    /// The factor's power (`focus.coordination`).
+    coordination: f64,
     /// Pages scored so far that hold each profile feature (its document
     /// frequency, for the IDF weights of [`Focus::vector`]).
     df: Vec<AtomicU32>,
@@ -249,20 +265,28 @@ impl Focus {
         });
         let mut profile: Vec<(u64, f32)> = Vec::new();
         let mut page_profile: Vec<(u64, f32)> = Vec::new();
-        for k in &f.keywords {
+        // Each keyword's page features, by hash, with its bit.
+        let mut bits: Vec<(u64, u64)> = Vec::new();
+        let mut keywords = 0u32;
+        for (i, k) in f.keywords.iter().enumerate() {
             let mut v = fx.text_features(k).items;
             normalize(&mut v);
             add_into(&mut profile, &v);
-            if let Some(p) = &pairs {
+            let page = if let Some(p) = &pairs {
                 let mut phrase = p.text_features(k).items;
                 if phrase.is_empty() {
                     phrase = v;
                 }
                 normalize(&mut phrase);
-                add_into(&mut page_profile, &phrase);
+                phrase
             } else {
-                add_into(&mut page_profile, &v);
+                v
+            };
+            if i < 64 && !page.is_empty() {
+                bits.extend(page.iter().map(|&(h, _)| (h, 1u64 << i)));
+                keywords += 1;
             }
+            add_into(&mut page_profile, &page);
         }
         for path in &f.examples {
             let mut v = example_features(&fx, path)?.items;
@@ -293,9 +317,16 @@ impl Focus {
                     .map_or(0.0, |i| page_profile[i].1)
             })
             .collect();
+        let keyword_bits = profile
+            .iter()
+            .map(|(h, _)| bits.iter().filter(|b| b.0 == *h).fold(0, |m, b| m | b.1))
+            .collect();
         Ok(Focus {
             fx,
             page_weights,
+            keyword_bits,
+            coordinated: if f.coordination > 0.0 { keywords } else { 0 },
+            coordination: f.coordination,
             df: profile.iter().map(|_| AtomicU32::new(0)).collect(),
             docs: AtomicU32::new(0),
             norm_sum: AtomicU64::new(0f64.to_bits()),
@@ -345,18 +376,26 @@ impl Focus {
 
     /// Relevance of a page's features to the topic vector `v` (from
     /// [`Focus::vector`]), 0..1: their cosine with pivoted length
-    /// normalization (module docs). The page is counted in the document
-    /// frequencies of the profile features it holds and in the pivot.
+    /// normalization, times the coordination factor (module docs). The
+    /// page is counted in the document frequencies of the profile features
+    /// it holds and in the pivot.
     pub fn page_relevance(&self, v: &TopicVector, features: &Features) -> f64 {
         let mut j = 0;
+        let mut held = 0u64;
         for &(h, _) in &features.items {
             while j < self.profile.len() && self.profile[j].0 < h {
                 j += 1;
             }
             if j < self.profile.len() && self.profile[j].0 == h {
                 self.df[j].fetch_add(1, Ordering::Relaxed);
+                held |= self.keyword_bits[j];
             }
         }
+        let coordination = if self.coordinated > 0 {
+            (f64::from(held.count_ones()) / f64::from(self.coordinated)).powf(self.coordination)
+        } else {
+            1.0
+        };
         let (dot, norm) = dot_and_norm(&features.items, &v.1);
         let pages = self.docs.fetch_add(1, Ordering::Relaxed);
         let sum = f64::from_bits(
@@ -374,7 +413,7 @@ impl Focus {
         let pivot = if pages == 0 { norm } else { sum / f64::from(pages) };
         let effective = (1.0 - s) * pivot + s * norm;
         if effective > 0.0 {
-            (dot / effective).clamp(0.0, 1.0)
+            (coordination * dot / effective).clamp(0.0, 1.0)
         } else {
             0.0
         }
@@ -561,6 +600,37 @@ mod tests {
         // Without bigram features pages have no pairs: words count.
         let no_pairs = focus(&["time zone", "UTC"], &["features.bigram_weight=0"]);
         assert!(no_pairs.page_relevance(&no_pairs.vector(), &apart) > 0.0);
+    }
+
+    #[test]
+    fn coordination_ranks_pages_by_the_keywords_they_hold() {
+        let fx = FeatureExtractor::new(&Settings::default().features);
+        // One keyword, many times, against two of them once each in a page
+        // about something else.
+        let one = fx.text_features(&"pattern matching of enums. ".repeat(8));
+        let two = fx.text_features(&format!(
+            "the build script reads a regex from the manifest, then checks each backreference. {}",
+            (0..200).map(|i| format!("step{i} ")).collect::<String>()
+        ));
+        let keywords = [
+            "regular expression",
+            "regex",
+            "pattern matching",
+            "backreference",
+            "character class",
+        ];
+        let rank = |coordination: &str| {
+            let f = focus(&keywords, &[coordination, "focus.length_slope=1.0"]);
+            let v = f.vector();
+            (f.page_relevance(&v, &one), f.page_relevance(&v, &two))
+        };
+        let (one_plain, two_plain) = rank("focus.coordination=0.0");
+        assert!(one_plain > two_plain, "{one_plain} {two_plain}");
+        let (one_coord, two_coord) = rank("focus.coordination=1.0");
+        // The factor is the share of the five keywords held: 1/5 and 2/5.
+        assert!((one_coord - one_plain / 5.0).abs() < 1e-9, "{one_coord} {one_plain}");
+        assert!((two_coord - two_plain * 2.0 / 5.0).abs() < 1e-9);
+        assert!(two_coord > one_coord, "{one_coord} {two_coord}");
     }
 
     #[test]
