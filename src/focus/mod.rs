@@ -128,10 +128,9 @@ pub struct Focus {
     /// `focus.keywords`, the first 64) whose page features it is among,
     /// for the coordination factor of [`Focus::page_relevance`].
     keyword_bits: Vec<u64>,
-    /// Keywords the coordination factor counts (0 without coordination or
-    /// keywords).
-    coordinated: u32,
-    /// The factor's power (`focus.coordination`).
+    /// Keywords the coordination factor counts (those with a bit).
+    keywords: u32,
+    /// The factor's power (`focus.coordination`; 0 = no factor).
     coordination: f64,
     /// Pages scored so far that hold each profile feature (its document
     /// frequency, for the IDF weights of [`Focus::vector`]).
@@ -325,7 +324,7 @@ impl Focus {
             fx,
             page_weights,
             keyword_bits,
-            coordinated: if f.coordination > 0.0 { keywords } else { 0 },
+            keywords,
             coordination: f.coordination,
             df: profile.iter().map(|_| AtomicU32::new(0)).collect(),
             docs: AtomicU32::new(0),
@@ -391,8 +390,8 @@ impl Focus {
                 held |= self.keyword_bits[j];
             }
         }
-        let coordination = if self.coordinated > 0 {
-            (f64::from(held.count_ones()) / f64::from(self.coordinated)).powf(self.coordination)
+        let coordination = if self.coordination > 0.0 && self.keywords > 0 {
+            (f64::from(held.count_ones()) / f64::from(self.keywords)).powf(self.coordination)
         } else {
             1.0
         };
