@@ -122,6 +122,9 @@ struct RssCourse {
     every: u64,
     written: AtomicU64,
     marks: Mutex<Vec<(u64, u64)>>,
+    /// `(records written, peak live heap in bytes)` at the same marks, with
+    /// a counting allocator ([`super::live_heap`]).
+    heap_marks: Mutex<Vec<(u64, usize)>>,
 }
 
 impl RssCourse {
@@ -131,6 +134,7 @@ impl RssCourse {
             every: (max_pages / 10).max(1),
             written: AtomicU64::new(0),
             marks: Mutex::new(Vec::new()),
+            heap_marks: Mutex::new(Vec::new()),
         })
     }
 
@@ -149,6 +153,12 @@ impl RssCourse {
                     let peak = marks.last().map_or(b, |&(_, last)| b.max(last));
                     marks.push((n, peak));
                 }
+                if let Some(h) = super::live_heap() {
+                    me.heap_marks
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push((n, h.peak));
+                }
             }
         })
     }
@@ -162,6 +172,12 @@ impl RssCourse {
     /// `(records written, peak RSS in bytes)` at each mark so far.
     fn marks(&self) -> Vec<(u64, u64)> {
         self.marks.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// `(records written, peak live heap in bytes)` at each mark so far
+    /// (none without a counting allocator).
+    fn heap_marks(&self) -> Vec<(u64, usize)> {
+        self.heap_marks.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 }
 
@@ -385,6 +401,20 @@ pub fn run_crawl_bench(opts: &CrawlBenchOptions, out: &mut dyn Write) -> Result<
         writeln!(
             out,
             "          peak RSS so far, MiB, by records written: {}",
+            parts.join(", ")
+        )
+        .map_err(io)?;
+    }
+    if let Some(h) = super::live_heap() {
+        let parts: Vec<String> = course
+            .heap_marks()
+            .iter()
+            .map(|(n, b)| format!("{n} {:.0}", mib(*b as u64)))
+            .collect();
+        writeln!(
+            out,
+            "heap:     peak live heap {:.0} MiB (counted by the allocator, --features heap-count); so far, MiB, by records written: {}",
+            mib(h.peak as u64),
             parts.join(", ")
         )
         .map_err(io)?;

@@ -15,9 +15,13 @@
 //! - `pipeline`: `bench pipeline`, the per-page path against BLAKE3.
 //! - `resume`: `bench resume`, what `crawl --resume` reads before its first
 //!   fetch.
+//! - `heap`: the live heap counted by a wrapper around the global
+//!   allocator ([`Counting`], installed by a binary built with `--features
+//!   heap-count`), printed by `bench crawl` beside the peak RSS.
 
 mod crawl;
 mod frontier;
+mod heap;
 pub mod index;
 mod pipeline;
 mod redis;
@@ -26,6 +30,7 @@ mod workers;
 
 pub use crawl::{cpu_time, disk_usage, peak_rss, run_crawl_bench, CrawlBenchOptions, CrawlFigures};
 pub use frontier::run_frontier_bench;
+pub use heap::{live_heap, Counting, LiveHeap};
 pub use pipeline::run_pipeline_bench;
 pub use redis::{run_redis_bench, RedisBenchOptions};
 pub use resume::run_resume_bench;

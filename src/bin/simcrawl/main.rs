@@ -23,9 +23,19 @@ use args::{Cli, Command};
 /// (parse tree, text blocks, features, store batches) from several threads;
 /// `simcrawl bench crawl` measured glibc malloc/free at about a tenth of the
 /// crawler's CPU.
-#[cfg(feature = "mimalloc")]
+#[cfg(all(feature = "mimalloc", not(feature = "heap-count")))]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// With `--features heap-count`, the allocator's blocks are counted too
+/// (`simcrawl::bench::Counting`): `bench crawl` prints the live heap's peak
+/// beside the peak RSS.
+#[cfg(all(feature = "mimalloc", feature = "heap-count"))]
+#[global_allocator]
+static GLOBAL: simcrawl::bench::Counting<mimalloc::MiMalloc> = simcrawl::bench::Counting(mimalloc::MiMalloc);
+#[cfg(all(not(feature = "mimalloc"), feature = "heap-count"))]
+#[global_allocator]
+static GLOBAL: simcrawl::bench::Counting<std::alloc::System> = simcrawl::bench::Counting(std::alloc::System);
 
 /// mimalloc's `mi_option_purge_delay` (its place in `mi_option_t` of
 /// mimalloc 3's `mimalloc.h`; libmimalloc-sys names it only for mimalloc 2).
