@@ -32,12 +32,16 @@ struct Inner {
     merger: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Where merged runs put their tables' entries ([`LiveIndex::spill_to`]).
     spill: OnceLock<PathBuf>,
+    /// Largest live delta of a spilled index ([`MAX_SPILLED_DELTA`]; tests
+    /// set a smaller one).
+    spilled_delta_max: usize,
 }
 
 /// Smallest live delta that is frozen and merged into the main run: about
 /// 1.5 MB of bucket lines and entries, first full after 16 384 pages, so a
 /// crawl's memory reaches its level early. Past 131 072 fingerprints the
-/// threshold is an eighth of the main run ([`delta_threshold`]).
+/// threshold is an eighth of the main run ([`delta_threshold`]), up to
+/// [`MAX_SPILLED_DELTA`] once the runs are on disk.
 pub const MIN_DELTA: usize = 1 << 14;
 
 /// Entries a new live delta's bucket lines have room for before they first
@@ -46,10 +50,25 @@ pub const MIN_DELTA: usize = 1 << 14;
 /// small index takes the lines of what it holds.
 const START_LINES: usize = 1 << 10;
 
+/// Largest live delta of an index whose runs are on disk
+/// ([`LiveIndex::spill_to`]): about 6 MB of bucket lines and entries, the
+/// size an eighth of the main run reaches at 524 288 fingerprints. Past it
+/// the delta's memory stays flat while the run grows on disk. A merge then
+/// rewrites the run's files every 65 536 inserts: at 10M fingerprints that
+/// is about 150 entries re-encoded per table per insert, a few microseconds
+/// per page, where an eighth (1.25M entries, 120 MB of heap) would cost
+/// 8 per insert.
+pub const MAX_SPILLED_DELTA: usize = 1 << 16;
+
 /// Live delta size at which it is frozen and merged into a main run of `main`
-/// fingerprints.
-fn delta_threshold(main: usize) -> usize {
-    MIN_DELTA.max(main / 8)
+/// fingerprints: an eighth of the run, at least [`MIN_DELTA`], and for a
+/// spilled index at most `spilled_max`.
+pub(super) fn delta_threshold(main: usize, spilled_max: Option<usize>) -> usize {
+    let eighth = match spilled_max {
+        Some(max) => (main / 8).min(max),
+        None => main / 8,
+    };
+    MIN_DELTA.max(eighth)
 }
 
 /// The live Hamming index: inserts and queries interleaved from many threads
@@ -91,6 +110,7 @@ impl LiveIndex {
                 }),
                 merger: Mutex::new(None),
                 spill: OnceLock::new(),
+                spilled_delta_max: MAX_SPILLED_DELTA,
             }),
         }
     }
@@ -148,15 +168,41 @@ impl LiveIndex {
             return;
         }
         st.delta.push(geo, fp, id, &bk);
-        let threshold = delta_threshold(st.main.len());
+        let max = self.spilled_max();
+        let threshold = delta_threshold(st.main.len(), max);
         if st.delta.len() >= threshold && st.frozen.is_none() {
-            let next = delta_threshold(st.main.len() + st.delta.len());
+            let next = delta_threshold(st.main.len() + st.delta.len(), max);
             let full = std::mem::replace(&mut st.delta, Delta::with_lines_for(geo, next, START_LINES));
             let full = Arc::new(full);
             st.frozen = Some(full.clone());
             let main = st.main.clone();
             drop(st);
             self.spawn_merge(main, full);
+        }
+    }
+
+    /// The cap on the live delta: [`Inner::spilled_delta_max`] once the runs
+    /// are on disk, none while they are in memory.
+    fn spilled_max(&self) -> Option<usize> {
+        self.inner.spill.get().map(|_| self.inner.spilled_delta_max)
+    }
+
+    /// Entries in the live delta (not yet frozen or merged).
+    #[cfg(test)]
+    pub(super) fn delta_len(&self) -> usize {
+        self.inner.state.read().delta.len()
+    }
+
+    /// The index with a smaller cap on a spilled index's live delta (tests:
+    /// the default cap needs half a million inserts to reach).
+    #[cfg(test)]
+    pub(super) fn with_spilled_delta_max(self, max: usize) -> LiveIndex {
+        let inner = Arc::try_unwrap(self.inner).expect("a new index has no clones");
+        LiveIndex {
+            inner: Arc::new(Inner {
+                spilled_delta_max: max,
+                ..inner
+            }),
         }
     }
 
@@ -255,7 +301,7 @@ impl LiveIndex {
         }
         drop(all);
         st.frozen = None;
-        st.delta = Delta::with_lines_for(geo, delta_threshold(st.main.len()), START_LINES);
+        st.delta = Delta::with_lines_for(geo, delta_threshold(st.main.len(), self.spilled_max()), START_LINES);
         st.extras = extras;
         st.len += added;
         Ok(())

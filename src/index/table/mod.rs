@@ -42,7 +42,8 @@
 //! microsecond; `query` takes the read lock for the duration of one query, so
 //! many readers run in parallel and every insert is visible to every query that
 //! starts after `insert` returns. When the live delta reaches
-//! `max(2^14, n / 8)` entries it is frozen (moved, O(1)) and a background
+//! `max(2^14, n / 8)` entries (at most 2^16 once the runs are on disk,
+//! `MAX_SPILLED_DELTA`) it is frozen (moved, O(1)) and a background
 //! thread merges it into a new main run, installed under the write lock.
 //!
 //! # Exactness

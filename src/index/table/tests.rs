@@ -283,6 +283,44 @@ fn delta_spill_lines_hold_crowded_buckets() {
 /// brute force: the delta, the frozen delta and the main run together
 /// answer exactly.
 #[test]
+fn a_spilled_index_keeps_its_live_delta_under_the_cap() {
+    // An eighth of the run passes the cap after 8 * cap fingerprints; the
+    // delta then freezes at the cap while the run on disk grows, and
+    // every fingerprint is still found. In memory the eighth is not capped.
+    let cap = MIN_DELTA + 2048;
+    let dir = tempfile::tempdir().unwrap();
+    let idx = LiveIndex::new(Design::with_tables(3, 4), 3).with_spilled_delta_max(cap);
+    idx.spill_to(dir.path()).unwrap();
+    let mut seed = 11u64;
+    let mut items: Vec<(u64, u64)> = Vec::new();
+    let total = 16 * cap as u64;
+    let mut largest = 0;
+    for id in 0..total {
+        let fp = lcg(&mut seed);
+        idx.insert(fp, id);
+        items.push((fp, id));
+        largest = largest.max(idx.delta_len());
+        // A crawl inserts a few thousand fingerprints a second, so each
+        // merge ends long before the next delta fills (while one runs, the
+        // live delta grows past the threshold instead of freezing).
+        if id % 1000 == 999 {
+            idx.wait_merged();
+        }
+    }
+    idx.wait_merged();
+    assert!(largest <= cap, "live delta reached {largest}, cap {cap}");
+    assert!(largest > MIN_DELTA, "the eighth of the run passed MIN_DELTA: {largest}");
+    for &(fp, id) in items.iter().step_by(997) {
+        let mut got = Vec::new();
+        idx.query(fp, &mut got);
+        assert!(got.iter().any(|m| m.id == id), "{fp:x} ({id}) not found");
+    }
+    assert_eq!(super::live::delta_threshold(10 * cap, None), 10 * cap / 8);
+    assert_eq!(super::live::delta_threshold(10 * cap, Some(cap)), cap);
+    assert_eq!(super::live::delta_threshold(8, Some(cap)), MIN_DELTA);
+}
+
+#[test]
 fn live_layers_agree_with_brute_force_across_merges() {
     // The paper's 4 and 10 tables, and the two-halves 6 tables (p = 21);
     // the main run in memory, and in files (the crawl's index).
