@@ -56,8 +56,8 @@ const START_LINES: usize = 1 << 10;
 /// the delta's memory stays flat while the run grows on disk. A merge then
 /// rewrites the run's files every 65 536 inserts: at 10M fingerprints that
 /// is about 150 entries re-encoded per table per insert, a few microseconds
-/// per page, where an eighth (1.25M entries, 120 MB of heap) would cost
-/// 8 per insert.
+/// per page (an uncapped delta of an eighth, 1.25M entries, holds 120 MB of
+/// heap for 8 re-encoded entries per insert).
 pub const MAX_SPILLED_DELTA: usize = 1 << 16;
 
 /// Live delta size at which it is frozen and merged into a main run of `main`

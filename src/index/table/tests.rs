@@ -278,10 +278,6 @@ fn delta_spill_lines_hold_crowded_buckets() {
     }
 }
 
-/// Interleaved inserts and queries (single and batched) across several
-/// freezes and background merges, with planted near-duplicates, against
-/// brute force: the delta, the frozen delta and the main run together
-/// answer exactly.
 #[test]
 fn a_spilled_index_keeps_its_live_delta_under_the_cap() {
     // An eighth of the run passes the cap after 8 * cap fingerprints; the
@@ -320,6 +316,10 @@ fn a_spilled_index_keeps_its_live_delta_under_the_cap() {
     assert_eq!(super::live::delta_threshold(8, Some(cap)), MIN_DELTA);
 }
 
+/// Interleaved inserts and queries (single and batched) across several
+/// freezes and background merges, with planted near-duplicates, against
+/// brute force: the delta, the frozen delta and the main run together
+/// answer exactly.
 #[test]
 fn live_layers_agree_with_brute_force_across_merges() {
     // The paper's 4 and 10 tables, and the two-halves 6 tables (p = 21);
