@@ -74,9 +74,10 @@ impl Sketch {
 /// page's fingerprint, in a spill file ([`SketchIndex::spilling`]:
 /// appended, read back by offset, the last 1 024 read kept
 /// decoded: a page of a section whose pages are alike is the candidate of
-/// many) and holds per page id only where its sketch is (8 bytes). Its band
-/// keys go to a [`SpillMap`] of a key's first
-/// page, and the other pages of a key to a second one, keyed by the band
+/// many), and where each page's sketch is (8 bytes per page id) in a table
+/// whose older part is in a second unlinked file ([`SlotTable::spilling`]).
+/// Its band keys go to a [`SpillMap`] of a key's first page, and the
+/// other pages of a key to a second one, keyed by the band
 /// key and the page's place in its bucket: in each, the newest
 /// [`BAND_MEM_MAX`] entries in memory, the others in runs on disk beside
 /// the spill file with 1.25 bytes of Bloom filter each in memory.
@@ -324,6 +325,7 @@ impl SketchIndex {
             .filter(|d| !d.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
         Ok(SketchIndex {
+            pages: SlotTable::spilling(dir)?,
             first: SpillMap::spilling(dir, band_mem_max),
             more: SpillMap::spilling(dir, band_mem_max),
             sketches: Sketches::Spilled {
@@ -525,7 +527,7 @@ impl SketchIndex {
             self.file_under(key, page)?;
         }
         let slot = self.put(sketch, simhash)?;
-        self.pages.set(page, slot.pack()?);
+        self.pages.set(page, slot.pack()?)?;
         Ok(())
     }
 

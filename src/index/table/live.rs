@@ -1,7 +1,7 @@
 //! [`LiveIndex`], the index the crawl queries and inserts into (index
 //! pipeline: after simhash, before the dedup decision): the main run, a
-//! frozen delta being merged, the live delta, one lock over them, the
-//! background merge and snapshots.
+//! spilled index's recent run, a frozen delta being merged, the live
+//! delta, one lock over them, the background merge and snapshots.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -17,6 +17,10 @@ use crate::index::persist::{design_hash, Header, SnapReader, SnapWriter, Snapsho
 #[derive(Debug)]
 struct State {
     main: Arc<Run>,
+    /// A spilled index's second run: each frozen delta is merged into it,
+    /// and it into the main run once it holds more than an eighth of it
+    /// ([`recent_is_full`]). Always empty in memory.
+    recent: Arc<Run>,
     frozen: Option<Arc<Delta>>,
     delta: Delta,
     /// Ids beyond the first of fingerprints inserted more than once.
@@ -32,16 +36,16 @@ struct Inner {
     merger: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Where merged runs put their tables' entries ([`LiveIndex::spill_to`]).
     spill: OnceLock<PathBuf>,
-    /// Largest live delta of a spilled index ([`MAX_SPILLED_DELTA`]; tests
+    /// The live delta's size in a spilled index ([`SPILLED_DELTA`]; tests
     /// set a smaller one).
-    spilled_delta_max: usize,
+    spilled_delta: usize,
 }
 
-/// Smallest live delta that is frozen and merged into the main run: about
-/// 1.5 MB of bucket lines and entries, first full after 16 384 pages, so a
-/// crawl's memory reaches its level early. Past 131 072 fingerprints the
-/// threshold is an eighth of the main run ([`delta_threshold`]), up to
-/// [`MAX_SPILLED_DELTA`] once the runs are on disk.
+/// Smallest live delta that is frozen and merged into the main run of an
+/// index in memory: about 1.5 MB of bucket lines and entries, first full
+/// after 16 384 pages, so a crawl's memory reaches its level early. Past
+/// 131 072 fingerprints the threshold is an eighth of the main run
+/// ([`delta_threshold`]).
 pub const MIN_DELTA: usize = 1 << 14;
 
 /// Entries a new live delta's bucket lines have room for before they first
@@ -50,25 +54,31 @@ pub const MIN_DELTA: usize = 1 << 14;
 /// small index takes the lines of what it holds.
 const START_LINES: usize = 1 << 10;
 
-/// Largest live delta of an index whose runs are on disk
-/// ([`LiveIndex::spill_to`]): about 6 MB of bucket lines and entries, the
-/// size an eighth of the main run reaches at 524 288 fingerprints. Past it
-/// the delta's memory stays flat while the run grows on disk. A merge then
-/// rewrites the run's files every 65 536 inserts: at 10M fingerprints that
-/// is about 150 entries re-encoded per table per insert, a few microseconds
-/// per page (an uncapped delta of an eighth, 1.25M entries, holds 120 MB of
-/// heap for 8 re-encoded entries per insert).
-pub const MAX_SPILLED_DELTA: usize = 1 << 16;
+/// The live delta's size in an index whose runs are on disk
+/// ([`LiveIndex::spill_to`]): about 1.5 MB of bucket lines and entries,
+/// whatever the index's size. Each frozen delta is merged into the recent
+/// run, and the recent run into the main run once it holds more than an
+/// eighth of it ([`recent_is_full`]): merges re-encode about
+/// 9 + n / 2^18 entries per table per insert for a main run of n (47 at
+/// 10M), and the heap holds no more delta at 10M fingerprints than at
+/// 20 000 (an eighth of 10M as a delta would hold 120 MB).
+pub const SPILLED_DELTA: usize = 1 << 14;
 
-/// Live delta size at which it is frozen and merged into a main run of `main`
-/// fingerprints: an eighth of the run, at least [`MIN_DELTA`], and for a
-/// spilled index at most `spilled_max`.
-pub(super) fn delta_threshold(main: usize, spilled_max: Option<usize>) -> usize {
-    let eighth = match spilled_max {
-        Some(max) => (main / 8).min(max),
-        None => main / 8,
-    };
-    MIN_DELTA.max(eighth)
+/// Live delta size at which it is frozen and merged: in memory an eighth
+/// of the main run of `main` fingerprints, at least [`MIN_DELTA`]; for a
+/// spilled index `spilled`, whatever the runs' size.
+pub(super) fn delta_threshold(main: usize, spilled: Option<usize>) -> usize {
+    match spilled {
+        Some(size) => size,
+        None => MIN_DELTA.max(main / 8),
+    }
+}
+
+/// Whether a spilled index's recent run of `recent` fingerprints is merged
+/// into its main run of `main`: past an eighth of it (so below 131 072
+/// fingerprints every merge reaches the main run).
+pub(super) fn recent_is_full(recent: usize, main: usize) -> bool {
+    recent > main / 8
 }
 
 /// The live Hamming index: inserts and queries interleaved from many threads
@@ -77,6 +87,62 @@ pub(super) fn delta_threshold(main: usize, spilled_max: Option<usize>) -> usize 
 #[derive(Debug, Clone)]
 pub struct LiveIndex {
     inner: Arc<Inner>,
+}
+
+/// `(fp, id)` pairs whose fingerprint a run already holds (they go to
+/// `extras`).
+type Repeats = Vec<(u64, u64)>;
+
+/// `run` merged with `items`, in `spill` (falling back to memory when
+/// writing there fails), and the items whose fingerprint `run` holds.
+fn merge_into(
+    geo: &Geometry,
+    run: &Run,
+    items: &[(u64, u64)],
+    spill: Option<&Path>,
+) -> std::io::Result<(Arc<Run>, Repeats)> {
+    let merged = run.merged(geo, items, spill).or_else(|e| {
+        if spill.is_none() {
+            return Err(e);
+        }
+        tracing::error!("index: writing a merged run to disk failed ({e}); merging in memory");
+        run.merged(geo, items, None)
+    })?;
+    Ok((Arc::new(merged.0), merged.1))
+}
+
+/// A spilled index's merge: the frozen delta into the recent run, or both
+/// into the main run once the recent run would be full
+/// ([`recent_is_full`]). Returns the new main and recent runs and the pairs
+/// whose fingerprint is stored already.
+fn merge_spilled(
+    geo: &Geometry,
+    main: &Arc<Run>,
+    recent: &Arc<Run>,
+    frozen: &Delta,
+    dir: &Path,
+) -> std::io::Result<(Arc<Run>, Arc<Run>, Repeats)> {
+    let items = frozen.items();
+    if !recent_is_full(recent.len() + items.len(), main.len()) {
+        let (recent, dups) = merge_into(geo, recent, &items, Some(dir))?;
+        return Ok((main.clone(), recent, dups));
+    }
+    let mut all = recent.items(geo)?;
+    all.extend(items);
+    // A fingerprint in both keeps the recent run's pair; the delta's goes
+    // with the duplicates (the sort is stable).
+    all.sort_by_key(|p| p.0);
+    let mut dups = Vec::new();
+    all.dedup_by(|later, first| {
+        let repeat = later.0 == first.0;
+        if repeat {
+            dups.push(*later);
+        }
+        repeat
+    });
+    let (main, more) = merge_into(geo, main, &all, Some(dir))?;
+    dups.extend(more);
+    Ok((main, Arc::default(), dups))
 }
 
 /// Statistics of one query, for benchmarks and the clustered-set report.
@@ -103,6 +169,7 @@ impl LiveIndex {
                 design,
                 state: RwLock::new(State {
                     main,
+                    recent: Arc::default(),
                     frozen: None,
                     delta,
                     extras: HashMap::new(),
@@ -110,7 +177,7 @@ impl LiveIndex {
                 }),
                 merger: Mutex::new(None),
                 spill: OnceLock::new(),
-                spilled_delta_max: MAX_SPILLED_DELTA,
+                spilled_delta: SPILLED_DELTA,
             }),
         }
     }
@@ -168,23 +235,23 @@ impl LiveIndex {
             return;
         }
         st.delta.push(geo, fp, id, &bk);
-        let max = self.spilled_max();
-        let threshold = delta_threshold(st.main.len(), max);
+        let spilled = self.spilled_delta();
+        let threshold = delta_threshold(st.main.len(), spilled);
         if st.delta.len() >= threshold && st.frozen.is_none() {
-            let next = delta_threshold(st.main.len() + st.delta.len(), max);
+            let next = delta_threshold(st.main.len() + st.delta.len(), spilled);
             let full = std::mem::replace(&mut st.delta, Delta::with_lines_for(geo, next, START_LINES));
             let full = Arc::new(full);
             st.frozen = Some(full.clone());
-            let main = st.main.clone();
+            let (main, recent) = (st.main.clone(), st.recent.clone());
             drop(st);
-            self.spawn_merge(main, full);
+            self.spawn_merge(main, recent, full);
         }
     }
 
-    /// The cap on the live delta: [`Inner::spilled_delta_max`] once the runs
-    /// are on disk, none while they are in memory.
-    fn spilled_max(&self) -> Option<usize> {
-        self.inner.spill.get().map(|_| self.inner.spilled_delta_max)
+    /// The live delta's size once the runs are on disk
+    /// ([`Inner::spilled_delta`]); none while they are in memory.
+    fn spilled_delta(&self) -> Option<usize> {
+        self.inner.spill.get().map(|_| self.inner.spilled_delta)
     }
 
     /// Entries in the live delta (not yet frozen or merged).
@@ -193,44 +260,48 @@ impl LiveIndex {
         self.inner.state.read().delta.len()
     }
 
-    /// The index with a smaller cap on a spilled index's live delta (tests:
-    /// the default cap needs half a million inserts to reach).
+    /// Entries in the recent run (tests).
     #[cfg(test)]
-    pub(super) fn with_spilled_delta_max(self, max: usize) -> LiveIndex {
+    pub(super) fn recent_len(&self) -> usize {
+        self.inner.state.read().recent.len()
+    }
+
+    /// The index with a smaller live delta once spilled (tests: the
+    /// default needs tens of thousands of inserts per merge).
+    #[cfg(test)]
+    pub(super) fn with_spilled_delta(self, size: usize) -> LiveIndex {
         let inner = Arc::try_unwrap(self.inner).expect("a new index has no clones");
         LiveIndex {
             inner: Arc::new(Inner {
-                spilled_delta_max: max,
+                spilled_delta: size,
                 ..inner
             }),
         }
     }
 
-    fn spawn_merge(&self, main: Arc<Run>, frozen: Arc<Delta>) {
+    fn spawn_merge(&self, main: Arc<Run>, recent: Arc<Run>, frozen: Arc<Delta>) {
         let mut slot = self.inner.merger.lock();
         if let Some(h) = slot.take() {
             let _ = h.join();
         }
         let inner = self.inner.clone();
         *slot = Some(std::thread::spawn(move || {
-            let items = frozen.items();
-            let spill = inner.spill.get().map(PathBuf::as_path);
-            let merged = main.merged(&inner.geo, &items, spill).or_else(|e| {
-                tracing::error!("index: writing a merged run to disk failed ({e}); merging in memory");
-                main.merged(&inner.geo, &items, None)
-            });
-            let (merged, dups) = match merged {
+            let merged = match inner.spill.get() {
+                None => merge_into(&inner.geo, &main, &frozen.items(), None).map(|(m, dups)| (m, recent, dups)),
+                Some(dir) => merge_spilled(&inner.geo, &main, &recent, &frozen, dir),
+            };
+            let (main, recent, dups) = match merged {
                 Ok(m) => m,
                 Err(e) => {
                     // The frozen delta stays queryable: nothing is lost, and
                     // the live delta grows past its size instead.
-                    tracing::error!("index: reading the main run failed ({e}); the delta is not merged");
+                    tracing::error!("index: reading a run failed ({e}); the delta is not merged");
                     return;
                 }
             };
-            let merged = Arc::new(merged);
             let mut st = inner.state.write();
-            st.main = merged;
+            st.main = main;
+            st.recent = recent;
             st.frozen = None;
             for (fp, id) in dups {
                 st.extras.entry(fp).or_default().push(id);
@@ -262,6 +333,7 @@ impl LiveIndex {
             Ok(run) => st.main = Arc::new(run.spill(dir)?),
             Err(shared) => st.main = shared,
         }
+        // The delta takes the spilled size from its next freeze on.
         Ok(())
     }
 
@@ -273,6 +345,7 @@ impl LiveIndex {
         let geo = &self.inner.geo;
         let mut st = self.inner.state.write();
         let mut all: Vec<(u64, u64)> = st.main.items(geo)?;
+        all.extend(st.recent.items(geo)?);
         if let Some(f) = &st.frozen {
             all.extend(f.items());
         }
@@ -300,8 +373,9 @@ impl LiveIndex {
             }
         }
         drop(all);
+        st.recent = Arc::default();
         st.frozen = None;
-        st.delta = Delta::with_lines_for(geo, delta_threshold(st.main.len(), self.spilled_max()), START_LINES);
+        st.delta = Delta::with_lines_for(geo, delta_threshold(st.main.len(), self.spilled_delta()), START_LINES);
         st.extras = extras;
         st.len += added;
         Ok(())
@@ -343,6 +417,9 @@ impl LiveIndex {
         let mut examined = st
             .main
             .probe(geo, fp, |c, id, d| out.push(Match { fp: c, id, distance: d }));
+        examined += st
+            .recent
+            .probe(geo, fp, |c, id, d| out.push(Match { fp: c, id, distance: d }));
         if let Some(f) = &st.frozen {
             examined += f.probe(geo, fp, |c, id, d| out.push(Match { fp: c, id, distance: d }));
         }
@@ -353,7 +430,8 @@ impl LiveIndex {
             let end = out.len();
             for i in before..end {
                 let m = out[i];
-                // A fingerprint can match twice (main run and delta) before a merge.
+                // A fingerprint can match more than once (in each run and
+                // delta that holds it) before the merges reach the main run.
                 if out[before..i].iter().any(|o| o.fp == m.fp) {
                     continue;
                 }
@@ -392,6 +470,9 @@ impl LiveIndex {
         let st = self.inner.state.read();
         let before = out.len();
         let mut examined = st.main.probe_many(geo, fps, |qi, c, id, d| {
+            out.push((qi, Match { fp: c, id, distance: d }))
+        });
+        examined += st.recent.probe_many(geo, fps, |qi, c, id, d| {
             out.push((qi, Match { fp: c, id, distance: d }))
         });
         if st.frozen.is_some() || st.delta.len() > 0 {
@@ -477,13 +558,14 @@ impl LiveIndex {
     /// Number of distinct fingerprints stored.
     pub fn distinct(&self) -> usize {
         let st = self.inner.state.read();
-        st.main.len() + st.frozen.as_ref().map_or(0, |f| f.len()) + st.delta.len()
+        st.main.len() + st.recent.len() + st.frozen.as_ref().map_or(0, |f| f.len()) + st.delta.len()
     }
 
     /// Heap bytes held by the tables, ids, deltas and duplicate ids.
     pub fn memory_bytes(&self) -> usize {
         let st = self.inner.state.read();
         st.main.bytes()
+            + st.recent.bytes()
             + st.frozen.as_ref().map_or(0, |f| f.bytes())
             + st.delta.bytes()
             + st.extras.capacity() * 48
@@ -495,6 +577,7 @@ impl LiveIndex {
         let geo = &self.inner.geo;
         let st = self.inner.state.read();
         let mut all = st.main.items(geo)?;
+        all.extend(st.recent.items(geo)?);
         if let Some(f) = &st.frozen {
             all.extend(f.items());
         }
@@ -521,7 +604,12 @@ impl LiveIndex {
         let geo = &self.inner.geo;
         let tmp = path.with_extension("tmp");
         let st = self.inner.state.read();
-        let mut delta = st.frozen.as_ref().map_or_else(Vec::new, |f| f.items());
+        // The recent run is saved with the deltas: a load inserts them again.
+        let mut delta = st.recent.items(geo).map_err(|source| SnapshotError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        delta.extend(st.frozen.as_ref().map_or_else(Vec::new, |f| f.items()));
         delta.extend(st.delta.items());
         let extras: u64 = st.extras.values().map(|v| v.len() as u64).sum();
         let mut w = SnapWriter::create(&tmp)?;
@@ -539,7 +627,12 @@ impl LiveIndex {
         for t in &st.main.tables {
             t.write(&mut w)?;
         }
-        w.u64s(st.main.ids.iter())?;
+        let mut ids = st.main.ids.cursor();
+        let mut err = None;
+        w.u64s((0..st.main.ids.len()).map_while(|_| ids.next().map_err(|e| err = Some(e)).ok()))?;
+        if let Some(e) = err {
+            return Err(w.fail(e));
+        }
         w.u64s(delta.iter().flat_map(|&(fp, id)| [fp, id]))?;
         w.u64s(
             st.extras

@@ -17,9 +17,11 @@
 //!   8 bytes on the first id that does not). A match found in table i > 0
 //!   gets its id by one exact probe of table 0 — matches are rare, so ids
 //!   cost 4 bytes per fingerprint once, not once per table. After
-//!   [`LiveIndex::spill_to`] (what a crawl does) the packed entries of every
-//!   run built are in unlinked files, read with one positioned read per
-//!   table and probe; the directories and ids stay in memory.
+//!   [`LiveIndex::spill_to`] (what a crawl does) the packed entries and
+//!   ids of every run built are in unlinked files, read with one positioned
+//!   read per table and probe (and one per match for its id); only the
+//!   directories stay in memory, coarser than an in-memory table's (about
+//!   32 to 64 entries per bucket).
 //! - at most one **frozen delta** being merged into the main run by a
 //!   background thread;
 //! - the **live delta** (`Delta`, `delta`): fingerprints and ids in insertion order,
@@ -42,9 +44,13 @@
 //! microsecond; `query` takes the read lock for the duration of one query, so
 //! many readers run in parallel and every insert is visible to every query that
 //! starts after `insert` returns. When the live delta reaches
-//! `max(2^14, n / 8)` entries (at most 2^16 once the runs are on disk,
-//! `MAX_SPILLED_DELTA`) it is frozen (moved, O(1)) and a background
+//! `max(2^14, n / 8)` entries it is frozen (moved, O(1)) and a background
 //! thread merges it into a new main run, installed under the write lock.
+//! Once the runs are on disk the delta freezes at 2^14 entries
+//! (`SPILLED_DELTA`) whatever n, and a second sealed run, the **recent
+//! run**, takes the merges until it holds an eighth of the main run, when
+//! both merge into a new main run: the heap holds a fixed delta, and the
+//! merges re-encode about 9 + n / 2^18 entries per table per insert.
 //!
 //! # Exactness
 //!
@@ -61,7 +67,7 @@
 //!   memory helpers (`huge_vec`, `prefetch`);
 //! - `packed`: one sealed table (`Table`), its builder, and where its
 //!   entries are (in memory or in a file);
-//! - `ids`: the page ids of a run, 32 or 64 bits wide;
+//! - `ids`: the page ids of a run, 32 or 64 bits wide, in memory or in a file;
 //! - `run`: a sealed run of t tables, its merge and its probes;
 //! - `delta`: the mutable layer of bucket lines;
 //! - `live`: [`LiveIndex`], locking, the background merge, snapshots;

@@ -71,10 +71,10 @@ fn read_u64(b: &[u8], at: usize) -> u64 {
 /// A probe's read of a spilled table failed: the probe sees an empty
 /// bucket (a page may be decided new that a duplicate would have matched).
 /// Logged once per process; nothing stored is lost.
-fn read_failed(e: &std::io::Error) {
+pub(super) fn read_failed(e: &std::io::Error) {
     static LOGGED: AtomicBool = AtomicBool::new(false);
     if !LOGGED.swap(true, Ordering::Relaxed) {
-        tracing::error!("index: reading a table spilled to disk failed ({e}); its probes find nothing");
+        tracing::error!("index: reading a run spilled to disk failed ({e}); its probes find nothing");
     }
 }
 
@@ -117,7 +117,10 @@ impl TableBuilder {
     /// A builder for exactly `n` keys of a table with prefix length
     /// `prefix`, in memory, or in an unlinked file in `spill`.
     pub(crate) fn new(n: usize, prefix: u32, spill: Option<&Path>) -> std::io::Result<TableBuilder> {
-        let bits = Self::bits_for(n, prefix);
+        let bits = match spill {
+            None => Self::bits_for(n, prefix),
+            Some(_) => Self::bits_for_spilled(n, prefix),
+        };
         let width = (64 - bits as usize).div_ceil(8);
         let low = if bits == 0 { u64::MAX } else { (1u64 << (64 - bits)) - 1 };
         let sink = match spill {
@@ -149,6 +152,16 @@ impl TableBuilder {
     pub(super) fn bits_for(n: usize, prefix: u32) -> u32 {
         let log2 = usize::BITS - 1 - n.max(1).leading_zeros();
         log2.saturating_sub(2).min(28).min(prefix)
+    }
+
+    /// Directory bits of a table of `n` keys whose entries are in a file:
+    /// about 32 to 64 entries per bucket. A probe of such a table costs a
+    /// positioned read whatever the bucket's size (a few hundred bytes from
+    /// the page cache), so its directory, the part that stays in memory,
+    /// takes an eighth of an in-memory table's: about 0.1 byte per entry.
+    pub(super) fn bits_for_spilled(n: usize, prefix: u32) -> u32 {
+        let log2 = usize::BITS - 1 - n.max(1).leading_zeros();
+        log2.saturating_sub(5).min(28).min(prefix)
     }
 
     /// Appends the next key (not smaller than the previous one).
@@ -257,6 +270,9 @@ impl Table {
         let Data::Mem(old) = &self.data else {
             return None;
         };
+        if ids.is_some_and(|(old, _)| old.is_file()) {
+            return None;
+        }
         if self.len == 0 || TableBuilder::bits_for(n, prefix) != self.bits {
             return None;
         }

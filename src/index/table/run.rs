@@ -7,6 +7,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
+use super::ids::IdsBuilder;
 use super::{Geometry, Ids, Table, TableBuilder, PAD, ROUND};
 
 /// A sealed, immutable set of t tables over the same distinct fingerprints,
@@ -84,24 +85,39 @@ impl Run {
                         }
                     }
                     let mut out = TableBuilder::new(n, spec.prefix(), spill)?;
-                    let mut ids = Ids::with_width(n, self.ids.is_wide());
+                    let mut ids = match spill {
+                        None => IdsBuilder::in_memory(n, self.ids.is_wide()),
+                        Some(dir) => {
+                            let wide = self.ids.is_wide() || add.iter().any(|&(_, id)| Ids::too_wide(id));
+                            IdsBuilder::spilling(dir, wide)?
+                        }
+                    };
                     let mut add = add.into_iter().peekable();
                     if let Some(t) = old {
-                        let mut old_ids = self.ids.iter();
+                        let mut old_ids = self.ids.cursor();
+                        let mut err = None;
                         t.for_each_key(|k| {
                             while let Some((a, id)) = add.next_if(|&(a, _)| a < k) {
                                 out.push(a);
                                 ids.push(id);
                             }
                             out.push(k);
-                            ids.push(old_ids.next().expect("an id per entry of table 0"));
+                            match old_ids.next() {
+                                Ok(id) => ids.push(id),
+                                Err(e) => {
+                                    err.get_or_insert(e);
+                                }
+                            }
                         })?;
+                        if let Some(e) = err {
+                            return Err(e);
+                        }
                     }
                     for (a, id) in add {
                         out.push(a);
                         ids.push(id);
                     }
-                    Ok((out.finish()?, ids))
+                    Ok((out.finish()?, ids.finish()?))
                 } else {
                     let mut add: Vec<u64> = more.iter().map(|&(fp, _)| spec.permute(fp)).collect();
                     add.par_sort_unstable();
@@ -137,14 +153,24 @@ impl Run {
         Ok((Run { tables: out, ids }, dups))
     }
 
-    /// This run with its tables' entries in unlinked files in `dir`.
+    /// This run with its tables' entries and its ids in unlinked files in `dir`.
     pub(crate) fn spill(self, dir: &Path) -> std::io::Result<Run> {
         let tables = self
             .tables
             .into_iter()
             .map(|t| t.spill(dir))
             .collect::<std::io::Result<_>>()?;
-        Ok(Run { tables, ids: self.ids })
+        let ids = if self.ids.is_file() {
+            self.ids
+        } else {
+            let mut out = IdsBuilder::spilling(dir, self.ids.is_wide())?;
+            let mut c = self.ids.cursor();
+            for _ in 0..self.ids.len() {
+                out.push(c.next()?);
+            }
+            out.finish()?
+        };
+        Ok(Run { tables, ids })
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -246,12 +272,11 @@ impl Run {
         let id = if i == 0 {
             self.ids.get(j)
         } else {
-            match self.find(geo, c) {
-                Some(p) => self.ids.get(p),
-                None => return,
-            }
+            self.find(geo, c).and_then(|p| self.ids.get(p))
         };
-        emit(c, id, d);
+        if let Some(id) = id {
+            emit(c, id, d);
+        }
     }
 
     /// Probes for a batch of queries, software-pipelined: while query s is
@@ -313,8 +338,17 @@ impl Run {
     pub(super) fn items(&self, geo: &Geometry) -> std::io::Result<Vec<(u64, u64)>> {
         let mut out = Vec::with_capacity(self.len());
         if let Some(t) = self.tables.first() {
-            let mut ids = self.ids.iter();
-            t.for_each_key(|k| out.push((geo.specs[0].unpermute(k), ids.next().expect("an id per entry"))))?;
+            let mut ids = self.ids.cursor();
+            let mut err = None;
+            t.for_each_key(|k| match ids.next() {
+                Ok(id) => out.push((geo.specs[0].unpermute(k), id)),
+                Err(e) => {
+                    err.get_or_insert(e);
+                }
+            })?;
+            if let Some(e) = err {
+                return Err(e);
+            }
         }
         Ok(out)
     }
