@@ -26,6 +26,7 @@ pub(crate) enum Ids {
     /// are rare, so a spilled run keeps none of its ids in the heap.
     File { file: File, len: usize, wide: bool },
 }
+
 impl Default for Ids {
     fn default() -> Ids {
         Ids::Narrow(Vec::new())

@@ -19,7 +19,7 @@ struct State {
     main: Arc<Run>,
     /// A spilled index's second run: each frozen delta is merged into it,
     /// and it into the main run once it holds more than an eighth of it
-    /// ([`recent_is_full`]). Always empty in memory.
+    /// ([`recent_is_full`]). Always empty in an index in memory.
     recent: Arc<Run>,
     frozen: Option<Arc<Delta>>,
     delta: Delta,
@@ -333,7 +333,7 @@ impl LiveIndex {
             Ok(run) => st.main = Arc::new(run.spill(dir)?),
             Err(shared) => st.main = shared,
         }
-        // The delta takes the spilled size from its next freeze on.
+        // From the next insert on, the live delta freezes at the spilled size.
         Ok(())
     }
 
