@@ -216,7 +216,7 @@ impl SlotTable {
         self.len
     }
 
-    /// Heap bytes of the chunks in memory (tests).
+    /// Chunks in memory (tests).
     #[cfg(test)]
     fn chunks_in_memory(&self) -> usize {
         self.chunks.iter().filter(|c| matches!(c, Chunk::Mem(_))).count()
