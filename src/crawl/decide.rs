@@ -585,7 +585,7 @@ impl Decider {
                 e.observe(&u, &host, rel, decision.is_duplicate());
                 shared.frontier.set_host_relevance(&host, e.host_relevance(&host))?;
                 let words = &mut self.url_words;
-                let mut rescore = |q: &QueuedUrl| Some(e.url_relevance_of(&q.canonical, words));
+                let mut rescore = |canonical: &str| Some(e.url_relevance_of(canonical, words));
                 shared.frontier.rescore(&host, focus::RESCORE_PER_PAGE, &mut rescore)?;
             }
         }

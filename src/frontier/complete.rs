@@ -170,7 +170,7 @@ impl Frontier {
             // Moved up by in-links counted in memory, or re-scored
             // ([`Frontier::rescore`]).
             for w in h.window.values().filter(|w| w.extra > 0 || w.q.key() != w.stored) {
-                moved.push((w.stored, w.q.clone()));
+                moved.push((w.stored, w.q.unpack(&h.name)));
                 if moved.len() >= PENDING_BATCH {
                     self.store.update_queue(&[], &moved)?;
                     moved.clear();

@@ -76,6 +76,7 @@ mod lease;
 mod offer;
 mod schedule;
 pub mod scope;
+mod window;
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
@@ -99,6 +100,7 @@ use crate::store::{Completion, Store, StoreError};
 pub use lease::OwnedHost;
 use scope::{digit_pattern, Rejection, ScopeRules};
 pub use scope::{ScopeReason, TrapReason};
+use window::{Packed, Scored};
 
 /// Why the frontier could not be built or updated.
 #[derive(Debug, thiserror::Error)]
@@ -254,7 +256,7 @@ enum Slot {
 
 /// A URL in a host's in-memory window.
 struct Windowed {
-    q: QueuedUrl,
+    q: Packed,
     /// The key its store entry has: `q.key()` unless in-links found since
     /// it was stored (`extra`) moved it up in memory only.
     stored: QueueKey,
@@ -266,7 +268,7 @@ impl Windowed {
     fn clean(q: QueuedUrl) -> Self {
         Windowed {
             stored: q.key(),
-            q,
+            q: Packed::pack(q),
             extra: 0,
         }
     }

@@ -247,24 +247,26 @@ impl Frontier {
         Ok(n)
     }
 
-    pub(super) fn bump_inlinks(&self, q: &mut QueuedUrl) {
+    pub(super) fn bump_inlinks(&self, q: &mut impl Scored) {
         self.add_inlinks(q, 1);
     }
 
-    pub(super) fn add_inlinks(&self, q: &mut QueuedUrl, n: u32) {
-        q.inlinks = q.inlinks.saturating_add(n);
-        q.components.inlinks = (1.0 + f64::from(q.inlinks)).ln();
-        q.priority = score(&q.components, &self.weights);
+    pub(super) fn add_inlinks(&self, q: &mut impl Scored, n: u32) {
+        let q = q.parts();
+        *q.inlinks = q.inlinks.saturating_add(n);
+        q.components.inlinks = (1.0 + f64::from(*q.inlinks)).ln();
+        *q.priority = score(q.components, &self.weights);
     }
 
     /// Focused crawls: raise `q`'s relevance component to the in-link
     /// `c`'s when that is higher, with `c`'s tunnelling counter (the path
     /// the component comes from).
-    pub(super) fn raise_relevance(&self, q: &mut QueuedUrl, c: &Candidate) {
+    pub(super) fn raise_relevance(&self, q: &mut impl Scored, c: &Candidate) {
+        let q = q.parts();
         if c.relevance.is_finite() && c.relevance > q.components.relevance {
             q.components.relevance = c.relevance;
-            q.tunnel = c.tunnel;
-            q.priority = score(&q.components, &self.weights);
+            *q.tunnel = c.tunnel;
+            *q.priority = score(q.components, &self.weights);
         }
     }
 
@@ -311,7 +313,7 @@ impl Frontier {
                 h.rekeyed.remove(&w.stored);
                 // The caller rewrites the entry stored under `key` (==
                 // `w.stored`): `q` holds the in-links counted in memory too.
-                let mut q = w.q;
+                let mut q = w.q.unpack(&h.name);
                 self.raise_sitemap(&mut q, v);
                 return Ok(Some((id, q)));
             }

@@ -18,21 +18,14 @@ impl Frontier {
     /// Put a queued URL into the host's window if it belongs to the best
     /// `cap` URLs ([`Inner::window_cap`]), else leave it to the store.
     pub(super) fn place(&self, cap: usize, h: &mut HostState, q: QueuedUrl) {
-        self.place_windowed(cap, h, Windowed::clean(q));
-    }
-
-    pub(super) fn place_windowed(&self, cap: usize, h: &mut HostState, w: Windowed) {
-        let key = w.q.key();
+        let key = q.key();
         let fits = if h.disk_only == 0 {
             h.window.len() < cap || h.window.last_key_value().is_some_and(|(k, _)| key < *k)
         } else {
             h.window.last_key_value().is_some_and(|(k, _)| key < *k)
         };
         if fits {
-            if key != w.stored {
-                h.rekeyed.insert(w.stored, key);
-            }
-            h.window.insert(key, w);
+            h.window.insert(key, Windowed::clean(q));
             self.shrink_window(cap, h);
         } else {
             h.disk_only += 1;
@@ -96,7 +89,14 @@ impl Frontier {
                     self.add_inlinks(&mut q, extra);
                     h.rekeyed.insert(k, q.key());
                 }
-                loaded.push((q.key(), Windowed { q, stored: k, extra }));
+                loaded.push((
+                    q.key(),
+                    Windowed {
+                        q: Packed::pack(q),
+                        stored: k,
+                        extra,
+                    },
+                ));
             }
         }
         // Built at once from its entries, the window's tree has full nodes;
@@ -197,7 +197,7 @@ impl Frontier {
             // handed out or moved). One moved up by in-links counted in
             // memory is not rewritten for the fetch: its completion removes
             // it (a crash loses only the in-memory count, as before).
-            let mut q = w.q;
+            let mut q = w.q.unpack(&h.name);
             h.rekeyed.remove(&w.stored);
             // The host's relevance as it is now, not as it was when the URL
             // was queued (the key it is handed out under changes with it).
@@ -325,7 +325,7 @@ impl Frontier {
     /// judged) and the next host in turn (so that hosts no page was fetched
     /// from lately are re-scored too) each earn `per_page` credits; a host
     /// whose credits reach its window's size has every URL of its window
-    /// re-scored: `url_relevance(q)` gives the URL's new
+    /// re-scored: `url_relevance(canonical)` gives the URL's new
     /// `url_relevance` component (None: keep it), its priority follows, and
     /// the host's position among the ready hosts with it. A URL then costs
     /// `per_page` re-scorings per page judged, whatever the window's size.
@@ -335,7 +335,7 @@ impl Frontier {
         &self,
         host: &str,
         per_page: usize,
-        url_relevance: &mut dyn FnMut(&QueuedUrl) -> Option<f64>,
+        url_relevance: &mut dyn FnMut(&str) -> Option<f64>,
     ) -> Result<usize, FrontierError> {
         let mut g = self.inner.lock();
         let inner = &mut *g;
@@ -362,7 +362,7 @@ impl Frontier {
             let old = std::mem::take(&mut h.window);
             let mut rescored = Vec::with_capacity(old.len());
             for (_, mut w) in old {
-                if let Some(v) = url_relevance(&w.q).filter(|v| v.is_finite()) {
+                if let Some(v) = url_relevance(w.q.canonical()).filter(|v| v.is_finite()) {
                     let delta = self.weights.url_relevance_weight * (v - w.q.components.url_relevance);
                     w.q.components.url_relevance = v;
                     if delta.is_finite() {

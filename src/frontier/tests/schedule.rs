@@ -666,9 +666,9 @@ fn rescoring_reorders_a_window_and_the_ready_hosts_at_a_bounded_rate() {
     };
     // a.test holds 2 URLs: 32 credits per call re-score its window at once;
     // the turn host is credited too.
-    let n = f.rescore("a.test", 32, &mut |q| Some(score(&q.canonical))).unwrap();
+    let n = f.rescore("a.test", 32, &mut |c| Some(score(c))).unwrap();
     assert!(n >= 2, "{n}");
-    let n = f.rescore("b.test", 32, &mut |q| Some(score(&q.canonical))).unwrap();
+    let n = f.rescore("b.test", 32, &mut |c| Some(score(c))).unwrap();
     assert!(n >= 1, "{n}");
     // Queued as a.test/1, a.test/2 (relevance 0.5 each), b.test/1 (0):
     // now a.test/2 leads (5 + 9 points), b.test/1 (9) passes a.test/1 (5 + 1).
