@@ -14,9 +14,10 @@ use super::{FastSet, FeatureExtractor};
 use crate::hash::{fmix64, fnv1a_continue, FNV1A_OFFSET};
 
 /// Words in one generation of a [`StemCache`]: 7/8 of 2^14, so a
-/// generation's table holds them in 2^14 slots without growing (40 bytes
-/// and a control byte each, and the stem's text: about 1 MB per
-/// generation, 2 MB per thread and language at most).
+/// generation's table holds them in 2^14 slots without growing (24 bytes
+/// and a control byte each, about 0.4 MB, and the stems' text, about 0.1
+/// MB: a thread's English words fit its core's cache beside the page it
+/// works on).
 const GENERATION: usize = 14_336;
 
 /// What the stem cache knows about one case-folded word of one language
@@ -32,15 +33,93 @@ struct WordInfo {
     letter: bool,
 }
 
+/// A [`WordInfo`] as a generation keeps it: the stem is `len` bytes at
+/// `at` in the generation's text, so an entry is 16 bytes and no stem is
+/// an allocation of its own (a lookup would chase its pointer).
+#[derive(Clone, Copy)]
+struct Entry {
+    state: u64,
+    at: u32,
+    /// The stem's length, then [`STOP`] and [`LETTER`].
+    len_flags: u32,
+}
+
+const STOP: u32 = 1 << 31;
+const LETTER: u32 = 1 << 30;
+/// Stems are kept at most this long (a page's text, and so a word, is
+/// bounded by `[features] max_text_bytes`, far below).
+const MAX_STEM: usize = (LETTER - 1) as usize;
+/// A generation's text past this many bytes (words of many kilobytes) ends
+/// the generation too, so the text stays bounded and its offsets within
+/// `u32`.
+const MAX_TEXT: usize = 16 << 20;
+
+/// A cached word: its stem (in its generation's text) and the rest of its
+/// [`WordInfo`].
+struct Word<'a> {
+    stem: &'a str,
+    state: u64,
+    stop: bool,
+    letter: bool,
+}
+
 /// One generation of a stem cache: [`word_key`] of the case-folded word →
-/// [`WordInfo`]. Keyed by the hash, not the text, so a lookup touches the
-/// table only (no key string to compare on the heap: one cache miss less per
-/// word). Two words with equal hashes would share a stem; among n distinct
-/// words that happens with probability about n²/2^65 (3·10⁻⁹ for 10⁴ words),
-/// and it would still be deterministic.
+/// [`Entry`], and the text of its stems. Keyed by the hash, not the text,
+/// so a lookup touches the table only (no key string to compare on the
+/// heap: one cache miss less per word). Two words with equal hashes would
+/// share a stem; among n distinct words that happens with probability about
+/// n²/2^65 (3·10⁻⁹ for 10⁴ words), and it would still be deterministic.
 /// Its keys are [`word_key`] outputs, already well mixed (the fold of a
 /// 128-bit product), so they are their own hash.
-type WordMap = hashbrown::HashMap<u64, WordInfo, BuildHasherDefault<crate::hash::PreHashed>>;
+#[derive(Default)]
+struct Generation {
+    words: hashbrown::HashMap<u64, Entry, BuildHasherDefault<crate::hash::PreHashed>>,
+    text: String,
+}
+
+impl Generation {
+    fn clear(&mut self) {
+        self.words.clear();
+        self.text.clear();
+    }
+
+    /// Whether the generation is full: [`GENERATION`] words, or
+    /// [`MAX_TEXT`] bytes of stems.
+    fn full(&self) -> bool {
+        self.words.len() >= GENERATION || self.text.len() >= MAX_TEXT
+    }
+
+    /// Keep `stem` with the rest of a word's facts; the entry to file. The
+    /// text is below `MAX_TEXT + MAX_STEM` bytes (it grows only while not
+    /// [`Generation::full`]), so offsets and lengths fit their bits.
+    fn keep(&mut self, stem: &str, state: u64, stop: bool, letter: bool) -> Entry {
+        let mut len = stem.len().min(MAX_STEM);
+        while !stem.is_char_boundary(len) {
+            len -= 1;
+        }
+        let at = self.text.len() as u32;
+        self.text.push_str(&stem[..len]);
+        Entry {
+            state,
+            at,
+            len_flags: len as u32 | flags(stop, letter),
+        }
+    }
+
+    fn word(&self, e: Entry) -> Word<'_> {
+        let (at, len) = (e.at as usize, (e.len_flags & (LETTER - 1)) as usize);
+        Word {
+            stem: self.text.get(at..at + len).unwrap_or(""),
+            state: e.state,
+            stop: e.len_flags & STOP != 0,
+            letter: e.len_flags & LETTER != 0,
+        }
+    }
+}
+
+fn flags(stop: bool, letter: bool) -> u32 {
+    (if stop { STOP } else { 0 }) | (if letter { LETTER } else { 0 })
+}
 
 /// Stem cache of one language in two generations, bounded at
 /// 2 × [`GENERATION`] words: lookups go to the young generation, a word
@@ -50,21 +129,32 @@ type WordMap = hashbrown::HashMap<u64, WordInfo, BuildHasherDefault<crate::hash:
 /// identifiers, typos) costs no more memory.
 #[derive(Default)]
 struct StemCache {
-    young: WordMap,
-    old: WordMap,
+    young: Generation,
+    old: Generation,
 }
 
 impl StemCache {
     #[inline]
-    fn get(&mut self, key: u64, make: impl FnOnce() -> WordInfo) -> &WordInfo {
-        if self.young.len() >= GENERATION {
+    fn get(&mut self, key: u64, make: impl FnOnce() -> WordInfo) -> Word<'_> {
+        if let Some(&e) = self.young.words.get(&key) {
+            return self.young.word(e);
+        }
+        if self.young.full() {
             self.old.clear();
             std::mem::swap(&mut self.young, &mut self.old);
         }
-        let old = &mut self.old;
-        self.young
-            .entry(key)
-            .or_insert_with(|| old.remove(&key).unwrap_or_else(make))
+        let e = match self.old.words.get(&key) {
+            Some(&e) => {
+                let w = self.old.word(e);
+                self.young.keep(w.stem, w.state, w.stop, w.letter)
+            }
+            None => {
+                let w = make();
+                self.young.keep(&w.stem, w.state, w.stop, w.letter)
+            }
+        };
+        self.young.words.insert(key, e);
+        self.young.word(e)
     }
 }
 
@@ -146,7 +236,7 @@ impl FeatureExtractor {
                     return;
                 }
                 let (stem, state): (&str, u64) = if s.stemming {
-                    (&info.stem, info.state)
+                    (info.stem, info.state)
                 } else {
                     if ascii {
                         fold.clear();
@@ -198,6 +288,27 @@ impl WordInfo {
     }
 }
 
+/// The 1 to 7 bytes of `rest` as a little-endian `u64`, zero-padded: what
+/// copying them into a zeroed `[u8; 8]` gives, from two overlapping loads
+/// (or three single bytes) instead of a copy of variable length, which
+/// compiles to a call of `memcpy` on every word.
+#[inline(always)]
+fn tail_le(rest: &[u8]) -> u64 {
+    let n = rest.len();
+    debug_assert!((1..8).contains(&n));
+    if n >= 4 {
+        let word = |at: usize| {
+            rest.get(at..at + 4)
+                .map_or(0, |b| u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+        };
+        // The bytes both loads hold are equal, so OR keeps them.
+        word(0) | (word(n - 4) << (8 * (n - 4)))
+    } else {
+        let byte = |at: usize| rest.get(at).map_or(0, |&b| u64::from(b));
+        byte(0) | (byte(n / 2) << (8 * (n / 2))) | (byte(n - 1) << (8 * (n - 1)))
+    }
+}
+
 /// The stem cache's key of a case-folded word: a 64-bit hash of its bytes
 /// (8 at a time, folded multiply). With `FOLD`, `bytes` must be ASCII and
 /// the hash is that of its ASCII lowercase (upper-case letters are folded
@@ -232,9 +343,7 @@ fn word_key<const FOLD: bool>(bytes: &[u8]) -> u64 {
     }
     let rest = chunks.remainder();
     if !rest.is_empty() {
-        let mut a = [0u8; 8];
-        a[..rest.len()].copy_from_slice(rest);
-        h = mix(h, lower::<FOLD>(u64::from_le_bytes(a)));
+        h = mix(h, lower::<FOLD>(tail_le(rest)));
     }
     h
 }
@@ -262,15 +371,48 @@ mod tests {
                     made += 1;
                     info(7)
                 });
-                assert_eq!(&*got.stem, "w7");
+                assert_eq!(got.stem, "w7");
             }
-            assert!(cache.young.len() + cache.old.len() <= 2 * GENERATION + 1);
+            assert!(cache.young.words.len() + cache.old.words.len() <= 2 * GENERATION);
         }
         assert_eq!(made, 1);
-        assert!(cache.old.len() >= GENERATION - 1);
+        assert!(cache.old.words.len() >= GENERATION - 1);
+    }
+
+    /// Stems of many kilobytes end a generation by its text's size, before
+    /// its word count: the cache's text stays bounded, and every word
+    /// still reads back as made.
+    #[test]
+    fn long_stems_end_a_generation_by_its_text() {
+        let mut cache = StemCache::default();
+        let long = |n: u64| WordInfo {
+            stem: format!("{}{n:010}", "x".repeat(99_990)).into(),
+            state: n,
+            stop: n.is_multiple_of(2),
+            letter: true,
+        };
+        for i in 0..1000u64 {
+            let got = cache.get(i, || long(i));
+            assert_eq!((got.stem.len(), got.state, got.stop), (100_000, i, i.is_multiple_of(2)));
+            assert!(got.stem.ends_with(&i.to_string()));
+            assert!(cache.young.text.len() <= MAX_TEXT + 100_000);
+        }
+        assert!(cache.young.words.len() < 200, "{}", cache.young.words.len());
+        // A word of the old generation moves to the young one intact.
+        let old = *cache.old.words.keys().next().unwrap();
+        let got = cache.get(old, || unreachable!("in the old generation"));
+        assert_eq!((got.stem.len(), got.state), (100_000, old));
     }
 
     proptest::proptest! {
+        /// The tail's loads give what a zero-padded copy gives.
+        #[test]
+        fn tail_le_is_the_padded_bytes(rest in proptest::collection::vec(proptest::num::u8::ANY, 1..8)) {
+            let mut a = [0u8; 8];
+            a[..rest.len()].copy_from_slice(&rest);
+            proptest::prop_assert_eq!(tail_le(&rest), u64::from_le_bytes(a));
+        }
+
         /// Folding while hashing equals hashing the folded word.
         #[test]
         fn word_key_folds_ascii(w in "[ -~]{0,40}") {

@@ -645,6 +645,7 @@ impl SketchIndex {
                 continue;
             };
             let (other, other_simhash) = self.get(slot)?;
+            let threshold = thresholds.between(sketch, &other);
             let r = match (sketch, &*other) {
                 (Sketch::Content(a), Sketch::Content(b)) if self.templates.is_some() => {
                     let theirs = self.template_of(&other);
@@ -668,20 +669,22 @@ impl SketchIndex {
                         }
                     };
                     let memo = &mut memos[at].2;
-                    match chrome {
+                    // None: no comparison, or one that cannot reach the threshold.
+                    let r = match chrome {
                         Some((_, recurring)) => {
                             let cut = |h: u64| template(h) || recurring.contains(&h);
-                            match a.resemblance_without_only_memo(b, &cut, memo) {
-                                Some(r) => r,
-                                None => continue,
-                            }
+                            a.resemblance_without_only_memo(b, &cut, memo, threshold)
                         }
-                        None => a.resemblance_without_memo(b, &template, memo),
+                        None => a.resemblance_without_memo(b, &template, memo, threshold),
+                    };
+                    match r {
+                        Some(r) => r,
+                        None => continue,
                     }
                 }
                 _ => sketch.resemblance(&other),
             };
-            if r < thresholds.between(sketch, &other) {
+            if r < threshold {
                 continue;
             }
             let m = NearMatch {

@@ -83,6 +83,8 @@ enum Reduced {
     /// Something is cut, and too little is left to compare (or a sketch
     /// is untagged).
     TooFew,
+    /// Below the floor asked for, whichever of the above it would be.
+    Below,
 }
 
 /// One page's side of comparisons without cut blocks, kept while the page
@@ -141,6 +143,17 @@ struct Origin {
 /// blocks are left out, is not trusted: the comparison falls back to the
 /// sketches as taken.
 const MIN_SAMPLE: usize = 16;
+
+/// How many values two ascending, duplicate-free lists share.
+fn shared_count(a: &[u32], b: &[u32]) -> usize {
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while let (Some(&x), Some(&y)) = (a.get(i), b.get(j)) {
+        n += usize::from(x == y);
+        i += usize::from(x <= y);
+        j += usize::from(y <= x);
+    }
+    n
+}
 
 impl Origin {
     /// The blocks whose words the kept shingles hold (not the gaps of
@@ -363,20 +376,33 @@ impl ContentSketch {
     /// untagged, or when fewer than `MIN_SAMPLE` (16) samples remain of an
     /// estimate, the sketches are compared as taken.
     pub fn resemblance_without(&self, other: &ContentSketch, cut: &dyn Fn(u64) -> bool) -> f64 {
-        self.or_as_taken(other, self.reduced_resemblance(other, cut, None))
+        self.or_as_taken(other, self.reduced_resemblance(other, cut, None, 0.0))
+            .unwrap_or(0.0)
     }
 
     /// [`ContentSketch::resemblance_without`], with this page's side of the
     /// comparison kept in `memo` for the next comparison under the same
-    /// `cut`. The caller passes one memo per cut: a memo filled under one
-    /// cut and read under another gives a wrong answer.
+    /// `cut`, or None when it is below `floor`. The caller passes one memo
+    /// per cut: a memo filled under one cut and read under another gives a
+    /// wrong answer.
+    ///
+    /// With this page's side at hand, the other page's shingles need not
+    /// be sorted out block by block when the comparison cannot reach
+    /// `floor`: leaving shingles out of the other page adds none to those
+    /// it shares with this page's side, and an estimate takes at least
+    /// `MIN_SAMPLE` samples unless both sketches are exact (else the
+    /// sketches compare as taken). So a comparison is at most the larger of
+    /// the sketches' resemblance as taken and the other sketch's minimums
+    /// in this page's side over `MIN_SAMPLE`; below `floor`, the answer is
+    /// None without the rest.
     pub fn resemblance_without_memo(
         &self,
         other: &ContentSketch,
         cut: &dyn Fn(u64) -> bool,
         memo: &mut SideMemo,
-    ) -> f64 {
-        self.or_as_taken(other, self.reduced_resemblance(other, cut, Some(memo)))
+        floor: f64,
+    ) -> Option<f64> {
+        self.or_as_taken(other, self.reduced_resemblance(other, cut, Some(memo), floor))
     }
 
     /// [`ContentSketch::resemblance_without`], or None where it would fall
@@ -384,25 +410,28 @@ impl ContentSketch {
     /// page keeps no shingle, an untagged sketch, fewer than `MIN_SAMPLE`
     /// samples left): the pages cannot be compared without the cut blocks.
     pub fn resemblance_without_only(&self, other: &ContentSketch, cut: &dyn Fn(u64) -> bool) -> Option<f64> {
-        self.or_none(other, self.reduced_resemblance(other, cut, None))
+        self.or_none(other, self.reduced_resemblance(other, cut, None, 0.0))
     }
 
     /// [`ContentSketch::resemblance_without_only`] with a memo of this
-    /// page's side, as [`ContentSketch::resemblance_without_memo`].
+    /// page's side, as [`ContentSketch::resemblance_without_memo`]: None
+    /// also when it is below `floor`.
     pub fn resemblance_without_only_memo(
         &self,
         other: &ContentSketch,
         cut: &dyn Fn(u64) -> bool,
         memo: &mut SideMemo,
+        floor: f64,
     ) -> Option<f64> {
-        self.or_none(other, self.reduced_resemblance(other, cut, Some(memo)))
+        self.or_none(other, self.reduced_resemblance(other, cut, Some(memo), floor))
     }
 
-    /// The estimate, else the sketches compared as taken.
-    fn or_as_taken(&self, other: &ContentSketch, r: Reduced) -> f64 {
+    /// The estimate, else the sketches compared as taken (None: below the floor).
+    fn or_as_taken(&self, other: &ContentSketch, r: Reduced) -> Option<f64> {
         match r {
-            Reduced::Estimate(r) => r,
-            Reduced::AsTaken | Reduced::TooFew => self.resemblance(other),
+            Reduced::Estimate(r) => Some(r),
+            Reduced::AsTaken | Reduced::TooFew => Some(self.resemblance(other)),
+            Reduced::Below => None,
         }
     }
 
@@ -411,7 +440,7 @@ impl ContentSketch {
         match r {
             Reduced::Estimate(r) => Some(r),
             Reduced::AsTaken => Some(self.resemblance(other)),
-            Reduced::TooFew => None,
+            Reduced::TooFew | Reduced::Below => None,
         }
     }
 
@@ -420,6 +449,7 @@ impl ContentSketch {
         other: &ContentSketch,
         cut: &dyn Fn(u64) -> bool,
         memo: Option<&mut SideMemo>,
+        floor: f64,
     ) -> Reduced {
         let (Some(oa), Some(ob)) = (self.origin.as_deref(), other.origin.as_deref()) else {
             return Reduced::TooFew;
@@ -451,6 +481,32 @@ impl ContentSketch {
                 &fresh
             }
         };
+        let bound = |s: &ContentSketch| -> u64 {
+            match s.mins.last() {
+                Some(&m) if !s.is_exact() => u64::from(m),
+                _ => u64::MAX,
+            }
+        };
+        let tau = bound(self).min(bound(other));
+        let below = |v: &[u32]| v.partition_point(|&x| u64::from(x) <= tau);
+        if floor > 0.0 {
+            // An estimate takes every value of this side below `tau` (up
+            // to SKETCH_SIZE, which a side never passes), at least
+            // MIN_SAMPLE unless both sketches are exact, and shares only
+            // values of the other sketch: at most the shared ones over
+            // that; else the sketches compare as taken.
+            let mine = &side.mins[..below(&side.mins)];
+            let shared = shared_count(mine, &other.mins);
+            let least = if self.is_exact() && other.is_exact() {
+                1
+            } else {
+                MIN_SAMPLE
+            };
+            let most = shared as f64 / mine.len().max(least).max(shared).max(1) as f64;
+            if most < floor && self.resemblance(other) < floor {
+                return Reduced::Below;
+            }
+        }
         let other_side = other.side(ob, &cut_b);
         let (ka, kb) = (&side.kept, &other_side.kept);
         let (na, nb) = (side.mins.len(), other_side.mins.len());
@@ -460,15 +516,7 @@ impl ContentSketch {
         if na == 0 || nb == 0 {
             return Reduced::TooFew;
         }
-        let bound = |s: &ContentSketch| -> u64 {
-            match s.mins.last() {
-                Some(&m) if !s.is_exact() => u64::from(m),
-                _ => u64::MAX,
-            }
-        };
-        let tau = bound(self).min(bound(other));
         let (a, b) = (&side.mins, &other_side.mins);
-        let below = |v: &[u32]| v.partition_point(|&x| u64::from(x) <= tau);
         let (a, b) = (&a[..below(a)], &b[..below(b)]);
         let (mut i, mut j, mut taken, mut shared) = (0, 0, 0usize, 0usize);
         while taken < SKETCH_SIZE && (i < a.len() || j < b.len()) {

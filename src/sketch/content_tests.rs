@@ -332,6 +332,7 @@ proptest::proptest! {
         own in proptest::collection::vec((0u64..6, 1usize..120), 1..6),
         others in proptest::collection::vec((proptest::collection::vec((0u64..6, 1usize..120), 1..6), proptest::option::of(0u64..6)), 1..6),
         cut_blocks in proptest::collection::vec(0u64..6, 0..3),
+        floor in 0.0f64..1.0,
     ) {
         // Block b's words are the same on every page (seeded by b), so
         // pages share text block by block; a page may have left one block
@@ -357,11 +358,22 @@ proptest::proptest! {
         let (mut memo, mut memo_only) = (SideMemo::default(), SideMemo::default());
         for (parts, left_out) in &others {
             let b = page(parts, *left_out);
-            proptest::prop_assert_eq!(a.resemblance_without_memo(&b, &cut, &mut memo), a.resemblance_without(&b, &cut));
+            proptest::prop_assert_eq!(a.resemblance_without_memo(&b, &cut, &mut memo, 0.0), Some(a.resemblance_without(&b, &cut)));
             proptest::prop_assert_eq!(
-                a.resemblance_without_only_memo(&b, &cut, &mut memo_only),
+                a.resemblance_without_only_memo(&b, &cut, &mut memo_only, 0.0),
                 a.resemblance_without_only(&b, &cut)
             );
+            // With a floor: the same answer, or None only below it.
+            let fresh = a.resemblance_without(&b, &cut);
+            match a.resemblance_without_memo(&b, &cut, &mut memo, floor) {
+                Some(r) => proptest::prop_assert_eq!(r, fresh),
+                None => proptest::prop_assert!(fresh < floor, "{} passed over at floor {}", fresh, floor),
+            }
+            let fresh = a.resemblance_without_only(&b, &cut);
+            match a.resemblance_without_only_memo(&b, &cut, &mut memo_only, floor) {
+                Some(r) => proptest::prop_assert_eq!(Some(r), fresh),
+                None => proptest::prop_assert!(fresh.is_none_or(|r| r < floor), "{:?} passed over at floor {}", fresh, floor),
+            }
         }
     }
 }
