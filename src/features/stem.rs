@@ -123,8 +123,8 @@ fn flags(stop: bool, letter: bool) -> u32 {
 
 /// Stem cache of one language in two generations, bounded at
 /// 2 × [`GENERATION`] words: lookups go to the young generation, a word
-/// found only in the old one moves to the young one, and when the young
-/// one is full the old one is dropped and the young one becomes old. The
+/// found only in the old one is copied to the young one, and when the
+/// young one is full the old one is dropped and the young one becomes old. The
 /// words a crawl keeps meeting stay; a vocabulary that keeps growing (names,
 /// identifiers, typos) costs no more memory.
 #[derive(Default)]

@@ -376,6 +376,7 @@ impl ContentSketch {
     /// untagged, or when fewer than `MIN_SAMPLE` (16) samples remain of an
     /// estimate, the sketches are compared as taken.
     pub fn resemblance_without(&self, other: &ContentSketch, cut: &dyn Fn(u64) -> bool) -> f64 {
+        // A floor of 0 passes nothing over: the answer is always there.
         self.or_as_taken(other, self.reduced_resemblance(other, cut, None, 0.0))
             .unwrap_or(0.0)
     }
@@ -389,12 +390,13 @@ impl ContentSketch {
     /// With this page's side at hand, the other page's shingles need not
     /// be sorted out block by block when the comparison cannot reach
     /// `floor`: leaving shingles out of the other page adds none to those
-    /// it shares with this page's side, and an estimate takes at least
+    /// it shares with this page's side, and an estimate takes every value
+    /// of this side below the sketches' common bound, and at least
     /// `MIN_SAMPLE` samples unless both sketches are exact (else the
     /// sketches compare as taken). So a comparison is at most the larger of
     /// the sketches' resemblance as taken and the other sketch's minimums
-    /// in this page's side over `MIN_SAMPLE`; below `floor`, the answer is
-    /// None without the rest.
+    /// among those values of this side over their number (at least
+    /// `MIN_SAMPLE`); below `floor`, the answer is None without the rest.
     pub fn resemblance_without_memo(
         &self,
         other: &ContentSketch,
