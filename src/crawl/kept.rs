@@ -1,8 +1,8 @@
 //! [`KeptFile`]: the prepared young pages of the decider (see
 //! `provisional.rs`) in an unlinked file of the crawl's `index/`
 //! directory, so that how many pages are kept, and how large they are,
-//! costs disk and not memory. A prepared page (its words' hashes, about 24
-//! bytes per word) is read back only when its site's template changes
+//! costs disk and not memory. A prepared page (its words' hashes, tens of
+//! kilobytes a page) is read back only when its site's template changes
 //! which of its blocks are template blocks.
 
 use std::fs::File;

@@ -391,6 +391,49 @@ fn prepared_pages_weigh_like_the_page() {
     assert!(compared > 200, "{compared}");
 }
 
+/// A page of more blocks than two-byte tags can name, and words that
+/// occur 255 times or more, take the layout's wide forms and still weigh
+/// like the page.
+#[test]
+fn prepared_pages_of_many_blocks_and_repeats_weigh_like_the_page() {
+    let mut doc = Extracted::default();
+    for i in 0..40_000 {
+        let kind = if i % 3 == 0 {
+            BlockKind::Heading
+        } else {
+            BlockKind::Body
+        };
+        let text = format!("alpha beta gamma{}", i % 7);
+        doc.blocks.push(TextBlock { text, kind });
+    }
+    // Exactly 255 times: the first count that does not fit the one byte.
+    for _ in 0..255 {
+        let (text, kind) = ("delta epsilon".to_string(), BlockKind::Body);
+        doc.blocks.push(TextBlock { text, kind });
+    }
+    let hashes = block_hashes(&doc);
+    let template = HostTemplate {
+        blocks: hashes.iter().copied().step_by(5).collect(),
+        weight: 0.2,
+        pages: 10,
+        version: 1,
+    };
+    for fx in [
+        FeatureExtractor::new(&settings()),
+        FeatureExtractor::new(&settings()).with_words(true),
+    ] {
+        let prepared = fx.prepare(&doc);
+        let mut bytes = Vec::new();
+        prepared.encode(&mut bytes);
+        assert_eq!(crate::features::PreparedDoc::decode(&bytes).as_ref(), Some(&prepared));
+        for t in [None, Some(&template)] {
+            let want = fx.features_hashed(&doc, &hashes, t);
+            assert!(want.items.len() > 5, "{}", want.items.len());
+            assert_eq!(fx.features_prepared(&prepared, &hashes, t), want);
+        }
+    }
+}
+
 /// A hostile or corrupt layout is no preparation: no panic, no huge
 /// allocation from a length field.
 #[test]
@@ -398,7 +441,7 @@ fn prepared_layout_rejects_bad_bytes() {
     use crate::features::PreparedDoc;
     assert_eq!(PreparedDoc::decode(&[]), None);
     assert_eq!(PreparedDoc::decode(&[9; 64]), None, "unknown version");
-    let mut huge = vec![1u8];
+    let mut huge = vec![2u8];
     huge.extend_from_slice(&7u64.to_le_bytes());
     huge.push(0);
     huge.extend_from_slice(&[0; 12]);

@@ -68,17 +68,12 @@ impl Accumulator {
         });
         crate::hashsort::sorted_by_key(&occ, &mut tmp, |e| e.0);
         std::mem::swap(&mut occ, &mut tmp);
-        let ln_table = LN_SMALL.get_or_init(|| std::array::from_fn(|n| (n as f32).ln()));
         // Runs of one hash: weight (1 + ln n) × max m (the same f32
         // operations as a per-feature count and running maximum from 0).
         merge_runs(&mut occ, &mut counts);
         let mut items: Vec<(u64, f32)> = Vec::with_capacity(occ.len());
         for (&(h, max_m), &count) in occ.iter().zip(counts.iter()) {
-            let ln = match ln_table.get(count as usize) {
-                Some(&l) => l,
-                None => (count as f32).ln(),
-            };
-            let w = (1.0 + ln) * max_m;
+            let w = run_weight(count, max_m);
             if w > 0.0 {
                 items.push((h, w));
             }
@@ -103,6 +98,18 @@ impl Accumulator {
             cut_blocks: Vec::new(),
         }
     }
+}
+
+/// The weight of a feature that occurs `count` times with multipliers up
+/// to `max_m`: `(1 + ln count) × max_m`.
+#[inline]
+pub(super) fn run_weight(count: u32, max_m: f32) -> f32 {
+    let ln_table = LN_SMALL.get_or_init(|| std::array::from_fn(|n| (n as f32).ln()));
+    let ln = match ln_table.get(count as usize) {
+        Some(&l) => l,
+        None => (count as f32).ln(),
+    };
+    (1.0 + ln) * max_m
 }
 
 /// Merges the runs of equal hashes of the sorted `occ` in place: afterwards
