@@ -5,8 +5,8 @@
 use rust_stemmers::Algorithm;
 use unicode_segmentation::UnicodeSegmentation;
 
-use super::tokenize::case_fold;
-use super::FeatureExtractor;
+use super::tokenize::case_fold_into;
+use super::{FastMap, FastSet, FeatureExtractor};
 use crate::extract::{BlockKind, Extracted};
 
 /// Languages with a stemmer, as ISO 639-1 codes, in a fixed order (the index
@@ -47,6 +47,19 @@ pub(super) fn lang_id(code: &str) -> Option<usize> {
     LANGUAGES.iter().position(|l| *l == code)
 }
 
+/// Each word of the stop-word sets (one per language of [`LANGUAGES`]), with
+/// bit `i` set for each set `i` that holds it.
+pub(super) fn stop_langs(stop: &[FastSet<&'static str>]) -> FastMap<&'static str, u32> {
+    const _: () = assert!(LANGUAGES.len() <= 32, "a language's bit in a u32");
+    let mut langs = FastMap::default();
+    for (i, set) in stop.iter().enumerate() {
+        for &w in set {
+            *langs.entry(w).or_insert(0) |= 1 << i;
+        }
+    }
+    langs
+}
+
 impl FeatureExtractor {
     /// The language (ISO 639-1) used for a document: see the module docs.
     pub fn language(&self, doc: &Extracted) -> &'static str {
@@ -73,11 +86,24 @@ impl FeatureExtractor {
         self.shared.default_lang
     }
 
+    /// Adds one to `hits[i]` for each language `i` whose stop words hold
+    /// `folded` (a case-folded word).
+    fn stop_hits(&self, folded: &str, hits: &mut [u32]) {
+        let mut langs = self.shared.stop_langs.get(folded).copied().unwrap_or(0);
+        while langs != 0 {
+            if let Some(h) = hits.get_mut(langs.trailing_zeros() as usize) {
+                *h += 1;
+            }
+            langs &= langs - 1;
+        }
+    }
+
     /// Script first, then the stop-word ratio over the first 400 words.
     pub(super) fn detect<'a>(&self, blocks: impl Iterator<Item = &'a str>) -> Option<usize> {
         let mut hits = vec![0u32; LANGUAGES.len()];
         let mut script = [0u32; 4]; // cyrillic, greek, arabic, tamil
         let mut words = 0u32;
+        let mut f = String::new();
         'outer: for text in blocks {
             for w in text.unicode_words() {
                 words += 1;
@@ -93,12 +119,8 @@ impl FeatureExtractor {
                         _ => {}
                     }
                 }
-                let f = case_fold(w);
-                for (i, set) in self.shared.stop.iter().enumerate() {
-                    if set.contains(f.as_str()) {
-                        hits[i] += 1;
-                    }
-                }
+                case_fold_into(&mut f, w);
+                self.stop_hits(&f, &mut hits);
             }
         }
         if words == 0 {
@@ -137,5 +159,23 @@ mod tests {
         assert_eq!(fx.language(&ru), "ru");
         let unknown = extract_html("<p>zzz qqq</p>", 1 << 20);
         assert_eq!(fx.language(&unknown), "en");
+    }
+
+    /// A word counts for exactly the languages whose stop-word sets hold
+    /// it: every stop word of every language (many are in several), and
+    /// words in none.
+    #[test]
+    fn a_stop_word_counts_for_each_language_that_lists_it() {
+        let fx = FeatureExtractor::new(&settings());
+        let stop = &fx.shared.stop;
+        let mut shared = 0;
+        for w in stop.iter().flatten().copied().chain(["zzz", "", "regex"]) {
+            let mut got = vec![0u32; LANGUAGES.len()];
+            fx.stop_hits(w, &mut got);
+            let want: Vec<u32> = stop.iter().map(|set| u32::from(set.contains(w))).collect();
+            assert_eq!(got, want, "{w}");
+            shared += usize::from(want.iter().sum::<u32>() > 1);
+        }
+        assert!(shared > 100, "{shared} words in several languages");
     }
 }

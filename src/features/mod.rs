@@ -159,6 +159,9 @@ struct Shared {
     default_lang: usize,
     stemmers: Vec<Stemmer>,
     stop: Vec<FastSet<&'static str>>,
+    /// Each stop word of any language, with bit `i` set for each language
+    /// `i` that lists it (language detection reads a word once).
+    stop_langs: FastMap<&'static str, u32>,
 }
 
 /// Turns extracted documents into weighted features. Built once per crawl
@@ -189,7 +192,7 @@ impl FeatureExtractor {
             .iter()
             .map(|c| Stemmer::create(algorithm(c).unwrap_or(Algorithm::English)))
             .collect();
-        let stop = LANGUAGES
+        let stop: Vec<FastSet<&'static str>> = LANGUAGES
             .iter()
             .map(|c| {
                 stopwords::LISTS
@@ -200,12 +203,14 @@ impl FeatureExtractor {
             })
             .collect();
         let default_lang = lang_id(&settings.default_language).unwrap_or_else(|| lang_id("en").unwrap_or(0));
+        let stop_langs = lang::stop_langs(&stop);
         FeatureExtractor {
             shared: Arc::new(Shared {
                 settings: settings.clone(),
                 default_lang,
                 stemmers,
                 stop,
+                stop_langs,
             }),
             labels: false,
             words: false,

@@ -157,12 +157,20 @@ fn ascii_words<'a>(text: &'a str, f: &mut impl FnMut(&'a str, bool)) {
 
 /// The case-folded word (ASCII lowercase for ASCII words).
 pub(super) fn case_fold(w: &str) -> String {
+    let mut out = String::with_capacity(w.len());
+    case_fold_into(&mut out, w);
+    out
+}
+
+/// [`case_fold`] into `out`, replacing its contents (its allocation is
+/// reused).
+pub(super) fn case_fold_into(out: &mut String, w: &str) {
+    out.clear();
     if w.is_ascii() {
-        w.to_ascii_lowercase()
+        out.push_str(w);
+        out.make_ascii_lowercase();
     } else {
-        let mut out = String::with_capacity(w.len());
-        fold_into(&mut out, w);
-        out
+        fold_into(out, w);
     }
 }
 
