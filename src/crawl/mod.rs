@@ -196,6 +196,11 @@ pub struct CrawlSummary {
     pub metrics: metrics::Snapshot,
     /// The sitemaps of this run (`DIR/sitemaps.jsonl` has one line per file).
     pub sitemaps: crate::sitemap::SitemapTotals,
+    /// The most pages that were being fetched or waited for their analysis
+    /// at once in this run: at most [`UNANALYZED_PER_CONNECTION`] ×
+    /// `crawl.concurrency`, however many hosts have a URL ready (fetching
+    /// waits while analysis is behind).
+    pub peak_unanalyzed: usize,
 }
 
 impl CrawlSummary {
@@ -233,6 +238,17 @@ struct Shared {
     analysis: pool::Pool,
     /// URLs handed out and not yet recorded or re-queued.
     in_flight: AtomicUsize,
+    /// Of those, the pages being fetched or waiting for their analysis
+    /// ([`worker::Unanalyzed`]); the dispatcher starts no fetch while it is
+    /// at [`Shared::max_unanalyzed`].
+    unanalyzed: AtomicUsize,
+    /// The most `unanalyzed` has been ([`CrawlSummary::peak_unanalyzed`]).
+    peak_unanalyzed: AtomicUsize,
+    /// [`UNANALYZED_PER_CONNECTION`] × `crawl.concurrency`: with analysis
+    /// behind fetching, at most that many fetched bodies wait for it
+    /// (without the bound, one page per host with a URL ready: thousands on
+    /// a broad crawl).
+    max_unanalyzed: usize,
     /// Records written (all runs).
     recorded: AtomicU64,
     /// Woken when a URL is recorded or re-queued.
@@ -267,6 +283,14 @@ impl Shared {
         }
     }
 }
+
+/// Pages fetched or being fetched and not yet analysed, per connection of
+/// `crawl.concurrency`, at most. A bound on memory, not a pacing: with it
+/// the benchmark's crawl (64 connections, 20 hosts, pages analysed slower
+/// than loopback serves them) runs at the same CPU per page within the
+/// runs' spread, where a bound of 2 per connection cost it a tenth more
+/// (smaller decision groups; docs/benchmarks.md).
+pub const UNANALYZED_PER_CONNECTION: usize = 8;
 
 /// What a worker found, for the decider.
 struct Fetched {
@@ -579,6 +603,9 @@ pub async fn run(
         analysis: pool::Pool::new(cores, |i| format!("simcrawl-analyze-{i}"))
             .map_err(|e| Error::io("analysis threads", e))?,
         in_flight: AtomicUsize::new(0),
+        unanalyzed: AtomicUsize::new(0),
+        peak_unanalyzed: AtomicUsize::new(0),
+        max_unanalyzed: UNANALYZED_PER_CONNECTION * settings.crawl.concurrency.max(1),
         recorded: AtomicU64::new(previous.len() as u64),
         wake: Notify::new(),
         failed: AtomicBool::new(false),
@@ -717,5 +744,6 @@ pub async fn run(
         reports,
         metrics,
         sitemaps: shared.sitemaps.as_ref().map(|s| s.totals()).unwrap_or_default(),
+        peak_unanalyzed: shared.peak_unanalyzed.load(Ordering::Relaxed),
     })
 }

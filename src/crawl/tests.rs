@@ -122,3 +122,63 @@ fn seeds_file_skips_comments() {
     std::fs::write(&p, "# c\n\nhttp://a.test/\n  http://b.test/x \n").unwrap();
     assert_eq!(read_seeds(&p).unwrap(), vec!["http://a.test/", "http://b.test/x"]);
 }
+
+/// However many hosts have a URL ready, at most
+/// [`UNANALYZED_PER_CONNECTION`] × `crawl.concurrency` pages are fetched or
+/// wait for their analysis at once: with fetches that answer at once and
+/// 200 hosts, fetching waits for the analysis threads instead of holding
+/// every host's page in memory (196 pages at once without the bound).
+#[test]
+fn fetching_waits_for_analysis_that_falls_behind() {
+    use crate::fetch::testing::StaticFetcher;
+    let hosts = 200;
+    let fetcher = StaticFetcher::new();
+    let links: String = (0..hosts)
+        .map(|i| format!("<a href=\"http://h{i}.test/\">h{i}</a> "))
+        .collect();
+    fetcher.add_page(
+        "http://seed.test/",
+        200,
+        &format!("<html><body><p>{links}</p></body></html>"),
+    );
+    for i in 0..hosts {
+        // Distinct words, so that no page is a copy of another and each
+        // takes its analysis time.
+        let text: String = (0..3000)
+            .map(|w| format!("w{}x{} ", (w * 7919 + i * 104_729) % 100_003, w % 17))
+            .collect();
+        fetcher.add_page(
+            &format!("http://h{i}.test/"),
+            200,
+            &format!("<html><body><p>{text}</p></body></html>"),
+        );
+    }
+    let settings = Settings::load(
+        None,
+        &[
+            "crawl.concurrency=2".into(),
+            "crawl.scope=\"any\"".into(),
+            "politeness.min_delay_ms=0".into(),
+            "politeness.delay_factor=0.0".into(),
+            "politeness.max_in_flight_per_ip=0".into(),
+            "fetch.resolve=[\"*.test=127.0.0.1\"]".into(),
+            "output.reports=false".into(),
+        ],
+    )
+    .expect("settings");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut opts = CrawlOptions::new(dir.path(), vec!["http://seed.test/".into()]);
+    opts.fetcher = Some(Arc::new(fetcher));
+    let summary = run_blocking(settings, opts, std::future::pending()).expect("crawl");
+    assert_eq!(
+        summary.count(Decision::New),
+        hosts as u64 + 1,
+        "{:?}",
+        summary.by_decision
+    );
+    assert!(
+        (1..=2 * UNANALYZED_PER_CONNECTION).contains(&summary.peak_unanalyzed),
+        "{} pages waited for analysis at once",
+        summary.peak_unanalyzed
+    );
+}

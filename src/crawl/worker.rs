@@ -47,6 +47,16 @@ pub(super) async fn dispatch(
                 _ = &mut shutdown => { stop = StopReason::Interrupted; break; }
             }
         }
+        // Analysis is behind: fetch no more until it catches up (woken when
+        // the backlog falls to its low-water mark, `Unanalyzed::drop`).
+        if shared.unanalyzed.load(Ordering::Acquire) >= shared.max_unanalyzed {
+            tokio::select! {
+                _ = shared.wake.notified() => {}
+                _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+                _ = &mut shutdown => { stop = StopReason::Interrupted; break; }
+            }
+            continue;
+        }
         let permit = tokio::select! {
             p = slots.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
             _ = &mut shutdown => { stop = StopReason::Interrupted; break; }
@@ -66,10 +76,11 @@ pub(super) async fn dispatch(
                     w.spend_budget();
                 }
                 shared.in_flight.fetch_add(1, Ordering::AcqRel);
+                let unanalyzed = Unanalyzed::new(shared);
                 let (shared, tx) = (shared.clone(), tx.clone());
                 tokio::spawn(async move {
                     let _permit = permit;
-                    work(&shared, q, &tx).await;
+                    work(&shared, q, &tx, unanalyzed).await;
                 });
                 continue;
             }
@@ -111,8 +122,34 @@ pub(super) async fn dispatch(
     stop
 }
 
+/// A page dispatched and not yet analysed, counted in
+/// [`Shared::unanalyzed`] until this is dropped: when its analysis ends, or
+/// when it goes to the decider or back to the frontier without one.
+pub(super) struct Unanalyzed(Arc<Shared>);
+
+impl Unanalyzed {
+    fn new(shared: &Arc<Shared>) -> Self {
+        let n = shared.unanalyzed.fetch_add(1, Ordering::AcqRel) + 1;
+        shared.peak_unanalyzed.fetch_max(n, Ordering::Relaxed);
+        Unanalyzed(shared.clone())
+    }
+}
+
+impl Drop for Unanalyzed {
+    /// The dispatcher waiting at the bound is woken once the backlog has
+    /// fallen by a quarter, not for every page (a wake-up from an analysis
+    /// thread costs the runtime a thread switch).
+    fn drop(&mut self) {
+        let sh = &self.0;
+        let was = sh.unanalyzed.fetch_sub(1, Ordering::AcqRel);
+        if was == sh.max_unanalyzed - sh.max_unanalyzed / 4 {
+            sh.wake.notify_one();
+        }
+    }
+}
+
 /// One URL: robots, permit, fetch, analysis; then to the decider (or back to the frontier).
-pub(super) async fn work(shared: &Arc<Shared>, q: QueuedUrl, tx: &mpsc::Sender<Fetched>) {
+pub(super) async fn work(shared: &Arc<Shared>, q: QueuedUrl, tx: &mpsc::Sender<Fetched>, unanalyzed: Unanalyzed) {
     // A revisit's page as recorded: its validators for the request, its
     // hashes and interval for the decider.
     let previous = match q.revisit.map(|id| shared.frontier.store().page(id)) {
@@ -140,7 +177,7 @@ pub(super) async fn work(shared: &Arc<Shared>, q: QueuedUrl, tx: &mpsc::Sender<F
         }
         Ok(url) => {
             origin = Some(Politeness::origin_key(&url));
-            fetch_one(shared, &q, &url, previous.as_deref(), tx).await
+            fetch_one(shared, &q, &url, previous.as_deref(), tx, unanalyzed).await
         }
     };
     // The host may be contacted again when politeness says so (a retry
@@ -231,6 +268,7 @@ pub(super) async fn fetch_one(
     url: &Url,
     previous: Option<&StoredPage>,
     to_decider: &mpsc::Sender<Fetched>,
+    unanalyzed: Unanalyzed,
 ) -> Step {
     use Step::{Record, Retry};
     let s = &shared.settings;
@@ -431,6 +469,7 @@ pub(super) async fn fetch_one(
     let (sh, page, tx) = (shared.clone(), url.clone(), to_decider.clone());
     shared.analysis.spawn(move || {
         let a = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| analyze(&sh, &page, resp)));
+        drop(unanalyzed);
         f.kind = match a {
             Ok(a) => FetchedKind::Page(Box::new(a)),
             Err(panic) => {
